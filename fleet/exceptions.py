@@ -1,0 +1,52 @@
+"""Domain exceptions -> HTTP answers that tell a client what to fix (never a 500).
+
+Kept apart from fleet.api because DRF resolves this lazily, while the permission classes
+are imported while rest_framework.views itself is loading.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from django.db.models import ProtectedError
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from inventory.lifecycle import IllegalTransition
+from inventory.locking import NodeLocked
+from inventory.services import ActionNotAllowed
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, DjangoValidationError):
+        return Response(as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, ActionNotAllowed):
+        return Response(
+            {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, IllegalTransition):
+        return Response(
+            {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, NodeLocked):
+        return Response(
+            {"detail": str(exc), "locked_by": exc.holder,
+             "locked_since": exc.since.isoformat() if exc.since else None},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, ProtectedError):
+        return Response(
+            {"detail": "Still in use: remove what refers to it first "
+             f"({len(exc.protected_objects)} dependent objects)."},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, IntegrityError):
+        return Response(
+            {"detail": "Conflicts with an existing record (a unique value is already taken)."},
+            status=status.HTTP_409_CONFLICT,
+        )
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,226 @@
+"""Settings from the environment (12-factor), with defaults that are safe on a laptop.
+
+Everything that differs between a developer's machine, CI and production is an
+environment variable; `make run` writes a local `.env` once so the secret key and the
+field-encryption key survive restarts (losing the latter would make every stored BMC
+password unreadable).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+ENV_FILE = Path(env.str("CORRAL_ENV_FILE", default=str(BASE_DIR / ".env")))
+if ENV_FILE.exists():
+    environ.Env.read_env(str(ENV_FILE), overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+# A fixed development key is only acceptable when nothing else was configured; `check
+# --deploy` flags it, and `make run` writes a random one into .env.
+SECRET_KEY = env.str("SECRET_KEY", default="corral-insecure-development-key-change-me-0123456789")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# Fernet key(s) for BMC passwords at rest. Several comma-separated keys allow rotation:
+# the first encrypts, all decrypt.
+FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "inventory",
+    "provisioning",
+    "validation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "fleet.urls"
+WSGI_APPLICATION = "fleet.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'corral.sqlite3'}"),
+}
+DATABASES["default"].setdefault("ATOMIC_REQUESTS", False)
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not :memory:, so a Celery worker process in the test suite sees the rows the
+    # test wrote; WAL + a busy timeout let web and worker share one SQLite file.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
+    )
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "fleet:overview"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serve straight from the source folders too, so a fresh checkout needs no collectstatic.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": env.str(
+            "STATICFILES_BACKEND",
+            default="django.contrib.staticfiles.storage.StaticFilesStorage",
+        )
+    },
+}
+
+# Security headers: on by default behind TLS; `SECURE_SSL_REDIRECT=true` in production.
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG and SECURE_SSL_REDIRECT)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool(
+    "BEHIND_TLS_PROXY", default=False
+) else None
+X_FRAME_OPTIONS = "DENY"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["fleet.api.RolePermission"],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+        "rest_framework.filters.SearchFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "fleet.api.Pagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "fleet.exceptions.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Corral API",
+    "DESCRIPTION": "Inventory, lifecycle actions and operations of a GPU fleet.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Celery -------------------------------------------------------------------------------
+# Without REDIS_URL (a laptop running `make run`) the broker is kombu's filesystem
+# transport: a real worker and beat, no server to install.
+REDIS_URL = env.str("REDIS_URL", default="")
+CELERY_BROKER_DIR = Path(env.str("CELERY_BROKER_DIR", default=str(BASE_DIR / ".broker")))
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The UI and API poll Operation rows, never the result backend.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
+CELERY_TASK_DEFAULT_QUEUE = "corral"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BEAT_SCHEDULE = {
+    "expire-deadlines": {
+        "task": "inventory.tasks.expire_deadlines",
+        "schedule": env.float("CORRAL_DEADLINE_SWEEP_SECONDS", default=30.0),
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(
+    Path(env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(BASE_DIR / ".celerybeat-schedule")))
+)
+
+# --- Corral -------------------------------------------------------------------------------
+# Seconds a node may stay in each transitional state before the sweeper fails it.
+CORRAL_STATE_DEADLINES = {
+    "inspecting": env.int("CORRAL_DEADLINE_INSPECTING", default=15 * 60),
+    "deploying": env.int("CORRAL_DEADLINE_DEPLOYING", default=45 * 60),
+    "validating": env.int("CORRAL_DEADLINE_VALIDATING", default=24 * 3600),
+    "draining": env.int("CORRAL_DEADLINE_DRAINING", default=12 * 3600),
+}
+# A lock older than this is presumed abandoned (its worker died) and is broken by the sweeper.
+CORRAL_LOCK_STALE_SECONDS = env.int("CORRAL_LOCK_STALE_SECONDS", default=3600)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,21 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from . import views
+
+api_patterns = [path("", include("inventory.api.urls"))]
+
+urlpatterns = [
+    path("", views.overview, name="home"),
+    path("fleet/", include(([path("", views.overview, name="overview")], "fleet"))),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("inventory.urls")),
+    path("api/v1/", include((api_patterns, "api"))),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("healthz", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+]

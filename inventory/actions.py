@@ -1,0 +1,88 @@
+"""User actions on a node, declared once (MAAS-style): the API endpoint and the dashboard
+buttons both read this list, so a button is shown exactly when the API would accept it.
+
+A lifecycle action names its event; the states where it is allowed come from the
+transition table, never from a second list. Work that talks to hardware runs in the
+Celery task named by `task` (a dotted name, so inventory imports no other app).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .choices import NodeState
+from .lifecycle import states_accepting
+from .permissions import ACT
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    label: str
+    event: str | None = None  # lifecycle event applied when the action starts
+    states: frozenset[str] = field(default_factory=frozenset)  # for non-lifecycle actions
+    task: str | None = None
+    capability: str = ACT
+    style: str = "primary"
+    confirm: str = ""
+    needs_reason: bool = False
+    help: str = ""
+
+    @property
+    def allowed_states(self) -> frozenset[str]:
+        return states_accepting(self.event) if self.event else self.states
+
+
+_NOT_GONE = frozenset(s for s in NodeState.values if s != NodeState.DECOMMISSIONED)
+
+ACTIONS: dict[str, Action] = {
+    a.name: a
+    for a in [
+        Action(
+            "inspect", "Inspect", event="inspect", task="provisioning.tasks.inspect_node",
+            help="Read hardware and firmware inventory from the BMC.",
+        ),
+        Action(
+            "drain", "Drain", event="drain", task="provisioning.tasks.drain_node",
+            style="warning", confirm="Cordon this node in the scheduler and wait for its jobs?",
+        ),
+        Action(
+            "rma", "Open RMA", event="rma", style="danger", needs_reason=True,
+            confirm="Open an RMA case for this node?",
+            help="Confirm a hardware fault; opens an RMA case with your reason.",
+        ),
+        Action(
+            "repaired", "Mark repaired", event="repaired", task="provisioning.tasks.inspect_node",
+            style="success", confirm="Close the RMA case and re-inspect the node?",
+        ),
+        Action(
+            "decommission", "Decommission", event="decommission", style="dark",
+            confirm="Retire this node for good? This cannot be undone.", needs_reason=True,
+        ),
+        Action(
+            "power_on", "Power on", states=_NOT_GONE, task="provisioning.tasks.power_node",
+            style="outline-success", confirm="Power this node on?",
+        ),
+        Action(
+            "power_off", "Power off", states=_NOT_GONE, task="provisioning.tasks.power_node",
+            style="outline-danger", confirm="Power this node off (hard)?",
+        ),
+        Action(
+            "power_cycle", "Power cycle", states=_NOT_GONE, task="provisioning.tasks.power_node",
+            style="outline-warning", confirm="Power-cycle this node?",
+        ),
+        Action(
+            "boot_pxe", "PXE on next boot", states=_NOT_GONE,
+            task="provisioning.tasks.set_boot_device", style="outline-primary",
+            confirm="Network-boot this node once on its next boot?",
+        ),
+    ]
+}
+
+
+def get_action(name: str) -> Action | None:
+    return ACTIONS.get(name)
+
+
+def available_actions(state: str) -> list[Action]:
+    return [a for a in ACTIONS.values() if state in a.allowed_states]

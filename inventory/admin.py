@@ -1,0 +1,62 @@
+from django.contrib import admin
+
+from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
+
+
+@admin.register(Site)
+class SiteAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Rack)
+class RackAdmin(admin.ModelAdmin):
+    list_display = ["name", "site", "row", "u_height", "fabric"]
+    list_filter = ["site"]
+
+
+class BMCInline(admin.StackedInline):
+    model = BMC
+    # The password is write-only here too: admins may set it, nobody can read it back.
+    exclude = ["password"]
+
+
+class InterfaceInline(admin.TabularInline):
+    model = NetworkInterface
+    extra = 0
+
+
+@admin.register(Node)
+class NodeAdmin(admin.ModelAdmin):
+    list_display = ["hostname", "serial", "rack", "rack_unit", "gpu_model", "state"]
+    list_filter = ["state", "rack__site", "gpu_model"]
+    search_fields = ["hostname", "serial"]
+    readonly_fields = ["state", "state_changed", "failed_step", "failure_reason", "reservation"]
+    inlines = [BMCInline, InterfaceInline]
+
+
+@admin.register(LifecycleEvent)
+class LifecycleEventAdmin(admin.ModelAdmin):
+    list_display = ["created", "node", "from_state", "to_state", "event", "actor"]
+    list_filter = ["to_state", "event"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(Operation)
+class OperationAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "node", "status", "progress", "created"]
+    list_filter = ["status", "kind"]
+
+
+@admin.register(RMACase)
+class RMACaseAdmin(admin.ModelAdmin):
+    list_display = ["id", "node", "status", "opened", "ticket"]
+    list_filter = ["status"]

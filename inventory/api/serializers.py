@@ -1,0 +1,164 @@
+"""API shapes. Field names are part of the integration contract: change them only with a
+new API version. Writes go through inventory.services."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from rest_framework import serializers
+
+from .. import services
+from ..actions import available_actions
+from ..choices import BMCProtocol
+from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
+from ..validators import normalise_mac
+
+
+class MACField(serializers.CharField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            return normalise_mac(value)
+        except ValueError:
+            raise serializers.ValidationError(
+                f"'{value}' is not a MAC address; use six hex pairs such as 52:54:00:ab:cd:ef."
+            )
+
+
+class LabelListField(serializers.ListField):
+    child = serializers.RegexField(r"^[A-Za-z0-9_.:/=-]+$", max_length=64)
+
+    def to_representation(self, data):
+        return [label.name for label in data.all()]
+
+
+class SiteSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Site
+        fields = ["id", "name", "slug", "description", "created"]
+
+
+class RackSerializer(serializers.ModelSerializer):
+    site_slug = serializers.CharField(source="site.slug", read_only=True)
+
+    class Meta:
+        model = Rack
+        fields = ["id", "site", "site_slug", "name", "row", "position", "u_height",
+                  "power_budget_kw", "leaf_switches", "fabric", "created"]
+
+
+class BMCSerializer(serializers.ModelSerializer):
+    password = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, style={"input_type": "password"},
+        trim_whitespace=False,
+    )
+    protocol = serializers.ChoiceField(choices=BMCProtocol.choices)
+    has_password = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BMC
+        fields = ["protocol", "address", "port", "username", "password", "has_password",
+                  "verify_tls", "system_id"]
+
+    def get_has_password(self, obj: BMC) -> bool:
+        return bool(obj.password)
+
+
+class InterfaceSerializer(serializers.ModelSerializer):
+    mac = MACField(max_length=23)
+
+    class Meta:
+        model = NetworkInterface
+        fields = ["id", "name", "mac", "ip", "boot", "fabric_rail"]
+        validators: list = []  # uniqueness is checked by the service on normalised values
+        extra_kwargs = {"ip": {"validators": []}}
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    bmc = BMCSerializer(required=False)
+    interfaces = InterfaceSerializer(many=True, required=False)
+    labels = LabelListField(required=False)
+    site = serializers.SlugRelatedField(source="rack.site", slug_field="slug", read_only=True)
+    state = serializers.CharField(read_only=True)
+    url = serializers.HyperlinkedIdentityField(view_name="api:node-detail")
+
+    class Meta:
+        model = Node
+        fields = [
+            "id", "url", "hostname", "serial", "model", "gpu_model", "gpu_count", "role",
+            "site", "rack", "rack_unit", "u_height", "fabric", "labels", "state",
+            "state_changed", "deadline", "failed_step", "failure_reason", "reservation",
+            "power_state", "power_state_at", "bmc_health", "bmc_health_at", "bmc_message",
+            "hardware_facts", "firmware_facts", "inspected_at", "bmc", "interfaces",
+            "created", "updated",
+        ]
+        read_only_fields = [
+            "state_changed", "deadline", "failed_step", "failure_reason", "reservation",
+            "power_state", "power_state_at", "bmc_health", "bmc_health_at", "bmc_message",
+            "hardware_facts", "firmware_facts", "inspected_at",
+        ]
+
+    def validate_interfaces(self, value: list[dict]) -> list[dict]:
+        macs = [i["mac"] for i in value]
+        dupes = sorted({m for m in macs if macs.count(m) > 1})
+        if dupes:
+            raise serializers.ValidationError(f"MAC listed twice: {', '.join(dupes)}.")
+        if sum(1 for i in value if i.get("boot")) > 1:
+            raise serializers.ValidationError("Only one interface can have boot=true.")
+        return value
+
+    def create(self, validated_data: dict) -> Node:
+        return services.create_node(**validated_data)
+
+    def update(self, instance: Node, validated_data: dict) -> Node:
+        if "interfaces" in validated_data:
+            raise serializers.ValidationError(
+                {"interfaces": "Change interfaces through /api/v1/interfaces/."}
+            )
+        with transaction.atomic():
+            return services.update_node(instance, **validated_data)
+
+
+class NodeActionSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    params = serializers.DictField(required=False, default=dict)
+
+
+class ActionInfoSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    needs_reason = serializers.BooleanField()
+    confirm = serializers.CharField()
+
+
+def actions_for(node: Node) -> list[dict]:
+    return [
+        {"name": a.name, "label": a.label, "needs_reason": a.needs_reason, "confirm": a.confirm}
+        for a in available_actions(node.state)
+    ]
+
+
+class LifecycleEventSerializer(serializers.ModelSerializer):
+    hostname = serializers.CharField(source="node.hostname", read_only=True)
+
+    class Meta:
+        model = LifecycleEvent
+        fields = ["id", "node", "hostname", "from_state", "to_state", "event", "actor",
+                  "reason", "operation", "created"]
+
+
+class OperationSerializer(serializers.ModelSerializer):
+    children = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Operation
+        fields = ["id", "kind", "node", "rack", "parent", "children", "status", "progress",
+                  "message", "error", "params", "result", "actor", "task_id", "created",
+                  "started", "finished"]
+
+
+class RMACaseSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RMACase
+        fields = ["id", "node", "status", "reason", "evidence", "ticket", "opened_by", "opened",
+                  "closed", "resolution"]
+        read_only_fields = ["status", "opened_by", "opened", "closed"]

@@ -1,0 +1,14 @@
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("sites", views.SiteViewSet)
+router.register("racks", views.RackViewSet)
+router.register("nodes", views.NodeViewSet)
+router.register("interfaces", views.InterfaceViewSet)
+router.register("events", views.LifecycleEventViewSet)
+router.register("operations", views.OperationViewSet)
+router.register("rma-cases", views.RMACaseViewSet)
+
+urlpatterns = router.urls

@@ -1,0 +1,134 @@
+"""REST endpoints: thin; rules live in services, shapes in serializers."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.authtoken.models import Token
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+
+from .. import selectors, services
+from ..actions import ACTIONS
+from ..filtersets import (
+    LifecycleEventFilterSet,
+    NodeFilterSet,
+    OperationFilterSet,
+    RackFilterSet,
+    SiteFilterSet,
+)
+from ..models import LifecycleEvent, NetworkInterface, Operation, Rack, RMACase, Site
+from ..permissions import ACT, WRITE, actor_of
+from . import serializers as s
+
+
+def request_actor(request) -> str:
+    return actor_of(request.user, via_token=isinstance(request.auth, Token))
+
+
+class SiteViewSet(viewsets.ModelViewSet):
+    queryset = Site.objects.all()
+    serializer_class = s.SiteSerializer
+    filterset_class = SiteFilterSet
+    ordering_fields = ["name", "slug", "created"]
+    search_fields = ["name", "slug"]
+
+
+class RackViewSet(viewsets.ModelViewSet):
+    queryset = Rack.objects.select_related("site")
+    serializer_class = s.RackSerializer
+    filterset_class = RackFilterSet
+    ordering_fields = ["name", "row", "position", "created"]
+    search_fields = ["name"]
+
+
+class NodeViewSet(viewsets.ModelViewSet):
+    queryset = selectors.node_detail_queryset()
+    serializer_class = s.NodeSerializer
+    filterset_class = NodeFilterSet
+    ordering_fields = ["hostname", "serial", "state", "state_changed", "created", "rack_unit"]
+    ordering = ["hostname"]
+    write_capability = WRITE  # run_action lowers it to ACT
+
+    @extend_schema(responses=s.ActionInfoSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="actions")
+    def list_actions(self, request, pk=None):
+        """The actions legal in the node's current state."""
+        return Response(s.actions_for(self.get_object()))
+
+    @extend_schema(
+        request=s.NodeActionSerializer,
+        responses={
+            202: s.OperationSerializer,
+            409: OpenApiResponse(description="Illegal in this state, or the node is locked."),
+        },
+    )
+    @action(
+        detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
+        write_capability=ACT,
+    )
+    def run_action(self, request, pk=None, name=None):
+        """Start an action; returns the Operation to poll."""
+        node = self.get_object()
+        if name not in ACTIONS:
+            raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}.")
+        body = s.NodeActionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        op = services.start_action(
+            node, name, request_actor(request), reason=body.validated_data["reason"],
+            params=body.validated_data["params"],
+        )
+        op.refresh_from_db()
+        return Response(s.OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
+
+
+class InterfaceViewSet(viewsets.ModelViewSet):
+    queryset = NetworkInterface.objects.select_related("node")
+    serializer_class = s.InterfaceSerializer
+    filterset_fields = ["node", "boot", "fabric_rail"]
+
+    def get_serializer_class(self):
+        class WithNode(s.InterfaceSerializer):
+            class Meta(s.InterfaceSerializer.Meta):
+                fields = [*s.InterfaceSerializer.Meta.fields, "node"]
+
+        return WithNode
+
+    def perform_create(self, serializer):
+        nic = NetworkInterface(**serializer.validated_data)
+        nic.full_clean()
+        nic.save()
+        serializer.instance = nic
+
+    def perform_update(self, serializer):
+        nic = serializer.instance
+        for key, value in serializer.validated_data.items():
+            setattr(nic, key, value)
+        nic.full_clean()
+        nic.save()
+
+
+class LifecycleEventViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = LifecycleEvent.objects.select_related("node")
+    serializer_class = s.LifecycleEventSerializer
+    filterset_class = LifecycleEventFilterSet
+    ordering_fields = ["created"]
+
+
+class OperationViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Operation.objects.prefetch_related("children")
+    serializer_class = s.OperationSerializer
+    filterset_class = OperationFilterSet
+    ordering_fields = ["created", "finished"]
+
+
+class RMACaseViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """RMA cases are opened by the `rma` action; integrations update ticket and resolution."""
+
+    queryset = RMACase.objects.select_related("node")
+    serializer_class = s.RMACaseSerializer
+    filterset_fields = ["node", "status"]

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class InventoryConfig(AppConfig):
+    name = "inventory"
+    verbose_name = "Inventory"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers system checks)

@@ -1,0 +1,91 @@
+"""States, roles and protocols as constants, each with its display colour.
+
+Colours are declared here once so the badge on the node list, the rack elevation and the
+overview counts can never disagree. Values are Bootstrap contextual names.
+"""
+
+from django.db import models
+
+
+class NodeState(models.TextChoices):
+    ENROLLED = "enrolled", "Enrolled"
+    INSPECTING = "inspecting", "Inspecting"
+    READY = "ready", "Ready"
+    DEPLOYING = "deploying", "Deploying"
+    VALIDATING = "validating", "Validating"
+    IN_SERVICE = "in_service", "In service"
+    DRAINING = "draining", "Draining"
+    DRAINED = "drained", "Drained"
+    FAILED = "failed", "Failed"
+    RMA = "rma", "RMA"
+    DECOMMISSIONED = "decommissioned", "Decommissioned"
+
+
+STATE_COLOURS: dict[str, str] = {
+    NodeState.ENROLLED: "secondary",
+    NodeState.INSPECTING: "info",
+    NodeState.READY: "primary",
+    NodeState.DEPLOYING: "info",
+    NodeState.VALIDATING: "info",
+    NodeState.IN_SERVICE: "success",
+    NodeState.DRAINING: "warning",
+    NodeState.DRAINED: "warning",
+    NodeState.FAILED: "danger",
+    NodeState.RMA: "danger",
+    NodeState.DECOMMISSIONED: "dark",
+}
+
+# States a node passes through while work runs; each has a deadline.
+TRANSITIONAL_STATES: frozenset[str] = frozenset(
+    {NodeState.INSPECTING, NodeState.DEPLOYING, NodeState.VALIDATING, NodeState.DRAINING}
+)
+
+
+class NodeRole(models.TextChoices):
+    COMPUTE = "compute", "Compute"
+    STORAGE = "storage", "Storage"
+    HEAD = "head", "Head"
+
+
+class BMCProtocol(models.TextChoices):
+    REDFISH = "redfish", "Redfish"
+    IPMI = "ipmi", "IPMI"
+
+
+class PowerState(models.TextChoices):
+    ON = "on", "On"
+    OFF = "off", "Off"
+    UNKNOWN = "unknown", "Unknown"
+
+
+POWER_COLOURS: dict[str, str] = {
+    PowerState.ON: "success",
+    PowerState.OFF: "secondary",
+    PowerState.UNKNOWN: "light",
+}
+
+
+class OperationStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+OPERATION_COLOURS: dict[str, str] = {
+    OperationStatus.PENDING: "secondary",
+    OperationStatus.RUNNING: "info",
+    OperationStatus.SUCCEEDED: "success",
+    OperationStatus.FAILED: "danger",
+    OperationStatus.CANCELLED: "dark",
+}
+
+FINISHED_OPERATION_STATUSES = frozenset(
+    {OperationStatus.SUCCEEDED, OperationStatus.FAILED, OperationStatus.CANCELLED}
+)
+
+
+class RMAStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"

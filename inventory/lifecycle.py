@@ -1,0 +1,145 @@
+"""The node lifecycle: one table, one writer.
+
+Callers send events ("inspect", "fail", ...), never target states. `transition()` is the
+only code that writes Node.state; it does so with a conditional UPDATE (WHERE state =
+<from>) so two racing callers cannot both move a node, and it appends a LifecycleEvent in
+the same transaction. Review the whole machine here:
+
+    event           from                                             to
+    inspect         enrolled, failed                                 inspecting
+    inspected       inspecting                                       ready
+    deploy          ready, drained, failed                           deploying
+    booted          deploying                                        validating
+    validate        failed                                           validating
+    admit           validating                                       in_service
+    hardware_fault  validating                                       rma
+    drain           in_service, failed                               draining
+    drained         draining                                         drained
+    fail            inspecting, deploying, validating, draining      failed
+    rma             failed, drained                                  rma
+    repaired        rma                                              inspecting
+    decommission    enrolled, ready, drained, failed, rma            decommissioned
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from .choices import TRANSITIONAL_STATES
+from .choices import NodeState as S
+from .models import LifecycleEvent, Node, Operation
+
+_TABLE: list[tuple[str, tuple[str, ...], str]] = [
+    ("inspect", (S.ENROLLED, S.FAILED), S.INSPECTING),
+    ("inspected", (S.INSPECTING,), S.READY),
+    ("deploy", (S.READY, S.DRAINED, S.FAILED), S.DEPLOYING),
+    ("booted", (S.DEPLOYING,), S.VALIDATING),
+    ("validate", (S.FAILED,), S.VALIDATING),
+    ("admit", (S.VALIDATING,), S.IN_SERVICE),
+    ("hardware_fault", (S.VALIDATING,), S.RMA),
+    ("drain", (S.IN_SERVICE, S.FAILED), S.DRAINING),
+    ("drained", (S.DRAINING,), S.DRAINED),
+    ("fail", (S.INSPECTING, S.DEPLOYING, S.VALIDATING, S.DRAINING), S.FAILED),
+    ("rma", (S.FAILED, S.DRAINED), S.RMA),
+    ("repaired", (S.RMA,), S.INSPECTING),
+    ("decommission", (S.ENROLLED, S.READY, S.DRAINED, S.FAILED, S.RMA), S.DECOMMISSIONED),
+]
+
+# (from_state, event) -> to_state
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (str(src), event): str(dst) for event, sources, dst in _TABLE for src in sources
+}
+EVENTS: frozenset[str] = frozenset(event for event, _, _ in _TABLE)
+
+
+@dataclass
+class IllegalTransition(Exception):
+    """Raised for an event the node's current state does not accept (HTTP 409)."""
+
+    node: str
+    state: str
+    event: str
+
+    @property
+    def allowed(self) -> list[str]:
+        return allowed_events(self.state)
+
+    def __str__(self) -> str:
+        allowed = ", ".join(self.allowed) or "none"
+        return (
+            f"{self.node} is {self.state}: '{self.event}' is not allowed in that state "
+            f"(allowed: {allowed})"
+        )
+
+
+def allowed_events(state: str) -> list[str]:
+    return sorted(event for (src, event) in TRANSITIONS if src == state)
+
+
+def states_accepting(event: str) -> frozenset[str]:
+    return frozenset(src for (src, ev) in TRANSITIONS if ev == event)
+
+
+def target_of(state: str, event: str) -> str | None:
+    return TRANSITIONS.get((state, event))
+
+
+def deadline_for(state: str):
+    if state not in TRANSITIONAL_STATES:
+        return None
+    return timezone.now() + timedelta(seconds=settings.CORRAL_STATE_DEADLINES[state])
+
+
+def transition(
+    node: Node,
+    event: str,
+    actor: str,
+    reason: str = "",
+    operation: Operation | None = None,
+) -> LifecycleEvent:
+    """Apply `event` to `node`, or raise IllegalTransition and change nothing.
+
+    The in-memory `node` is updated to match the row on success.
+    """
+    if event not in EVENTS:
+        raise ValueError(f"unknown lifecycle event {event!r}")
+    with transaction.atomic():
+        current = Node.objects.filter(pk=node.pk).values_list("state", flat=True).first()
+        if current is None:
+            raise Node.DoesNotExist(f"node {node.pk} no longer exists")
+        target = target_of(current, event)
+        if target is None:
+            node.state = current
+            raise IllegalTransition(node=str(node), state=current, event=event)
+        now = timezone.now()
+        fields: dict = {
+            "state": target,
+            "state_changed": now,
+            "deadline": deadline_for(target),
+            "updated": now,
+        }
+        if target == S.FAILED:
+            fields["failed_step"] = current
+            fields["failure_reason"] = reason
+        elif current == S.FAILED:
+            fields["failed_step"] = ""
+            fields["failure_reason"] = ""
+        # The WHERE state=current makes a concurrent change lose cleanly instead of racing.
+        if not Node.objects.filter(pk=node.pk, state=current).update(**fields):
+            raise IllegalTransition(node=str(node), state=current, event=event)
+        for key, value in fields.items():
+            setattr(node, key, value)
+        return LifecycleEvent.objects.create(
+            node=node,
+            from_state=current,
+            to_state=target,
+            event=event,
+            actor=actor,
+            reason=reason,
+            operation=operation,
+        )

@@ -1,0 +1,20 @@
+from .bmcs import BMC
+from .events import LifecycleEvent
+from .interfaces import NetworkInterface
+from .nodes import Label, Node
+from .operations import Operation
+from .racks import Rack
+from .rma import RMACase
+from .sites import Site
+
+__all__ = [
+    "BMC",
+    "Label",
+    "LifecycleEvent",
+    "NetworkInterface",
+    "Node",
+    "Operation",
+    "RMACase",
+    "Rack",
+    "Site",
+]

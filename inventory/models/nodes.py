@@ -1,0 +1,110 @@
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.urls import reverse
+
+from ..choices import STATE_COLOURS, NodeRole, NodeState, PowerState
+
+hostname_validator = RegexValidator(
+    r"^(?=.{1,63}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
+    "Use a short hostname: lower-case letters, digits and hyphens (no dots, max 63).",
+)
+
+
+class Label(models.Model):
+    name = models.CharField(
+        max_length=64,
+        unique=True,
+        validators=[RegexValidator(r"^[A-Za-z0-9_.:/=-]+$", "Labels are single words.")],
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Node(models.Model):
+    """A GPU server. `state` is written only by inventory.lifecycle.transition()."""
+
+    rack = models.ForeignKey(
+        "inventory.Rack", on_delete=models.PROTECT, related_name="nodes", null=True, blank=True
+    )
+    rack_unit = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Lowest U the node occupies (1 = bottom)."
+    )
+    u_height = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    serial = models.CharField(max_length=100, unique=True)
+    hostname = models.CharField(max_length=63, unique=True, validators=[hostname_validator])
+    model = models.CharField(max_length=100, blank=True)
+    gpu_model = models.CharField(max_length=64, blank=True, db_index=True)
+    gpu_count = models.PositiveSmallIntegerField(
+        default=0, validators=[MaxValueValidator(64)]
+    )
+    role = models.CharField(max_length=20, choices=NodeRole.choices, default=NodeRole.COMPUTE)
+    fabric = models.CharField(max_length=50, blank=True, help_text="Overrides the rack fabric.")
+    labels = models.ManyToManyField("inventory.Label", blank=True, related_name="nodes")
+
+    state = models.CharField(
+        max_length=20, choices=NodeState.choices, default=NodeState.ENROLLED, db_index=True,
+        editable=False,
+    )
+    state_changed = models.DateTimeField(auto_now_add=True)
+    deadline = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+    failed_step = models.CharField(max_length=20, blank=True, editable=False)
+    failure_reason = models.TextField(blank=True, editable=False)
+
+    # Per-node lock (Ironic's reservation): set by a conditional UPDATE, never by save().
+    # NULL (not "") means free: the lock is a conditional UPDATE ... WHERE reservation IS NULL.
+    reservation = models.CharField(  # noqa: DJ001
+        max_length=200, null=True, blank=True, editable=False
+    )
+    reserved_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    power_state = models.CharField(
+        max_length=10, choices=PowerState.choices, default=PowerState.UNKNOWN, editable=False
+    )
+    power_state_at = models.DateTimeField(null=True, blank=True, editable=False)
+    bmc_health = models.CharField(max_length=20, blank=True, editable=False)
+    bmc_health_at = models.DateTimeField(null=True, blank=True, editable=False)
+    bmc_message = models.TextField(blank=True, editable=False)
+    hardware_facts = models.JSONField(default=dict, blank=True, editable=False)
+    firmware_facts = models.JSONField(default=list, blank=True, editable=False)
+    inspected_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["hostname"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(u_height__gte=1), name="node_u_height_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(rack_unit__isnull=True) | models.Q(rack__isnull=False),
+                name="node_rack_unit_needs_rack",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.hostname
+
+    def get_absolute_url(self) -> str:
+        return reverse("inventory:node_detail", args=[self.pk])
+
+    @property
+    def state_colour(self) -> str:
+        return STATE_COLOURS.get(self.state, "secondary")
+
+    @property
+    def top_unit(self) -> int | None:
+        if self.rack_unit is None:
+            return None
+        return self.rack_unit + self.u_height - 1
+
+    @property
+    def effective_fabric(self) -> str:
+        return self.fabric or (self.rack.fabric if self.rack_id else "")

@@ -1,0 +1,53 @@
+from django.core.validators import MaxValueValidator
+from django.db import models
+from django.urls import reverse
+
+from ..choices import FINISHED_OPERATION_STATUSES, OPERATION_COLOURS, OperationStatus
+
+
+class Operation(models.Model):
+    """A long action that the API and the dashboard poll instead of Celery's result backend."""
+
+    kind = models.CharField(max_length=40, db_index=True)
+    node = models.ForeignKey(
+        "inventory.Node", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="operations",
+    )
+    rack = models.ForeignKey(
+        "inventory.Rack", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="operations",
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    status = models.CharField(
+        max_length=12, choices=OperationStatus.choices, default=OperationStatus.PENDING,
+        db_index=True,
+    )
+    progress = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(100)])
+    message = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    actor = models.CharField(max_length=150)
+    task_id = models.CharField(max_length=64, blank=True)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("api:operation-detail", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_OPERATION_STATUSES
+
+    @property
+    def status_colour(self) -> str:
+        return OPERATION_COLOURS.get(self.status, "secondary")

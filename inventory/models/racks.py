@@ -1,0 +1,33 @@
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.urls import reverse
+
+
+class Rack(models.Model):
+    site = models.ForeignKey("inventory.Site", on_delete=models.PROTECT, related_name="racks")
+    name = models.CharField(max_length=100)
+    row = models.CharField(max_length=20, blank=True)
+    position = models.PositiveIntegerField(null=True, blank=True)
+    u_height = models.PositiveSmallIntegerField(
+        default=42, validators=[MinValueValidator(1), MaxValueValidator(60)]
+    )
+    power_budget_kw = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    leaf_switches = models.JSONField(default=list, blank=True)
+    # Fabric line rate class used by gate thresholds (e.g. "ib-400g"); a node may override.
+    fabric = models.CharField(max_length=50, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["site__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["site", "name"], name="rack_unique_name_per_site"),
+            models.CheckConstraint(
+                condition=models.Q(u_height__gte=1, u_height__lte=60), name="rack_u_height_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.site.name}/{self.name}" if self.site_id else self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("inventory:rack_detail", args=[self.pk])

@@ -1,0 +1,25 @@
+from django.core.validators import validate_slug
+from django.db import models
+from django.urls import reverse
+
+
+class Site(models.Model):
+    """A datacenter hall; its slug names the Celery queue its workers consume (site.<slug>)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True, validators=[validate_slug])
+    description = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("inventory:node_list") + f"?site={self.slug}"
+
+    @property
+    def queue(self) -> str:
+        return f"site.{self.slug}"

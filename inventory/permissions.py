@@ -1,0 +1,45 @@
+"""Roles are Django groups; one function answers "may this user do that".
+
+    manager      view
+    technician   view, act (node actions)
+    integration  view, act, write (inventory create/update/import)
+    admin        everything (also: superusers)
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser, User
+
+VIEW, ACT, WRITE, ADMIN = "view", "act", "write", "admin"
+
+ROLE_CAPABILITIES: dict[str, frozenset[str]] = {
+    "manager": frozenset({VIEW}),
+    "technician": frozenset({VIEW, ACT}),
+    "integration": frozenset({VIEW, ACT, WRITE}),
+    "admin": frozenset({VIEW, ACT, WRITE, ADMIN}),
+}
+ROLES = tuple(ROLE_CAPABILITIES)
+
+
+def capabilities(user: User | AnonymousUser) -> frozenset[str]:
+    if not user or not user.is_authenticated or not user.is_active:
+        return frozenset()
+    if user.is_superuser:
+        return ROLE_CAPABILITIES["admin"]
+    cached = getattr(user, "_corral_caps", None)
+    if cached is None:
+        names = user.groups.values_list("name", flat=True)
+        cached = frozenset().union(*(ROLE_CAPABILITIES.get(n, frozenset()) for n in names))
+        user._corral_caps = cached
+    return cached
+
+
+def can(user: User | AnonymousUser, capability: str) -> bool:
+    return capability in capabilities(user)
+
+
+def actor_of(user: User | AnonymousUser, via_token: bool = False) -> str:
+    """How events and operations name who did it."""
+    if not user or not user.is_authenticated:
+        return "system"
+    return f"{'token' if via_token else 'user'}:{user.get_username()}"

@@ -1,0 +1,110 @@
+"""Reads for views and the API. Every list is built from a fixed number of queries,
+whatever the fleet size (tests pin the counts)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Prefetch, QuerySet
+
+from .choices import STATE_COLOURS, NodeState
+from .models import LifecycleEvent, Node, Operation, Rack, Site
+
+
+def node_queryset() -> QuerySet[Node]:
+    return Node.objects.select_related("rack__site", "bmc").prefetch_related("labels")
+
+
+def node_detail_queryset() -> QuerySet[Node]:
+    return node_queryset().prefetch_related("interfaces")
+
+
+def recent_events(node: Node, limit: int = 50) -> list[LifecycleEvent]:
+    return list(LifecycleEvent.objects.filter(node=node)[:limit])
+
+
+def recent_operations(node: Node, limit: int = 10) -> list[Operation]:
+    return list(Operation.objects.filter(node=node)[:limit])
+
+
+def active_operation(node: Node) -> Operation | None:
+    return (
+        Operation.objects.filter(node=node, status__in=["pending", "running"])
+        .order_by("-created")
+        .first()
+    )
+
+
+@dataclass
+class StateCounts:
+    name: str
+    url_query: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def cells(self) -> list[tuple[str, int, str]]:
+        return [(s, self.counts.get(s, 0), STATE_COLOURS[s]) for s in NodeState.values]
+
+
+@dataclass
+class SiteOverview(StateCounts):
+    racks: list[StateCounts] = field(default_factory=list)
+
+
+def fleet_overview() -> tuple[list[SiteOverview], dict[str, int]]:
+    """Node counts by state per site and per rack: two queries for any fleet size."""
+    sites = {s.pk: SiteOverview(s.name, f"site={s.slug}") for s in Site.objects.all()}
+    racks: dict[int, StateCounts] = {}
+    for rack in Rack.objects.select_related("site").order_by("site__name", "name"):
+        racks[rack.pk] = StateCounts(rack.name, f"rack={rack.pk}")
+        sites[rack.site_id].racks.append(racks[rack.pk])
+    rows = Node.objects.values("rack_id", "rack__site_id", "state").annotate(n=Count("id"))
+    totals: dict[str, int] = defaultdict(int)
+    unracked = StateCounts("Unracked", "rack=none")
+    for row in rows.order_by():
+        totals[row["state"]] += row["n"]
+        if row["rack_id"] is None:
+            unracked.counts[row["state"]] = unracked.counts.get(row["state"], 0) + row["n"]
+            continue
+        rack = racks[row["rack_id"]]
+        rack.counts[row["state"]] = rack.counts.get(row["state"], 0) + row["n"]
+        site = sites[row["rack__site_id"]]
+        site.counts[row["state"]] = site.counts.get(row["state"], 0) + row["n"]
+    result = list(sites.values())
+    if unracked.counts:
+        result.append(SiteOverview(unracked.name, unracked.url_query, unracked.counts))
+    return result, dict(totals)
+
+
+@dataclass
+class Slot:
+    unit: int
+    node: Node | None = None
+    span: int = 1
+    covered: bool = False  # part of a multi-U node drawn at its top unit
+
+
+def rack_elevation(rack: Rack) -> list[Slot]:
+    """U slots top to bottom, the way a technician reads a rack."""
+    nodes = Node.objects.filter(rack=rack, rack_unit__isnull=False).only(
+        "id", "hostname", "state", "rack_unit", "u_height", "gpu_model", "gpu_count", "rack_id"
+    )
+    by_unit: dict[int, Slot] = {u: Slot(u) for u in range(1, rack.u_height + 1)}
+    for node in nodes:
+        top = min(node.top_unit, rack.u_height)
+        by_unit[top] = Slot(top, node, span=top - node.rack_unit + 1)
+        for u in range(node.rack_unit, top):
+            by_unit[u].covered = True
+    return [by_unit[u] for u in range(rack.u_height, 0, -1)]
+
+
+def rack_prefetch() -> Prefetch:
+    return Prefetch("racks", queryset=Rack.objects.annotate(node_count=Count("nodes")))
+
+
+def sites_with_racks() -> QuerySet[Site]:
+    return Site.objects.prefetch_related(rack_prefetch())

@@ -1,0 +1,300 @@
+"""Writes to the inventory. Views, serializers, commands and tasks call these; none of them
+writes models directly, so every rule (overlap, normalisation, lock, event) lives here once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from celery import current_app
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .actions import Action, available_actions, get_action
+from .choices import TRANSITIONAL_STATES, OperationStatus, RMAStatus
+from .lifecycle import IllegalTransition, transition
+from .locking import break_stale_locks, node_lock
+from .models import BMC, Label, NetworkInterface, Node, Operation, Rack, RMACase
+
+log = logging.getLogger(__name__)
+
+NODE_FIELDS = ("rack", "rack_unit", "u_height", "serial", "hostname", "model", "gpu_model",
+               "gpu_count", "role", "fabric")
+BMC_FIELDS = ("protocol", "address", "port", "username", "password", "verify_tls", "system_id")
+
+
+class UnknownAction(Exception):
+    pass
+
+
+class ActionNotAllowed(Exception):
+    """The action is not legal in the node's state (HTTP 409)."""
+
+    def __init__(self, node: Node, action: str):
+        self.node, self.action, self.state = node, action, node.state
+        self.allowed = [a.name for a in available_actions(node.state)]
+        super().__init__(
+            f"{node} is {node.state}: '{action}' is not allowed in that state "
+            f"(allowed: {', '.join(self.allowed) or 'none'})"
+        )
+
+
+# --- placement ---------------------------------------------------------------------------
+
+
+def check_rack_placement(
+    rack: Rack | None, rack_unit: int | None, u_height: int, exclude_pk: int | None = None
+) -> None:
+    """Refuse units outside the rack or overlapping another node. Call inside a transaction
+    that has locked the rack row, so two concurrent enrolments cannot take the same U."""
+    if rack is None or rack_unit is None:
+        return
+    top = rack_unit + u_height - 1
+    if rack_unit < 1 or top > rack.u_height:
+        raise ValidationError({"rack_unit": (
+            f"U{rack_unit}-U{top} does not fit in rack {rack.name} (U1-U{rack.u_height})."
+        )})
+    clash = (
+        Node.objects.filter(rack=rack, rack_unit__isnull=False, rack_unit__lte=top)
+        .exclude(pk=exclude_pk)
+        .annotate(last_u=F("rack_unit") + F("u_height") - 1)
+        .filter(last_u__gte=rack_unit)
+        .order_by("rack_unit")
+        .first()
+    )
+    if clash:
+        raise ValidationError({"rack_unit": (
+            f"U{rack_unit}-U{top} overlaps {clash.hostname} at "
+            f"U{clash.rack_unit}-U{clash.top_unit} in rack {rack.name}."
+        )})
+
+
+def _lock_rack(rack: Rack | None) -> None:
+    if rack is not None:
+        Rack.objects.select_for_update().filter(pk=rack.pk).first()
+
+
+def _set_labels(node: Node, labels: Iterable[str] | None) -> None:
+    if labels is None:
+        return
+    objs = [Label.objects.get_or_create(name=name.strip())[0] for name in labels if name.strip()]
+    node.labels.set(objs)
+
+
+# --- nodes -------------------------------------------------------------------------------
+
+
+def create_node(
+    *,
+    bmc: dict[str, Any] | None = None,
+    interfaces: list[dict[str, Any]] | None = None,
+    labels: list[str] | None = None,
+    **fields: Any,
+) -> Node:
+    """Enrol a node with its BMC and NICs, all or nothing."""
+    with transaction.atomic():
+        node = Node(**{k: v for k, v in fields.items() if k in NODE_FIELDS})
+        _lock_rack(node.rack)
+        node.full_clean()
+        check_rack_placement(node.rack, node.rack_unit, node.u_height)
+        node.save()
+        _set_labels(node, labels)
+        if bmc:
+            b = BMC(node=node, **{k: v for k, v in bmc.items() if k in BMC_FIELDS})
+            with _prefixed_errors("bmc."):
+                b.full_clean(exclude=["node"])
+            b.save()
+        for index, iface in enumerate(interfaces or []):
+            nic = NetworkInterface(node=node, **iface)
+            with _prefixed_errors(f"interfaces[{index}]."):
+                nic.full_clean(exclude=["node"])
+            nic.save()
+    return node
+
+
+@contextmanager
+def _prefixed_errors(prefix: str) -> Iterator[None]:
+    """Name nested fields in errors ("interfaces[0].mac") so a client knows what to fix."""
+    try:
+        yield
+    except ValidationError as exc:
+        if not hasattr(exc, "error_dict"):
+            raise
+        raise ValidationError({f"{prefix}{k}": v for k, v in exc.error_dict.items()}) from None
+
+
+def update_node(
+    node: Node,
+    *,
+    bmc: dict[str, Any] | None = None,
+    labels: list[str] | None = None,
+    **fields: Any,
+) -> Node:
+    with transaction.atomic():
+        for key, value in fields.items():
+            if key in NODE_FIELDS:
+                setattr(node, key, value)
+        _lock_rack(node.rack)
+        node.full_clean()
+        check_rack_placement(node.rack, node.rack_unit, node.u_height, exclude_pk=node.pk)
+        node.save()
+        _set_labels(node, labels)
+        if bmc is not None:
+            current = BMC.objects.filter(node=node).first() or BMC(node=node)
+            for key, value in bmc.items():
+                # An omitted or empty password keeps the stored one: the API never returns it,
+                # so a client echoing a node back must not erase it.
+                if key == "password" and not value:
+                    continue
+                if key in BMC_FIELDS:
+                    setattr(current, key, value)
+            with _prefixed_errors("bmc."):
+                current.full_clean(exclude=["node"])
+            current.save()
+    return node
+
+
+# --- actions and operations --------------------------------------------------------------
+
+
+def start_action(
+    node: Node, name: str, actor: str, reason: str = "", params: dict | None = None
+) -> Operation:
+    """Check, lock, apply the starting transition, record an Operation and enqueue its work.
+
+    Raises UnknownAction, ActionNotAllowed, ValidationError or locking.NodeLocked; in each
+    case nothing was written.
+    """
+    action = get_action(name)
+    if action is None:
+        raise UnknownAction(name)
+    node.refresh_from_db(fields=["state"])
+    if node.state not in action.allowed_states:
+        raise ActionNotAllowed(node, name)
+    if action.needs_reason and not reason.strip():
+        raise ValidationError({"reason": f"'{action.label}' needs a reason."})
+    with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
+        op = Operation.objects.create(
+            kind=action.name, node=node, actor=actor, params=params or {},
+            message=reason,
+        )
+        if action.event:
+            try:
+                transition(node, action.event, actor, reason or action.label, operation=op)
+            except IllegalTransition:
+                raise ActionNotAllowed(node, name) from None
+        _action_side_effects(action, node, actor, reason)
+        if action.task:
+            transaction.on_commit(lambda: enqueue(action.task, op))
+        else:
+            finish_operation(op, OperationStatus.SUCCEEDED)
+    return op
+
+
+def _action_side_effects(action: Action, node: Node, actor: str, reason: str) -> None:
+    if action.name == "rma":
+        open_rma_case(node, reason=reason, opened_by=actor)
+    elif action.name == "repaired":
+        RMACase.objects.filter(node=node, status=RMAStatus.OPEN).update(
+            status=RMAStatus.CLOSED, closed=timezone.now(), resolution=reason or "repaired"
+        )
+
+
+def open_rma_case(node: Node, reason: str, opened_by: str, evidence: dict | None = None) -> RMACase:
+    case = RMACase.objects.filter(node=node, status=RMAStatus.OPEN).first()
+    if case:
+        return case
+    return RMACase.objects.create(
+        node=node, reason=reason, opened_by=opened_by, evidence=evidence or {}
+    )
+
+
+def queue_for(op: Operation) -> str:
+    rack = op.rack if op.rack_id else (op.node.rack if op.node_id and op.node.rack_id else None)
+    return rack.site.queue if rack else "corral"
+
+
+def enqueue(task_name: str, op: Operation) -> None:
+    result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
+    Operation.objects.filter(pk=op.pk, task_id="").update(task_id=result.id or "")
+
+
+def begin_operation(op: Operation) -> bool:
+    """Mark running; False if it already finished (a redelivered task must not redo it)."""
+    return bool(
+        Operation.objects.filter(
+            pk=op.pk, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
+        ).update(status=OperationStatus.RUNNING, started=timezone.now())
+    )
+
+
+def report_progress(op: Operation, progress: int, message: str = "") -> None:
+    Operation.objects.filter(pk=op.pk).update(progress=max(0, min(100, progress)), message=message)
+
+
+def finish_operation(
+    op: Operation, status: str, error: str = "", result: dict | None = None
+) -> None:
+    now = timezone.now()
+    fields = {"status": status, "finished": now, "error": error[:4000]}
+    if status == OperationStatus.SUCCEEDED:
+        fields["progress"] = 100
+    if result is not None:
+        fields["result"] = result
+    Operation.objects.filter(pk=op.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(op, key, value)
+    if op.parent_id:
+        refresh_parent(op.parent_id)
+
+
+def refresh_parent(parent_id: int) -> None:
+    """An aggregate operation's progress and status follow its children."""
+    children = list(Operation.objects.filter(parent_id=parent_id).values("status", "progress"))
+    if not children:
+        return
+    done = [c for c in children if c["status"] in (
+        OperationStatus.SUCCEEDED, OperationStatus.FAILED, OperationStatus.CANCELLED)]
+    progress = sum(100 if c in done else c["progress"] for c in children) // len(children)
+    fields: dict[str, Any] = {"progress": progress}
+    if len(done) == len(children):
+        failed = sum(1 for c in done if c["status"] != OperationStatus.SUCCEEDED)
+        fields.update(
+            status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
+            finished=timezone.now(),
+            error=f"{failed} of {len(children)} nodes failed" if failed else "",
+        )
+    else:
+        fields["status"] = OperationStatus.RUNNING
+    Operation.objects.filter(pk=parent_id).update(**fields)
+
+
+def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | None = None) -> None:
+    """Move a node out of its transitional state to failed, if it is still in one."""
+    try:
+        transition(node, "fail", actor, reason, operation=op)
+    except IllegalTransition:
+        log.info("node %s not failed (%s): already %s", node, reason, node.state)
+
+
+def expire_deadlines() -> int:
+    """Fail every node overdue in a transitional state and the operations left running."""
+    now = timezone.now()
+    expired = 0
+    overdue = Node.objects.filter(deadline__lt=now, state__in=TRANSITIONAL_STATES)
+    for node in overdue:
+        state = node.state
+        fail_node(node, f"deadline exceeded in {state}")
+        expired += 1
+        running = Operation.objects.filter(
+            node=node, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
+        )
+        for op in running:
+            finish_operation(op, OperationStatus.FAILED, f"deadline exceeded in {state}")
+    break_stale_locks()
+    return expired

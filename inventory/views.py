@@ -1,0 +1,112 @@
+"""Dashboard pages. HTMX requests get the partial they swap; permission is checked here,
+never only in templates."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import imports, selectors, services
+from .actions import available_actions
+from .choices import TRANSITIONAL_STATES
+from .filtersets import NodeFilterSet
+from .forms import ImportForm
+from .lifecycle import IllegalTransition
+from .locking import NodeLocked
+from .models import Rack
+from .permissions import ACT, VIEW, WRITE, actor_of, can
+
+
+def require(request, capability: str) -> None:
+    if not can(request.user, capability):
+        raise PermissionDenied(f"Your role does not allow '{capability}'.")
+
+
+@login_required
+def node_list(request):
+    require(request, VIEW)
+    filterset = NodeFilterSet(request.GET or None, queryset=selectors.node_queryset())
+    page = Paginator(filterset.qs, 100).get_page(request.GET.get("page"))
+    context = {"filter": filterset, "page": page, "nodes": page.object_list}
+    template = "inventory/node_list.html"
+    if request.htmx and not request.htmx.boosted:
+        template += "#node-table"
+    return render(request, template, context)
+
+
+def _node_context(request, node) -> dict:
+    operation = selectors.active_operation(node)
+    return {
+        "node": node,
+        "actions": available_actions(node.state) if can(request.user, ACT) else [],
+        "events": selectors.recent_events(node),
+        "operations": selectors.recent_operations(node),
+        "active_operation": operation,
+        "polling": operation is not None or node.state in TRANSITIONAL_STATES,
+    }
+
+
+@login_required
+def node_detail(request, pk: int):
+    require(request, VIEW)
+    node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    template = "inventory/node_detail.html"
+    if request.htmx:
+        template += "#node-live"
+    return render(request, template, _node_context(request, node))
+
+
+@login_required
+@require_POST
+def node_action(request, pk: int, name: str):
+    require(request, ACT)
+    node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    try:
+        services.start_action(
+            node, name, actor_of(request.user), reason=request.POST.get("reason", "")
+        )
+        messages.success(request, f"{name.replace('_', ' ').capitalize()} started.")
+    except services.UnknownAction:
+        messages.error(request, f"There is no action '{name}'.")
+    except (services.ActionNotAllowed, IllegalTransition, NodeLocked) as exc:
+        messages.error(request, str(exc))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    if not request.htmx:
+        return redirect(node)
+    node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    return render(request, "inventory/node_detail.html#node-live", _node_context(request, node))
+
+
+@login_required
+def rack_detail(request, pk: int):
+    require(request, VIEW)
+    rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk)
+    return render(
+        request, "inventory/rack_detail.html",
+        {"rack": rack, "slots": selectors.rack_elevation(rack)},
+    )
+
+
+@login_required
+def rack_list(request):
+    require(request, VIEW)
+    return render(request, "inventory/rack_list.html", {"sites": selectors.sites_with_racks()})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def node_import(request):
+    require(request, WRITE)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        report = imports.import_nodes(form.cleaned_data["file"], actor=actor_of(request.user))
+        if report.ok:
+            messages.success(request, f"Imported {report.created} nodes.")
+            return redirect("inventory:node_list")
+    return render(request, "inventory/node_import.html", {"form": form, "report": report})

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProvisioningConfig(AppConfig):
+    name = "provisioning"
+    verbose_name = "Provisioning"

@@ -1,0 +1,230 @@
+"""The REST contract as an integrator sees it: roles, validation messages, 409s, secrets."""
+
+import json
+
+import pytest
+
+from inventory.models import BMC, Node
+from tests.factories import NodeFactory
+
+PASSWORD = "Very-Secret-BMC-Pa55"
+
+
+def node_payload(rack, **overrides):
+    body = {
+        "rack": rack.pk, "rack_unit": 1, "u_height": 4, "serial": "SN1", "hostname": "gpu001",
+        "model": "HGX H100 8-GPU", "gpu_model": "H100-SXM", "gpu_count": 8,
+        "bmc": {"protocol": "redfish", "address": "https://10.0.0.21", "username": "admin",
+                "password": PASSWORD},
+        "interfaces": [{"mac": "52:54:00:00:00:01", "boot": True, "ip": "10.20.0.11"}],
+    }
+    body.update(overrides)
+    return body
+
+
+@pytest.mark.django_db
+def test_create_site_rack_node_as_documented(api):
+    client = api("integration")
+    site = client.post("/api/v1/sites/", {"name": "dc1", "slug": "dc1"}, format="json")
+    assert site.status_code == 201, site.content
+    rack = client.post(
+        "/api/v1/racks/", {"site": site.data["id"], "name": "r01", "u_height": 42}, format="json"
+    )
+    assert rack.status_code == 201, rack.content
+    body = node_payload(type("R", (), {"pk": rack.data["id"]}))
+    body["interfaces"][0]["mac"] = "52-54-00-00-00-0A"
+    resp = client.post("/api/v1/nodes/", body, format="json")
+    assert resp.status_code == 201, resp.content
+    assert resp.data["state"] == "enrolled"
+    assert resp.data["interfaces"][0]["mac"] == "52:54:00:00:00:0a"
+    assert resp.data["bmc"]["address"] == "https://10.0.0.21"
+    assert resp.data["bmc"]["has_password"] is True
+    assert "password" not in resp.data["bmc"]
+    assert PASSWORD not in json.dumps(resp.data)
+    stored = BMC.objects.get(node_id=resp.data["id"])
+    assert stored.password == PASSWORD  # decrypts
+
+
+@pytest.mark.django_db
+def test_password_is_ciphertext_in_the_database(rack):
+    node = NodeFactory(rack=rack)
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT password FROM inventory_bmc WHERE node_id = %s", [node.pk])
+        raw = cursor.fetchone()[0]
+    assert "s3cret" not in raw and raw.startswith("gAAAA")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("mutate", "field", "text"),
+    [
+        (lambda b: b["interfaces"][0].update(mac="52:54:00:zz:00:01"), "interfaces",
+         "is not a MAC address"),
+        (lambda b: b["bmc"].update(address="not a host!"), "bmc", "is not a BMC address"),
+        (lambda b: b.update(rack_unit=40), "rack_unit", "does not fit in rack r01"),
+        (lambda b: b.update(hostname="GPU_001"), "hostname", "short hostname"),
+        (lambda b: b["bmc"].update(protocol="snmp"), "bmc", "not a valid choice"),
+    ],
+    ids=["bad-mac", "bad-bmc-address", "outside-rack", "bad-hostname", "bad-protocol"],
+)
+def test_bad_input_is_a_400_naming_the_field(api, rack, mutate, field, text):
+    body = node_payload(rack)
+    mutate(body)
+    resp = api("integration").post("/api/v1/nodes/", body, format="json")
+    assert resp.status_code == 400, resp.content
+    assert field in resp.data
+    assert text in json.dumps(resp.data)
+    assert not Node.objects.exists()
+
+
+@pytest.mark.django_db
+def test_duplicate_serial_and_mac_are_400s(api, rack):
+    client = api("integration")
+    assert client.post("/api/v1/nodes/", node_payload(rack), format="json").status_code == 201
+    dup_serial = node_payload(rack, rack_unit=10, hostname="gpu002")
+    dup_serial["interfaces"][0].update(mac="52:54:00:00:00:02", ip="10.20.0.12")
+    resp = client.post("/api/v1/nodes/", dup_serial, format="json")
+    assert resp.status_code == 400 and "serial" in resp.data
+    dup_mac = node_payload(rack, rack_unit=10, hostname="gpu002", serial="SN2")
+    dup_mac["interfaces"][0].update(mac="52:54:00:00:00:01".upper(), ip="10.20.0.12")
+    resp = client.post("/api/v1/nodes/", dup_mac, format="json")
+    assert resp.status_code == 400, resp.content
+    assert "interfaces[0].mac" in resp.data
+    assert Node.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_overlapping_units_are_refused_with_the_neighbour_named(api, rack):
+    client = api("integration")
+    assert client.post("/api/v1/nodes/", node_payload(rack), format="json").status_code == 201
+    body = node_payload(rack, serial="SN2", hostname="gpu002", rack_unit=3)
+    body["interfaces"][0].update(mac="52:54:00:00:00:02", ip="10.20.0.12")
+    resp = client.post("/api/v1/nodes/", body, format="json")
+    assert resp.status_code == 400
+    assert "overlaps gpu001 at U1-U4" in resp.data["rack_unit"][0]
+    body["rack_unit"] = 5
+    assert client.post("/api/v1/nodes/", body, format="json").status_code == 201
+
+
+@pytest.mark.django_db
+def test_update_without_password_keeps_it(api, node):
+    client = api("integration")
+    resp = client.patch(f"/api/v1/nodes/{node.pk}/",
+                        {"bmc": {"protocol": "ipmi", "address": "10.0.0.9", "username": "root"}},
+                        format="json")
+    assert resp.status_code == 200, resp.content
+    node.bmc.refresh_from_db()
+    assert (node.bmc.protocol, node.bmc.password) == ("ipmi", "s3cret-bmc-pass")
+
+
+ROLE_MATRIX = [
+    # role, read, act, write
+    ("manager", 200, 403, 403),
+    ("technician", 200, 202, 403),
+    ("integration", 200, 202, 201),
+    ("admin", 200, 202, 201),
+    (None, 401, 401, 401),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("role", "read", "act", "write"), ROLE_MATRIX,
+                         ids=[r[0] or "anonymous" for r in ROLE_MATRIX])
+def test_roles(api, rack, role, read, act, write):
+    node = NodeFactory(rack=rack)
+    client = api(role)
+    assert client.get("/api/v1/nodes/").status_code == read
+    assert client.get(f"/api/v1/nodes/{node.pk}/").status_code == read
+    assert client.get("/api/v1/events/").status_code == read
+    resp = client.post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
+                       {"reason": "end of life"}, format="json")
+    assert resp.status_code == act, resp.content
+    body = node_payload(rack, rack_unit=20)
+    assert client.post("/api/v1/nodes/", body, format="json").status_code == write
+
+
+@pytest.mark.django_db
+def test_action_returns_202_with_operation_and_records_the_actor(api, node, users):
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
+                                  {"reason": "cracked board"}, format="json")
+    assert resp.status_code == 202
+    assert resp.data["kind"] == "decommission"
+    assert resp.data["status"] == "succeeded"
+    event = node.events.get()
+    assert (event.actor, event.reason, event.to_state) == (
+        "token:technician-user", "cracked board", "decommissioned"
+    )
+    op = api("manager").get(f"/api/v1/operations/{resp.data['id']}/")
+    assert op.status_code == 200 and op.data["node"] == node.pk
+
+
+@pytest.mark.django_db
+def test_illegal_action_is_a_409_listing_what_is_allowed(api, node):
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/drain/", {}, format="json")
+    assert resp.status_code == 409
+    assert resp.data["state"] == "enrolled"
+    assert "drain" not in resp.data["allowed"]
+    assert {"inspect", "decommission"} <= set(resp.data["allowed"])
+    assert "'drain' is not allowed" in resp.data["detail"]
+    assert not node.events.exists()
+
+
+@pytest.mark.django_db
+def test_locked_node_is_a_409_naming_the_holder(api, node):
+    Node.objects.filter(pk=node.pk).update(reservation="operation 7 (inspect)")
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
+                                  {"reason": "x"}, format="json")
+    assert resp.status_code == 409
+    assert resp.data["locked_by"] == "operation 7 (inspect)"
+    node.refresh_from_db()
+    assert node.state == "enrolled"
+
+
+@pytest.mark.django_db
+def test_unknown_action_and_missing_reason(api, node):
+    client = api("technician")
+    resp = client.post(f"/api/v1/nodes/{node.pk}/actions/explode/", {}, format="json")
+    assert resp.status_code == 404 and "Actions:" in resp.data["detail"]
+    resp = client.post(f"/api/v1/nodes/{node.pk}/actions/decommission/", {}, format="json")
+    assert resp.status_code == 400 and "needs a reason" in json.dumps(resp.data)
+
+
+@pytest.mark.django_db
+def test_list_actions_and_filters(api, rack):
+    a = NodeFactory(rack=rack, gpu_model="H100-SXM")
+    NodeFactory(rack=rack, gpu_model="H200-SXM")
+    client = api("manager")
+    names = [x["name"] for x in client.get(f"/api/v1/nodes/{a.pk}/actions/").data]
+    assert "inspect" in names and "drain" not in names
+    resp = client.get("/api/v1/nodes/", {"gpu_model": "h200-sxm", "site": "dc1"})
+    assert resp.data["count"] == 1
+    resp = client.get("/api/v1/nodes/", {"state": "enrolled", "ordering": "-hostname"})
+    assert resp.data["count"] == 2
+    assert resp.data["results"][0]["hostname"] > resp.data["results"][1]["hostname"]
+
+
+@pytest.mark.django_db
+def test_secrets_never_in_any_response(api, node):
+    client = api("admin")
+    for url in ["/api/v1/nodes/", f"/api/v1/nodes/{node.pk}/", "/api/schema/"]:
+        assert "s3cret-bmc-pass" not in client.get(url).content.decode()
+
+
+@pytest.mark.django_db
+def test_schema_and_docs_are_served_offline(api, client, users):
+    schema = api("manager").get("/api/schema/")
+    assert schema.status_code == 200
+    assert b"/api/v1/nodes/{id}/actions/{name}/" in schema.content
+    client.force_login(users["manager"])
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 200
+    html = docs.content.decode()
+    assert "swagger-ui" in html and "cdn" not in html.lower()
+
+
+@pytest.mark.django_db
+def test_deleting_a_site_in_use_is_a_409(api, node):
+    resp = api("admin").delete(f"/api/v1/sites/{node.rack.site_id}/")
+    assert resp.status_code == 409 and "Still in use" in resp.data["detail"]

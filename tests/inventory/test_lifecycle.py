@@ -1,0 +1,149 @@
+"""The transition table, exhaustively: every legal pair moves, every other pair is refused."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from inventory import services
+from inventory.choices import TRANSITIONAL_STATES, NodeState
+from inventory.lifecycle import EVENTS, TRANSITIONS, IllegalTransition, transition
+from inventory.locking import NodeLocked, node_lock
+from inventory.models import LifecycleEvent, Node, Operation
+from tests.factories import NodeFactory
+
+LEGAL = sorted(TRANSITIONS.items())
+ILLEGAL = sorted(
+    (state, event)
+    for state in NodeState.values
+    for event in EVENTS
+    if (state, event) not in TRANSITIONS
+)
+
+
+def put_in(node: Node, state: str) -> Node:
+    """Place a node in a state for a test (fixtures only; production goes via transition)."""
+    Node.objects.filter(pk=node.pk).update(state=state)
+    node.refresh_from_db()
+    return node
+
+
+def test_table_matches_design():
+    # DESIGN.md's lifecycle, read as pairs a reviewer can check against the diagram.
+    assert TRANSITIONS[("enrolled", "inspect")] == "inspecting"
+    assert TRANSITIONS[("inspecting", "inspected")] == "ready"
+    assert TRANSITIONS[("ready", "deploy")] == "deploying"
+    assert TRANSITIONS[("deploying", "booted")] == "validating"
+    assert TRANSITIONS[("validating", "admit")] == "in_service"
+    assert TRANSITIONS[("in_service", "drain")] == "draining"
+    assert TRANSITIONS[("draining", "drained")] == "drained"
+    assert TRANSITIONS[("drained", "deploy")] == "deploying"
+    assert TRANSITIONS[("rma", "repaired")] == "inspecting"
+    for state in TRANSITIONAL_STATES:
+        assert TRANSITIONS[(state, "fail")] == "failed"
+    for state in ("enrolled", "ready", "drained", "failed", "rma"):
+        assert TRANSITIONS[(state, "decommission")] == "decommissioned"
+    assert not [k for k in TRANSITIONS if k[0] == "decommissioned"]
+    assert len(LEGAL) + len(ILLEGAL) == len(NodeState.values) * len(EVENTS)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("pair", "target"), LEGAL, ids=[f"{s}-{e}" for (s, e), _ in LEGAL])
+def test_every_legal_transition_moves_and_records_an_event(pair, target):
+    state, event = pair
+    node = put_in(NodeFactory(), state)
+    ev = transition(node, event, actor="user:alice", reason="because")
+    node.refresh_from_db()
+    assert node.state == target
+    assert (ev.from_state, ev.to_state, ev.event, ev.actor, ev.reason) == (
+        state, target, event, "user:alice", "because"
+    )
+    assert (node.deadline is not None) == (target in TRANSITIONAL_STATES)
+    if target == NodeState.FAILED:
+        assert (node.failed_step, node.failure_reason) == (state, "because")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("state", "event"), ILLEGAL, ids=[f"{s}-{e}" for s, e in ILLEGAL])
+def test_every_illegal_pair_is_refused_and_changes_nothing(state, event):
+    node = put_in(NodeFactory(), state)
+    with pytest.raises(IllegalTransition) as info:
+        transition(node, event, actor="user:alice")
+    assert info.value.state == state
+    assert f"'{event}' is not allowed" in str(info.value)
+    node.refresh_from_db()
+    assert node.state == state
+    assert not LifecycleEvent.objects.filter(node=node).exists()
+
+
+@pytest.mark.django_db
+def test_leaving_failed_clears_the_failure():
+    node = put_in(NodeFactory(), NodeState.INSPECTING)
+    transition(node, "fail", "system", "BMC at 10.0.0.1 rejected the credentials")
+    transition(node, "inspect", "user:alice", "retry")
+    node.refresh_from_db()
+    assert (node.state, node.failed_step, node.failure_reason) == ("inspecting", "", "")
+    assert [e.event for e in node.events.order_by("id")] == ["fail", "inspect"]
+
+
+@pytest.mark.django_db
+def test_deadline_moves_overdue_nodes_to_failed_and_finishes_their_operations():
+    overdue = put_in(NodeFactory(), NodeState.DEPLOYING)
+    fresh = put_in(NodeFactory(), NodeState.DEPLOYING)
+    Node.objects.filter(pk=overdue.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+    Node.objects.filter(pk=fresh.pk).update(deadline=timezone.now() + timedelta(hours=1))
+    op = Operation.objects.create(kind="deploy", node=overdue, actor="user:a", status="running")
+    assert services.expire_deadlines() == 1
+    overdue.refresh_from_db()
+    fresh.refresh_from_db()
+    op.refresh_from_db()
+    assert overdue.state == "failed"
+    assert overdue.failure_reason == "deadline exceeded in deploying"
+    assert overdue.failed_step == "deploying"
+    assert fresh.state == "deploying"
+    assert (op.status, op.error) == ("failed", "deadline exceeded in deploying")
+
+
+@pytest.mark.django_db
+def test_lock_refuses_a_second_holder_and_names_the_first():
+    node = NodeFactory()
+    with node_lock(node, "inspect requested by user:alice"):
+        with pytest.raises(NodeLocked) as info, node_lock(node, "power_off requested by user:bob"):
+            pass
+        assert "locked by inspect requested by user:alice" in str(info.value)
+    with node_lock(node, "power_off requested by user:bob"):
+        pass
+    node.refresh_from_db()
+    assert node.reservation is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_conflicting_actions_exactly_one_proceeds():
+    node = NodeFactory(bmc=None)
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def attempt(name: str) -> None:
+        barrier.wait()
+        try:
+            services.start_action(Node.objects.get(pk=node.pk), name, f"user:{name}", reason="x")
+            outcomes.append("ok")
+        except (services.ActionNotAllowed, NodeLocked, IllegalTransition):
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    names = ["decommission", "decommission", "rma", "decommission", "decommission", "rma"]
+    # rma is illegal from enrolled: refused by the table; the decommissions race each other.
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    node.refresh_from_db()
+    assert sorted(outcomes) == ["ok"] + ["refused"] * 5
+    assert node.state == "decommissioned"
+    assert LifecycleEvent.objects.filter(node=node).count() == 1
+    assert Operation.objects.filter(node=node).count() == 1

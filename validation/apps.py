@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ValidationConfig(AppConfig):
+    name = "validation"
+    verbose_name = "Validation"
