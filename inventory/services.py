@@ -96,36 +96,61 @@ def create_node(
     labels: list[str] | None = None,
     **fields: Any,
 ) -> Node:
-    """Enrol a node with its BMC and NICs, all or nothing."""
+    """Enrol a node with its BMC and NICs, all or nothing, reporting every problem at once."""
     with transaction.atomic():
         node = Node(**{k: v for k, v in fields.items() if k in NODE_FIELDS})
         _lock_rack(node.rack)
-        node.full_clean()
-        check_rack_placement(node.rack, node.rack_unit, node.u_height)
+        errors = _Errors()
+        with errors.collect():
+            node.full_clean()
+        with errors.collect():
+            check_rack_placement(node.rack, node.rack_unit, node.u_height)
+        b = BMC(**{k: v for k, v in (bmc or {}).items() if k in BMC_FIELDS}) if bmc else None
+        if b is not None:
+            with errors.collect("bmc."):
+                b.full_clean(exclude=["node"])
+        nics = [NetworkInterface(**iface) for iface in interfaces or []]
+        for index, nic in enumerate(nics):
+            with errors.collect(f"interfaces[{index}]."):
+                nic.full_clean(exclude=["node"])
+        errors.raise_any()
         node.save()
         _set_labels(node, labels)
-        if bmc:
-            b = BMC(node=node, **{k: v for k, v in bmc.items() if k in BMC_FIELDS})
-            with _prefixed_errors("bmc."):
-                b.full_clean(exclude=["node"])
+        if b is not None:
+            b.node = node
             b.save()
-        for index, iface in enumerate(interfaces or []):
-            nic = NetworkInterface(node=node, **iface)
-            with _prefixed_errors(f"interfaces[{index}]."):
-                nic.full_clean(exclude=["node"])
+        for nic in nics:
+            nic.node = node
             nic.save()
     return node
 
 
-@contextmanager
-def _prefixed_errors(prefix: str) -> Iterator[None]:
-    """Name nested fields in errors ("interfaces[0].mac") so a client knows what to fix."""
-    try:
-        yield
-    except ValidationError as exc:
-        if not hasattr(exc, "error_dict"):
-            raise
-        raise ValidationError({f"{prefix}{k}": v for k, v in exc.error_dict.items()}) from None
+class _Errors:
+    """Gathers validation errors from several objects, naming nested fields
+    ("interfaces[0].mac") so a client can fix everything in one round trip."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list] = {}
+
+    @contextmanager
+    def collect(self, prefix: str = "") -> Iterator[None]:
+        try:
+            yield
+        except ValidationError as exc:
+            if hasattr(exc, "error_dict"):
+                items = list(exc.error_dict.items())
+            else:
+                items = [("__all__", exc.error_list)]
+            for key, errs in items:
+                if key == "__all__" and prefix:
+                    name = prefix.rstrip(".")
+                else:
+                    name = f"{prefix}{key}"
+                self.errors.setdefault(name, []).extend(errs)
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise ValidationError(self.errors)
 
 
 def update_node(
@@ -153,8 +178,10 @@ def update_node(
                     continue
                 if key in BMC_FIELDS:
                     setattr(current, key, value)
-            with _prefixed_errors("bmc."):
+            errors = _Errors()
+            with errors.collect("bmc."):
                 current.full_clean(exclude=["node"])
+            errors.raise_any()
             current.save()
     return node
 

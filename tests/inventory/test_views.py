@@ -1,0 +1,113 @@
+"""Dashboard pages for each role, and query counts that do not grow with the fleet."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from inventory.models import Label, Node
+from tests.factories import NodeFactory, RackFactory
+
+ROLES = ["manager", "technician", "integration", "admin"]
+
+
+def grow_fleet(site, n: int, prefix: str) -> None:
+    """n nodes over racks of 10, each with a BMC, a NIC and two labels."""
+    labels = [Label.objects.get_or_create(name=x)[0] for x in ("h100", "prod")]
+    racks = [RackFactory(site=site, name=f"{prefix}{i:03d}") for i in range((n + 9) // 10)]
+    for i in range(n):
+        node = NodeFactory(rack=racks[i // 10], rack_unit=(i % 10) * 4 + 1, u_height=4)
+        node.labels.set(labels)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLES)
+def test_pages_render_for_each_role(client, users, node, role):
+    client.force_login(users[role])
+    for url in [
+        reverse("fleet:overview"),
+        reverse("inventory:node_list"),
+        reverse("inventory:node_detail", args=[node.pk]),
+        reverse("inventory:rack_detail", args=[node.rack_id]),
+        reverse("inventory:rack_list"),
+    ]:
+        resp = client.get(url)
+        assert resp.status_code == 200, url
+        assert "s3cret-bmc-pass" not in resp.content.decode()
+    detail = client.get(reverse("inventory:node_detail", args=[node.pk])).content.decode()
+    # Buttons only for legal actions, and only for roles that may act.
+    if role == "manager":
+        assert 'data-action="' not in detail
+    else:
+        assert 'data-action="inspect"' in detail and 'data-action="decommission"' in detail
+        assert 'data-action="drain"' not in detail and 'data-action="repaired"' not in detail
+    imp = client.get(reverse("inventory:node_import"))
+    assert imp.status_code == (200 if role in ("integration", "admin") else 403)
+
+
+@pytest.mark.django_db
+def test_anonymous_is_sent_to_login(client, node):
+    resp = client.get(reverse("inventory:node_list"))
+    assert resp.status_code == 302 and resp.url.startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+def test_manager_cannot_post_an_action(client, users, node):
+    client.force_login(users["manager"])
+    resp = client.post(reverse("inventory:node_action", args=[node.pk, "decommission"]),
+                       {"reason": "x"})
+    assert resp.status_code == 403
+    node.refresh_from_db()
+    assert node.state == "enrolled"
+
+
+@pytest.mark.django_db
+def test_htmx_filter_returns_only_the_table_partial(client, users, rack):
+    NodeFactory(rack=rack, hostname="alpha1")
+    NodeFactory(rack=rack, hostname="beta1")
+    client.force_login(users["technician"])
+    resp = client.get(reverse("inventory:node_list"), {"q": "alpha"}, HTTP_HX_REQUEST="true")
+    html = resp.content.decode()
+    assert html.lstrip().startswith('<div id="node-table">')
+    assert "alpha1" in html and "beta1" not in html and "<nav" not in html
+
+
+@pytest.mark.django_db
+def test_action_from_the_dashboard_moves_the_node(client, users, node):
+    client.force_login(users["technician"])
+    url = reverse("inventory:node_action", args=[node.pk, "decommission"])
+    resp = client.post(url, {"reason": "dead PSU"}, HTTP_HX_REQUEST="true")
+    assert resp.status_code == 200
+    html = resp.content.decode()
+    assert 'data-state="decommissioned"' in html and "dead PSU" in html
+    resp = client.post(reverse("inventory:node_action", args=[node.pk, "inspect"]),
+                       HTTP_HX_REQUEST="true")
+    assert "is not allowed in that state" in resp.content.decode()
+
+
+def count_queries(client, url: str) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(url).status_code == 200
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("page", ["overview", "node_list", "rack"])
+def test_query_count_does_not_grow_with_the_fleet(client, users, site, page):
+    client.force_login(users["technician"])
+    grow_fleet(site, 10, "a")
+
+    def url() -> str:
+        rack = Node.objects.order_by("pk").first().rack_id
+        return {
+            "overview": reverse("fleet:overview"),
+            "node_list": reverse("inventory:node_list"),
+            "rack": reverse("inventory:rack_detail", args=[rack]),
+        }[page]
+
+    small = count_queries(client, url())
+    grow_fleet(site, 990, "b")
+    assert Node.objects.count() == 1000
+    large = count_queries(client, url())
+    print(f"query_count page={page} n10={small} n1000={large}")
+    assert small == large
