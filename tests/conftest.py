@@ -44,3 +44,6 @@ def api(users):
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+from tests.workers import celery_worker  # noqa: E402,F401  (fixture)

@@ -1,0 +1,84 @@
+"""A real Celery worker process for end-to-end tests, on the same broker as the test
+process (Redis in CI, kombu's filesystem transport otherwise) and the test database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from inventory.models import Operation
+
+QUEUES = "corral,site.dc1,site.dc2"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@dataclass
+class Worker:
+    process: subprocess.Popen
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def wait_operation(op_id: int, timeout: float = 60) -> Operation:
+    """Poll the Operation row, as the dashboard does, until it finishes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        op = Operation.objects.get(pk=op_id)
+        if op.is_finished:
+            return op
+        time.sleep(0.2)
+    raise AssertionError(f"operation {op_id} still {op.status} after {timeout} s: {op.message}")
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
+    with django_db_blocker.unblock():
+        url = database_url()
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "fleet.settings",
+           "CELERY_BROKER_DIR": str(settings.CELERY_BROKER_DIR)}
+    celery = [sys.executable, "-m", "celery", "-A", "fleet"]
+    # Messages left by an earlier run name operation ids that mean other rows now.
+    subprocess.run([*celery, "purge", "-f", "-Q", QUEUES], env=env, cwd=ROOT,
+                   capture_output=True, check=False, timeout=60)
+    log = tmp_path_factory.mktemp("celery") / "worker.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [*celery, "worker", "-Q", QUEUES, "-c", "4", "--pool", "threads", "-l", "INFO",
+             "-n", f"test-{os.getpid()}@%h", "--without-heartbeat", "--without-mingle",
+             "--without-gossip"],
+            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+        )
+    worker = Worker(proc, log)
+    deadline = time.monotonic() + 60
+    while "ready." not in worker.output():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"celery worker did not start:\n{worker.output()[-3000:]}")
+        time.sleep(0.2)
+    yield worker
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
