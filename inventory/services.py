@@ -142,10 +142,8 @@ class _Errors:
             else:
                 items = [("__all__", exc.error_list)]
             for key, errs in items:
-                if key == "__all__" and prefix:
-                    name = prefix.rstrip(".")
-                else:
-                    name = f"{prefix}{key}"
+                # A whole-object error of a nested object is keyed by that object ("bmc").
+                name = prefix.rstrip(".") if key == "__all__" and prefix else f"{prefix}{key}"
                 self.errors.setdefault(name, []).extend(errs)
 
     def raise_any(self) -> None:

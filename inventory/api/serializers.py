@@ -73,6 +73,13 @@ class InterfaceSerializer(serializers.ModelSerializer):
         extra_kwargs = {"ip": {"validators": []}}
 
 
+class NodeInterfaceSerializer(InterfaceSerializer):
+    """An interface on its own (/api/v1/interfaces/), naming its node."""
+
+    class Meta(InterfaceSerializer.Meta):
+        fields = [*InterfaceSerializer.Meta.fields, "node"]
+
+
 class NodeSerializer(serializers.ModelSerializer):
     bmc = BMCSerializer(required=False)
     interfaces = InterfaceSerializer(many=True, required=False)

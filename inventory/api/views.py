@@ -85,15 +85,8 @@ class NodeViewSet(viewsets.ModelViewSet):
 
 class InterfaceViewSet(viewsets.ModelViewSet):
     queryset = NetworkInterface.objects.select_related("node")
-    serializer_class = s.InterfaceSerializer
+    serializer_class = s.NodeInterfaceSerializer
     filterset_fields = ["node", "boot", "fabric_rail"]
-
-    def get_serializer_class(self):
-        class WithNode(s.InterfaceSerializer):
-            class Meta(s.InterfaceSerializer.Meta):
-                fields = [*s.InterfaceSerializer.Meta.fields, "node"]
-
-        return WithNode
 
     def perform_create(self, serializer):
         nic = NetworkInterface(**serializer.validated_data)
