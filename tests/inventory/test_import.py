@@ -109,4 +109,5 @@ def test_corral_token_creates_user_in_group(capsys):
 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    assert client.post("/api/v1/sites/", {"name": "x", "slug": "x"}, format="json").status_code == 201
+    resp = client.post("/api/v1/sites/", {"name": "x", "slug": "x"}, format="json")
+    assert resp.status_code == 201
