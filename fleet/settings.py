@@ -200,6 +200,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "inventory.tasks.expire_deadlines",
         "schedule": env.float("CORRAL_DEADLINE_SWEEP_SECONDS", default=30.0),
     },
+    "refresh-power-states": {
+        "task": "provisioning.tasks.refresh_power_states",
+        "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(
     Path(env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(BASE_DIR / ".celerybeat-schedule")))
@@ -215,6 +219,12 @@ CORRAL_STATE_DEADLINES = {
 }
 # A lock older than this is presumed abandoned (its worker died) and is broken by the sweeper.
 CORRAL_LOCK_STALE_SECONDS = env.int("CORRAL_LOCK_STALE_SECONDS", default=3600)
+# At most this many power-ons at once per rack in a bulk action (0 = no stagger).
+CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
+# How old a node's recorded power state may get before the refresher asks its BMC again;
+# this is also the per-BMC rate limit of background polling.
+CORRAL_POWER_REFRESH_SECONDS = env.int("CORRAL_POWER_REFRESH_SECONDS", default=300)
+CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {
     "version": 1,

@@ -36,6 +36,16 @@ def active_operation(node: Node) -> Operation | None:
     )
 
 
+def latest_rack_operation(rack: Rack) -> Operation | None:
+    return Operation.objects.filter(rack=rack, parent__isnull=True).order_by("-created").first()
+
+
+def operation_children(op: Operation) -> list[Operation]:
+    return list(
+        Operation.objects.filter(parent=op).select_related("node").order_by("node__rack_unit")
+    )
+
+
 @dataclass
 class StateCounts:
     name: str

@@ -244,9 +244,19 @@ def queue_for(op: Operation) -> str:
     return rack.site.queue if rack else "corral"
 
 
-def enqueue(task_name: str, op: Operation) -> None:
+def enqueue(task_name: str, op: Operation, force: bool = False) -> None:
+    """Send the task for `op` to its site's queue and record the Celery task id."""
     result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
-    Operation.objects.filter(pk=op.pk, task_id="").update(task_id=result.id or "")
+    rows = Operation.objects.filter(pk=op.pk)
+    if not force:
+        rows = rows.filter(task_id="")
+    rows.update(task_id=result.id or "")
+
+
+def request_power_refresh(node: Node) -> None:
+    """Ask a worker on the node's site queue to read power and health now."""
+    queue = node.rack.site.queue if node.rack_id else "corral"
+    current_app.send_task("provisioning.tasks.refresh_node_power", args=[node.pk], queue=queue)
 
 
 def begin_operation(op: Operation) -> bool:
@@ -275,6 +285,9 @@ def finish_operation(
     for key, value in fields.items():
         setattr(op, key, value)
     if op.parent_id:
+        from .bulk import release_next_child
+
+        release_next_child(op)
         refresh_parent(op.parent_id)
 
 

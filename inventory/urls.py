@@ -8,7 +8,9 @@ urlpatterns = [
     path("nodes/", views.node_list, name="node_list"),
     path("nodes/import/", views.node_import, name="node_import"),
     path("nodes/<int:pk>/", views.node_detail, name="node_detail"),
+    path("nodes/<int:pk>/oob/", views.node_oob, name="node_oob"),
     path("nodes/<int:pk>/actions/<slug:name>/", views.node_action, name="node_action"),
     path("racks/", views.rack_list, name="rack_list"),
     path("racks/<int:pk>/", views.rack_detail, name="rack_detail"),
+    path("racks/<int:pk>/actions/<slug:name>/", views.rack_action, name="rack_action"),
 ]

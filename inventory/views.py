@@ -10,8 +10,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import imports, selectors, services
-from .actions import available_actions
+from . import bulk, imports, selectors, services
+from .actions import ACTIONS, available_actions
 from .choices import TRANSITIONAL_STATES
 from .filtersets import NodeFilterSet
 from .forms import ImportForm
@@ -61,6 +61,18 @@ def node_detail(request, pk: int):
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def node_oob(request, pk: int):
+    """Power state and BMC health as last read; POST asks a worker to read them again."""
+    require(request, VIEW)
+    node = get_object_or_404(selectors.node_queryset(), pk=pk)
+    if request.method == "POST":
+        require(request, ACT)
+        services.request_power_refresh(node)
+    return render(request, "inventory/node_detail.html#node-oob", {"node": node})
+
+
+@login_required
 @require_POST
 def node_action(request, pk: int, name: str):
     require(request, ACT)
@@ -82,14 +94,45 @@ def node_action(request, pk: int, name: str):
     return render(request, "inventory/node_detail.html#node-live", _node_context(request, node))
 
 
+RACK_ACTIONS = ("power_on", "power_off", "power_cycle", "inspect")
+
+
+def _rack_context(request, rack: Rack, operation=None) -> dict:
+    operation = operation or selectors.latest_rack_operation(rack)
+    return {
+        "rack": rack,
+        "slots": selectors.rack_elevation(rack),
+        "rack_actions": [ACTIONS[a] for a in RACK_ACTIONS] if can(request.user, ACT) else [],
+        "operation": operation,
+        "children": selectors.operation_children(operation) if operation else [],
+        "polling": bool(operation and not operation.is_finished),
+    }
+
+
 @login_required
 def rack_detail(request, pk: int):
     require(request, VIEW)
     rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk)
-    return render(
-        request, "inventory/rack_detail.html",
-        {"rack": rack, "slots": selectors.rack_elevation(rack)},
-    )
+    template = "inventory/rack_detail.html"
+    if request.htmx:
+        template += "#rack-progress"
+    return render(request, template, _rack_context(request, rack))
+
+
+@login_required
+@require_POST
+def rack_action(request, pk: int, name: str):
+    require(request, ACT)
+    rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk)
+    if name not in RACK_ACTIONS:
+        messages.error(request, f"'{name}' is not a rack action.")
+        return redirect(rack)
+    nodes = rack.nodes.exclude(state="decommissioned").order_by("rack_unit", "pk")
+    op = bulk.start_bulk_action(nodes, name, actor_of(request.user), rack=rack)
+    if not request.htmx:
+        return redirect(rack)
+    return render(request, "inventory/rack_detail.html#rack-progress",
+                  _rack_context(request, rack, op))
 
 
 @login_required

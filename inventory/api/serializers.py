@@ -130,6 +130,13 @@ class NodeActionSerializer(serializers.Serializer):
     params = serializers.DictField(required=False, default=dict)
 
 
+class BulkActionSerializer(NodeActionSerializer):
+    nodes = serializers.ListField(child=serializers.IntegerField(), min_length=1,
+                                  max_length=10000)
+    state = serializers.ChoiceField(choices=["on", "off", "cycle"], required=False,
+                                    help_text="With the `power` action.")
+
+
 class ActionInfoSerializer(serializers.Serializer):
     name = serializers.CharField()
     label = serializers.CharField()

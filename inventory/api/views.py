@@ -6,10 +6,10 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from .. import selectors, services
+from .. import bulk, selectors, services
 from ..actions import ACTIONS
 from ..filtersets import (
     LifecycleEventFilterSet,
@@ -18,7 +18,7 @@ from ..filtersets import (
     RackFilterSet,
     SiteFilterSet,
 )
-from ..models import LifecycleEvent, NetworkInterface, Operation, Rack, RMACase, Site
+from ..models import LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
 from ..permissions import ACT, WRITE, actor_of
 from . import serializers as s
 
@@ -35,12 +35,45 @@ class SiteViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
+def bulk_action_name(name: str, body: dict) -> str:
+    """`power` + {"state": "on"} is an alias of `power_on`; `boot` of `boot_pxe`."""
+    if name == "power":
+        state = body.get("state", "")
+        if state not in ("on", "off", "cycle"):
+            raise ValidationError({"state": "Give state: on, off or cycle."})
+        return f"power_{state}"
+    return {"boot": "boot_pxe"}.get(name, name)
+
+
+def start_bulk(request, nodes, name: str, rack=None) -> Response:
+    name = bulk_action_name(name, request.data)
+    if name not in ACTIONS:
+        raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}, power, boot.")
+    body = s.NodeActionSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    op = bulk.start_bulk_action(
+        nodes, name, request_actor(request), reason=body.validated_data["reason"], rack=rack
+    )
+    return Response(s.OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
+
+
 class RackViewSet(viewsets.ModelViewSet):
     queryset = Rack.objects.select_related("site")
     serializer_class = s.RackSerializer
     filterset_class = RackFilterSet
     ordering_fields = ["name", "row", "position", "created"]
     search_fields = ["name"]
+    write_capability = WRITE
+
+    @extend_schema(request=s.NodeActionSerializer, responses={202: s.OperationSerializer})
+    @action(detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
+            write_capability=ACT)
+    def run_action(self, request, pk=None, name=None):
+        """Run an action on every node of the rack; one aggregate Operation with children."""
+        rack = self.get_object()
+        nodes = Node.objects.filter(rack=rack).exclude(state="decommissioned").order_by(
+            "rack_unit", "pk")
+        return start_bulk(request, nodes, name, rack=rack)
 
 
 class NodeViewSet(viewsets.ModelViewSet):
@@ -50,6 +83,20 @@ class NodeViewSet(viewsets.ModelViewSet):
     ordering_fields = ["hostname", "serial", "state", "state_changed", "created", "rack_unit"]
     ordering = ["hostname"]
     write_capability = WRITE  # run_action lowers it to ACT
+
+    @extend_schema(request=s.BulkActionSerializer, responses={202: s.OperationSerializer})
+    @action(detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
+            write_capability=ACT)
+    def bulk_action(self, request, name=None):
+        """Run an action on a selection of nodes (`{"nodes": [ids]}`)."""
+        body = s.BulkActionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        ids = body.validated_data["nodes"]
+        nodes = list(Node.objects.filter(pk__in=ids).order_by("rack_id", "rack_unit", "pk"))
+        missing = sorted(set(ids) - {n.pk for n in nodes})
+        if missing:
+            raise ValidationError({"nodes": f"No such nodes: {missing}."})
+        return start_bulk(request, nodes, name)
 
     @extend_schema(responses=s.ActionInfoSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="actions")

@@ -1,0 +1,88 @@
+"""The shape every node task shares: lock -> service -> release, with one error policy.
+
+Fatal BMC errors fail at once; transient ones are retried with backoff, then fail; a task
+that runs past its soft time limit fails with the limit in the message. Whatever happens,
+the Operation ends finished and the node does not stay in a transitional state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from celery import Task
+from celery.exceptions import Retry, SoftTimeLimitExceeded
+
+from inventory import services as inventory
+from inventory.choices import TRANSITIONAL_STATES, OperationStatus
+from inventory.locking import NodeLocked, acquire, release
+from inventory.models import Node, Operation
+
+from .drivers import BMCFatalError, BMCTransientError
+
+log = logging.getLogger(__name__)
+
+Work = Callable[[Node, Operation], dict | None]
+
+MAX_TRANSIENT_RETRIES = 4
+MAX_LOCK_WAITS = 60
+
+
+def load_operation(op_id: int) -> Operation | None:
+    return (
+        Operation.objects.select_related("node__rack__site", "node__bmc")
+        .filter(pk=op_id)
+        .first()
+    )
+
+
+def run_node_operation(task: Task, op_id: int, work: Work) -> str:
+    op = load_operation(op_id)
+    if op is None or op.is_finished or op.node is None:
+        return "skipped"  # redelivered or deleted: idempotent no-op
+    node = op.node
+    holder = f"operation {op.pk} ({op.kind})"
+    try:
+        acquire(node, holder)
+    except NodeLocked as exc:
+        if task.request.retries >= MAX_LOCK_WAITS:
+            _fail(op, node, f"gave up waiting: {exc}")
+            return "failed"
+        inventory.report_progress(op, op.progress, f"waiting: {exc}")
+        raise task.retry(countdown=2, max_retries=MAX_LOCK_WAITS) from None
+    try:
+        inventory.begin_operation(op)
+        result = work(node, op)
+        inventory.finish_operation(op, OperationStatus.SUCCEEDED, result=result or {})
+        return "succeeded"
+    except Retry:
+        raise
+    except BMCFatalError as exc:
+        _fail(op, node, str(exc))
+    except BMCTransientError as exc:
+        if task.request.retries < MAX_TRANSIENT_RETRIES:
+            countdown = 2 ** (task.request.retries + 1)
+            inventory.report_progress(
+                op, op.progress, f"{exc}; retrying in {countdown} s "
+                f"({task.request.retries + 1}/{MAX_TRANSIENT_RETRIES})"
+            )
+            release(node, holder)
+            raise task.retry(countdown=countdown, max_retries=MAX_TRANSIENT_RETRIES) from None
+        _fail(op, node, f"{exc} (gave up after {MAX_TRANSIENT_RETRIES} retries)")
+    except SoftTimeLimitExceeded:
+        _fail(op, node, f"{op.kind} timed out after {task.soft_time_limit} s")
+    except Exception as exc:  # a bug must still finish the operation, never hang it
+        log.exception("operation %s failed", op.pk)
+        _fail(op, node, f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        release(node, holder)
+    return "failed"
+
+
+def _fail(op: Operation, node: Node, message: str) -> None:
+    log.warning("operation %s on %s failed: %s", op.pk, node, message)
+    inventory.finish_operation(op, OperationStatus.FAILED, error=message)
+    Node.objects.filter(pk=node.pk).update(bmc_message=message[:2000])
+    node.refresh_from_db(fields=["state"])
+    if node.state in TRANSITIONAL_STATES:
+        inventory.fail_node(node, message, op=op)

@@ -1,0 +1,132 @@
+"""Out-of-band work on one node: each function runs inside a task that holds the node lock.
+
+Power and boot device are separate calls on purpose (MAAS's Redfish power-on silently sets
+PXE; ours never does).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from inventory import services as inventory
+from inventory.choices import PowerState
+from inventory.lifecycle import transition
+from inventory.models import BMC, Node, Operation
+
+from .drivers import BMCError, BMCFatalError, BMCSettings, BMCTransientError, get_driver
+from .schedulers import get_scheduler
+
+POWER_ACTIONS = {"power_on": "on", "power_off": "off", "power_cycle": "cycle"}
+
+
+def bmc_settings(node: Node) -> BMCSettings:
+    try:
+        bmc: BMC = node.bmc
+    except BMC.DoesNotExist:
+        raise BMCFatalError(f"{node} has no BMC recorded; add one before out-of-band actions")
+    return BMCSettings(
+        protocol=bmc.protocol,
+        address=bmc.address,
+        port=bmc.port,
+        username=bmc.username,
+        password=bmc.password,
+        verify_tls=bmc.verify_tls,
+        system_id=bmc.system_id or None,
+    )
+
+
+def _record_power(node: Node, state: str) -> None:
+    now = timezone.now()
+    value = state if state in PowerState.values else PowerState.UNKNOWN
+    Node.objects.filter(pk=node.pk).update(power_state=value, power_state_at=now, bmc_message="")
+
+
+def power(node: Node, op: Operation) -> dict:
+    action = POWER_ACTIONS[op.kind]
+    driver = get_driver(bmc_settings(node))
+    try:
+        inventory.report_progress(op, 10, f"asking the BMC to power {action}")
+        driver.power.set_power(action)
+        state = driver.power.get_power_state()
+    finally:
+        driver.close()
+    _record_power(node, state)
+    return {"power_state": state}
+
+
+def set_boot_pxe(node: Node, op: Operation) -> dict:
+    driver = get_driver(bmc_settings(node))
+    try:
+        driver.management.set_boot_device("pxe", once=True)
+    finally:
+        driver.close()
+    return {"boot_device": "pxe", "once": True}
+
+
+def inspect(node: Node, op: Operation) -> dict:
+    """Read identity, hardware and firmware; then inspecting -> ready."""
+    driver = get_driver(bmc_settings(node))
+    try:
+        inventory.report_progress(op, 10, "reading power state")
+        state = driver.power.get_power_state()
+        inventory.report_progress(op, 30, "reading hardware inventory")
+        hardware = driver.inspect.inspect().to_dict()
+        inventory.report_progress(op, 70, "reading firmware inventory")
+        firmware = [c.to_dict() for c in driver.firmware.firmware()]
+    finally:
+        driver.close()
+    now = timezone.now()
+    Node.objects.filter(pk=node.pk).update(
+        hardware_facts=hardware, firmware_facts=firmware, inspected_at=now,
+        power_state=state if state in PowerState.values else PowerState.UNKNOWN,
+        power_state_at=now, bmc_message="",
+    )
+    transition(node, "inspected", "system", "inspection complete", operation=op)
+    return {"cpus": hardware.get("cpu_count"), "firmware_components": len(firmware)}
+
+
+def drain(node: Node, op: Operation) -> dict:
+    scheduler = get_scheduler()
+    scheduler.cordon(node, op.message or "drained by Corral")
+    if scheduler.is_drained(node):
+        transition(node, "drained", "system", "no jobs left on the node", operation=op)
+        return {"drained": True}
+    return {"drained": False}
+
+
+def refresh_power(node: Node) -> None:
+    """Background read of power state and BMC health; never holds the node lock, so it
+    cannot block an operator's action, and it skips nodes that are busy."""
+    now = timezone.now()
+    try:
+        driver = get_driver(bmc_settings(node))
+        try:
+            state = driver.power.get_power_state()
+            health = driver.health.health()
+        finally:
+            driver.close()
+    except BMCError as exc:
+        Node.objects.filter(pk=node.pk).update(
+            bmc_health="unreachable" if isinstance(exc, BMCTransientError) else "error",
+            bmc_health_at=now, bmc_message=str(exc)[:2000], power_state_at=now,
+        )
+        return
+    Node.objects.filter(pk=node.pk).update(
+        power_state=state if state in PowerState.values else PowerState.UNKNOWN,
+        power_state_at=now, bmc_health=health.status, bmc_health_at=now, bmc_message="",
+    )
+
+
+def nodes_due_for_refresh(limit: int = 500) -> list[int]:
+    cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_POWER_REFRESH_SECONDS)
+    return list(
+        Node.objects.filter(bmc__isnull=False, reservation__isnull=True)
+        .exclude(state="decommissioned")
+        .filter(Q(power_state_at__isnull=True) | Q(power_state_at__lt=cutoff))
+        .order_by(F("power_state_at").asc(nulls_first=True))
+        .values_list("pk", flat=True)[:limit]
+    )

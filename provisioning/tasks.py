@@ -1,0 +1,50 @@
+"""Celery tasks: take an Operation id, delegate to runner + services, nothing else."""
+
+from celery import shared_task
+
+from inventory.models import Node
+
+from . import services
+from .runner import run_node_operation
+
+NODE_TASK = {"bind": True, "acks_late": True, "soft_time_limit": 120, "time_limit": 150}
+
+
+@shared_task(name="provisioning.tasks.power_node", **NODE_TASK)
+def power_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, services.power)
+
+
+@shared_task(name="provisioning.tasks.set_boot_device", **NODE_TASK)
+def set_boot_device(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, services.set_boot_pxe)
+
+
+@shared_task(name="provisioning.tasks.inspect_node", **{**NODE_TASK, "soft_time_limit": 300,
+                                                         "time_limit": 330})
+def inspect_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, services.inspect)
+
+
+@shared_task(name="provisioning.tasks.drain_node", **NODE_TASK)
+def drain_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, services.drain)
+
+
+@shared_task(name="provisioning.tasks.refresh_node_power", acks_late=True, soft_time_limit=60,
+             time_limit=75, ignore_result=True)
+def refresh_node_power(node_id: int) -> None:
+    node = Node.objects.select_related("bmc").filter(pk=node_id).first()
+    if node is not None and node.reservation is None:
+        services.refresh_power(node)
+
+
+@shared_task(name="provisioning.tasks.refresh_power_states", soft_time_limit=60, time_limit=90)
+def refresh_power_states() -> int:
+    """Beat: fan out a power/health read to each node whose recorded state is stale."""
+    due = services.nodes_due_for_refresh()
+    nodes = Node.objects.select_related("rack__site").filter(pk__in=due)
+    for node in nodes:
+        queue = node.rack.site.queue if node.rack_id else "corral"
+        refresh_node_power.apply_async(args=[node.pk], queue=queue)
+    return len(due)
