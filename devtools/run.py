@@ -57,7 +57,7 @@ def admin_login() -> tuple[str, str]:
         "u.is_staff = u.is_superuser = True\n"
         f"u.set_password({password!r}); u.save()\n"
     )
-    manage("shell", "-c", code)
+    manage("shell", "-v", "0", "-c", code)
     return "admin", password
 
 
@@ -114,6 +114,7 @@ def main() -> int:
             raise SystemExit(f"corral: port {port} is in use; set {what} to another port")
     say("migrating the database")
     manage("migrate", "--noinput", "-v", "0")
+    manage("collectstatic", "--noinput", "-v", "0")
     user, password = admin_login()
     procs: list[subprocess.Popen] = []
 

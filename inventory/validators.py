@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
-_MAC_HEX = re.compile(r"^[0-9a-f]{12}$")
+_MAC_HEX = re.compile(r"^[0-9a-f]{12}\Z")
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
-_HOST = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*$")
+_HOST = re.compile(rf"^(?=.{{1,253}}\Z){_LABEL}(\.{_LABEL})*\Z")
 
 
 def normalise_mac(value: str) -> str:

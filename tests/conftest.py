@@ -5,6 +5,18 @@ from rest_framework.test import APIClient
 from inventory.permissions import ROLES
 from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
 
+# Real peers, shared by every test directory (session-scoped: one process each per run).
+from tests.peers.faulty_http import faulty_redfish  # noqa: F401
+from tests.peers.ipmi import ipmi_bmc, ipmi_sim, ipmi_sim_factory  # noqa: F401
+from tests.peers.redfish import (  # noqa: F401
+    sushy_emulator,
+    sushy_emulator_auth,
+    sushy_emulator_factory,
+    sushy_static,
+)
+from tests.peers.sshd import sshd, sshd_factory  # noqa: F401
+from tests.workers import celery_worker  # noqa: F401
+
 
 @pytest.fixture
 def site(db):
@@ -44,6 +56,3 @@ def api(users):
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-from tests.workers import celery_worker  # noqa: E402,F401  (fixture)

@@ -25,7 +25,7 @@ class MACField(serializers.CharField):
 
 
 class LabelListField(serializers.ListField):
-    child = serializers.RegexField(r"^[A-Za-z0-9_.:/=-]+$", max_length=64)
+    child = serializers.RegexField(r"^[A-Za-z0-9_.:/=-]+\Z", max_length=64)
 
     def to_representation(self, data):
         return [label.name for label in data.all()]

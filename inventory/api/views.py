@@ -65,7 +65,8 @@ class RackViewSet(viewsets.ModelViewSet):
     search_fields = ["name"]
     write_capability = WRITE
 
-    @extend_schema(request=s.NodeActionSerializer, responses={202: s.OperationSerializer})
+    @extend_schema(request=s.NodeActionSerializer, responses={202: s.OperationSerializer},
+                   operation_id="racks_bulk_action")
     @action(detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
             write_capability=ACT)
     def run_action(self, request, pk=None, name=None):
@@ -84,7 +85,8 @@ class NodeViewSet(viewsets.ModelViewSet):
     ordering = ["hostname"]
     write_capability = WRITE  # run_action lowers it to ACT
 
-    @extend_schema(request=s.BulkActionSerializer, responses={202: s.OperationSerializer})
+    @extend_schema(request=s.BulkActionSerializer, responses={202: s.OperationSerializer},
+                   operation_id="nodes_bulk_action")
     @action(detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
             write_capability=ACT)
     def bulk_action(self, request, name=None):

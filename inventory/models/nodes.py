@@ -5,7 +5,7 @@ from django.urls import reverse
 from ..choices import STATE_COLOURS, NodeRole, NodeState, PowerState
 
 hostname_validator = RegexValidator(
-    r"^(?=.{1,63}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
+    r"^(?=.{1,63}\Z)[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z",
     "Use a short hostname: lower-case letters, digits and hyphens (no dots, max 63).",
 )
 
@@ -14,7 +14,7 @@ class Label(models.Model):
     name = models.CharField(
         max_length=64,
         unique=True,
-        validators=[RegexValidator(r"^[A-Za-z0-9_.:/=-]+$", "Labels are single words.")],
+        validators=[RegexValidator(r"^[A-Za-z0-9_.:/=-]+\Z", "Labels are single words.")],
     )
 
     class Meta:

@@ -228,3 +228,15 @@ def test_schema_and_docs_are_served_offline(api, client, users):
 def test_deleting_a_site_in_use_is_a_409(api, node):
     resp = api("admin").delete(f"/api/v1/sites/{node.rack.site_id}/")
     assert resp.status_code == 409 and "Still in use" in resp.data["detail"]
+
+
+@pytest.mark.django_db
+def test_a_trailing_newline_cannot_sneak_into_a_hostname(rack):
+    # Python's `$` matches before a final newline, and a hostname ends up in boot configs.
+    from django.core.exceptions import ValidationError
+
+    from inventory.services import create_node
+
+    with pytest.raises(ValidationError) as info:
+        create_node(rack=rack, serial="SN9", hostname="gpu001\n", gpu_count=8)
+    assert "hostname" in info.value.message_dict

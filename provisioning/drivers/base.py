@@ -1,0 +1,206 @@
+"""Protocol-neutral vocabulary of the BMC drivers: states, errors and capabilities.
+
+Callers (Celery tasks, views) only ever see these names, never sushy's or pyghmi's,
+so a protocol can be added or swapped without touching them. Errors are split by what
+the caller should do: a BMCTransientError is retried with backoff, a BMCFatalError
+needs a technician and is never retried.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from provisioning.drivers.results import FirmwareComponent, HardwareFacts, Health
+
+# Power states, as read back from a BMC.
+POWER_ON = "on"
+POWER_OFF = "off"
+POWER_UNKNOWN = "unknown"
+POWER_STATES = (POWER_ON, POWER_OFF, POWER_UNKNOWN)
+
+# Power actions a caller may request.
+ACTION_ON = "on"
+ACTION_OFF = "off"
+ACTION_GRACEFUL_OFF = "graceful_off"
+ACTION_FORCE_RESTART = "force_restart"
+ACTION_CYCLE = "cycle"
+POWER_ACTIONS = (ACTION_ON, ACTION_OFF, ACTION_GRACEFUL_OFF, ACTION_FORCE_RESTART, ACTION_CYCLE)
+
+# Boot devices for the next boot.
+BOOT_PXE = "pxe"
+BOOT_DISK = "disk"
+BOOT_HTTP = "http"
+BOOT_DEVICES = (BOOT_PXE, BOOT_DISK, BOOT_HTTP)
+
+# Firmware boot modes; None leaves the BMC's current mode alone.
+BOOT_MODE_UEFI = "uefi"
+BOOT_MODE_LEGACY = "legacy"
+BOOT_MODES = (BOOT_MODE_UEFI, BOOT_MODE_LEGACY, None)
+
+# Health roll-up values.
+HEALTH_OK = "ok"
+HEALTH_WARNING = "warning"
+HEALTH_CRITICAL = "critical"
+HEALTH_UNKNOWN = "unknown"
+HEALTH_STATUSES = (HEALTH_OK, HEALTH_WARNING, HEALTH_CRITICAL, HEALTH_UNKNOWN)
+
+PROTOCOL_REDFISH = "redfish"
+PROTOCOL_IPMI = "ipmi"
+PROTOCOLS = (PROTOCOL_REDFISH, PROTOCOL_IPMI)
+
+
+def scrub(text: str, secrets: Iterable[str | None]) -> str:
+    """Remove secrets from text that came from a library, before anyone logs it."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+class BMCError(Exception):
+    """A BMC operation failed; the message is written for a technician.
+
+    ``address`` is the BMC the message is about and ``retryable`` tells the caller
+    whether trying again later can help. Messages never contain passwords.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, address: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.address = address
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class BMCFatalError(BMCError):
+    """Retrying will not help: wrong credentials, unsupported request, bad settings."""
+
+
+class BMCAuthError(BMCFatalError):
+    """The BMC rejected the username or password."""
+
+
+class BMCUnsupportedError(BMCFatalError):
+    """The BMC (or protocol) does not offer what was asked for."""
+
+
+class BMCResponseError(BMCFatalError):
+    """The BMC answered with something that cannot be understood."""
+
+
+class BMCSettingsError(BMCFatalError):
+    """The stored settings are incomplete or invalid; ``errors`` maps field → message."""
+
+    def __init__(self, errors: dict[str, str], *, address: str | None = None) -> None:
+        detail = "; ".join(f"{name}: {msg}" for name, msg in sorted(errors.items()))
+        super().__init__(f"Invalid BMC settings ({detail})", address=address)
+        self.errors = dict(errors)
+
+
+class BMCTransientError(BMCError):
+    """Unreachable, timed out, busy (5xx, 409): retry later with backoff."""
+
+    retryable = True
+
+
+class PowerInterface(abc.ABC):
+    """Read and change the chassis power state."""
+
+    @abc.abstractmethod
+    def get_power_state(self) -> str:
+        """Return one of POWER_ON, POWER_OFF, POWER_UNKNOWN."""
+
+    @abc.abstractmethod
+    def set_power(self, action: str) -> None:
+        """Request one of POWER_ACTIONS; returns once the BMC accepted it."""
+
+
+class ManagementInterface(abc.ABC):
+    """Choose what the machine boots from next."""
+
+    @abc.abstractmethod
+    def set_boot_device(self, device: str, once: bool = True, mode: str | None = None) -> None:
+        """Set the boot device (BOOT_DEVICES), for the next boot only when ``once``."""
+
+
+class InspectInterface(abc.ABC):
+    """Out-of-band hardware inventory."""
+
+    @abc.abstractmethod
+    def inspect(self) -> HardwareFacts:
+        """Return what the BMC knows about the machine's hardware."""
+
+
+class FirmwareInterface(abc.ABC):
+    """Firmware inventory, used to detect drift from an image's baseline."""
+
+    @abc.abstractmethod
+    def firmware(self) -> list[FirmwareComponent]:
+        """Return the firmware components the BMC reports."""
+
+
+class HealthInterface(abc.ABC):
+    """Overall health and sensor readings."""
+
+    @abc.abstractmethod
+    def health(self) -> Health:
+        """Return the health roll-up and the sensors behind it."""
+
+
+def check_power_action(action: str, address: str | None) -> None:
+    if action not in POWER_ACTIONS:
+        raise BMCUnsupportedError(
+            f"Unknown power action {action!r} for BMC at {address}; "
+            f"expected one of {', '.join(POWER_ACTIONS)}", address=address)
+
+
+def check_boot_request(device: str, mode: str | None, address: str | None) -> None:
+    if device not in BOOT_DEVICES:
+        raise BMCUnsupportedError(
+            f"Unknown boot device {device!r} for BMC at {address}; "
+            f"expected one of {', '.join(BOOT_DEVICES)}", address=address)
+    if mode not in BOOT_MODES:
+        raise BMCUnsupportedError(
+            f"Unknown boot mode {mode!r} for BMC at {address}; expected uefi, legacy or none",
+            address=address)
+
+
+class Driver:
+    """One BMC, seen through the capability interfaces of its protocol.
+
+    Use as a context manager, or call ``close()``: Redfish sessions occupy one of the
+    few session slots a BMC has until they are closed.
+    """
+
+    def __init__(self, *, protocol: str, address: str, power: PowerInterface,
+                 management: ManagementInterface, inspect: InspectInterface,
+                 firmware: FirmwareInterface, health: HealthInterface,
+                 closer: object | None = None) -> None:
+        self.protocol = protocol
+        self.address = address
+        self.power = power
+        self.management = management
+        self.inspect = inspect
+        self.firmware = firmware
+        self.health = health
+        self._closer = closer
+
+    def close(self) -> None:
+        closer, self._closer = self._closer, None
+        if closer is not None:
+            closer.close()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> Driver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Driver {self.protocol} {self.address}>"

@@ -1,0 +1,24 @@
+"""IPMI driver, through pyghmi (one cached session per BMC per process)."""
+
+from __future__ import annotations
+
+from provisioning.drivers.base import PROTOCOL_IPMI, Driver
+from provisioning.drivers.ipmi.interfaces import (
+    IPMIFirmware,
+    IPMIHealth,
+    IPMIInspect,
+    IPMIManagement,
+    IPMIPower,
+)
+from provisioning.drivers.ipmi.session import IPMIConnection, cached_session_count
+from provisioning.drivers.settings import BMCSettings
+
+__all__ = ["build_driver", "cached_session_count"]
+
+
+def build_driver(settings: BMCSettings) -> Driver:
+    """Compose the IPMI capabilities; no network I/O happens until the first call."""
+    conn = IPMIConnection(settings)
+    return Driver(protocol=PROTOCOL_IPMI, address=conn.address, power=IPMIPower(conn),
+                  management=IPMIManagement(conn), inspect=IPMIInspect(conn),
+                  firmware=IPMIFirmware(conn), health=IPMIHealth(conn), closer=conn)

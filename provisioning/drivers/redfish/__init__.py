@@ -1,0 +1,20 @@
+"""Redfish driver, through sushy."""
+
+from __future__ import annotations
+
+from provisioning.drivers.base import PROTOCOL_REDFISH, Driver
+from provisioning.drivers.redfish.client import RedfishClient
+from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
+from provisioning.drivers.redfish.inventory import RedfishFirmware, RedfishHealth, RedfishInspect
+from provisioning.drivers.settings import BMCSettings
+
+__all__ = ["build_driver"]
+
+
+def build_driver(settings: BMCSettings) -> Driver:
+    """Compose the Redfish capabilities around one lazily connected client."""
+    client = RedfishClient(settings)
+    return Driver(protocol=PROTOCOL_REDFISH, address=client.address,
+                  power=RedfishPower(client), management=RedfishManagement(client),
+                  inspect=RedfishInspect(client), firmware=RedfishFirmware(client),
+                  health=RedfishHealth(client), closer=client)

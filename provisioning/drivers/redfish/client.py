@@ -1,0 +1,240 @@
+"""One Redfish connection through sushy, and the translation of sushy's errors.
+
+sushy's defaults suit a patient operator, not a fleet: ten 3-second retries per
+failed GET and three connection attempts 2 s apart. Here a GET answered 5xx is retried
+once after half a second, a connection is attempted once, and every request has an
+explicit timeout; anything longer is the caller's backoff to decide.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+import sushy
+from sushy import auth as sushy_auth
+from sushy import exceptions as sushy_exc
+
+from provisioning.drivers.base import (
+    BMCAuthError,
+    BMCError,
+    BMCFatalError,
+    BMCResponseError,
+    BMCSettingsError,
+    BMCTransientError,
+    BMCUnsupportedError,
+    scrub,
+)
+from provisioning.drivers.settings import BMCSettings
+
+LOG = logging.getLogger(__name__)
+
+# One retry of a GET answered 5xx; 0 would make sushy fall back to 3 connection attempts.
+SERVER_SIDE_RETRIES = 1
+SERVER_SIDE_RETRIES_DELAY = 0.5
+ROOT_PREFIX = "/redfish/v1/"
+
+
+def base_url(settings: BMCSettings) -> str:
+    """scheme://host[:port] from an address that may be a bare host or a URL."""
+    address = settings.address.strip()
+    if "://" in address:
+        parts = urlsplit(address)
+        scheme, host, port = parts.scheme, parts.hostname or "", parts.port
+    else:
+        scheme, host, port = "https", address, None
+    port = settings.port or port
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{scheme}://{host}" + (f":{port}" if port else "")
+
+
+def display_address(settings: BMCSettings) -> str:
+    """How messages name the BMC: its host, plus the port when it is not the default."""
+    parts = urlsplit(base_url(settings))
+    default = {"https": 443, "http": 80}[parts.scheme]
+    host = parts.hostname or settings.address
+    return host if parts.port in (None, default) else f"{host}:{parts.port}"
+
+
+class RedfishClient:
+    """Lazily connected sushy root plus the resolved system path.
+
+    Connecting lazily keeps ``get_driver`` free of network I/O, so building a driver
+    never fails for reasons a retry would fix.
+    """
+
+    def __init__(self, settings: BMCSettings) -> None:
+        self.settings = settings
+        self.address = display_address(settings)
+        self._root: sushy.Sushy | None = None
+        self._auth: sushy_auth.SessionOrBasicAuth | None = None
+        self._system_path: str | None = None
+
+    # -- connection ---------------------------------------------------------------
+    @property
+    def root(self) -> sushy.Sushy:
+        if self._root is None:
+            with self.translate("connecting"):
+                auth = sushy_auth.SessionOrBasicAuth(username=self.settings.username,
+                                                     password=self.settings.password)
+                self._root = sushy.Sushy(
+                    base_url(self.settings), auth=auth, root_prefix=ROOT_PREFIX,
+                    verify=self.settings.verify_tls,
+                    server_side_retries=SERVER_SIDE_RETRIES,
+                    server_side_retries_delay=SERVER_SIDE_RETRIES_DELAY,
+                    read_timeout=self.settings.timeout,
+                    connect_timeout=min(self.settings.timeout, 5.0))
+                self._auth = auth
+        return self._root
+
+    def close(self) -> None:
+        """Log out of the Redfish session, if one was opened, and drop the socket."""
+        root, auth = self._root, self._auth
+        self._root = self._auth = None
+        if root is None:
+            return
+        try:
+            if auth is not None:
+                auth.close()
+        except Exception as exc:  # closing must never mask the caller's own error
+            LOG.warning("Could not close Redfish session on BMC at %s: %s", self.address,
+                        scrub(str(exc), [self.settings.password]))
+        finally:
+            # sushy's __del__ would try to log out again.
+            root._auth = None
+            root._conn.close()
+
+    # -- resources ----------------------------------------------------------------
+    def get_json(self, path: str) -> dict[str, Any]:
+        """GET a resource as a dict, through sushy's connector (auth, retries, timeout)."""
+        response = self.root._conn.get(path=path)
+        data = response.json() if response.content else {}
+        if not isinstance(data, dict):
+            raise BMCResponseError(
+                f"BMC at {self.address} answered {path} with JSON that is not an object",
+                address=self.address)
+        return data
+
+    def members(self, collection_path: str) -> list[str]:
+        """Member paths of a Redfish collection."""
+        data = self.get_json(collection_path)
+        members = data.get("Members") or []
+        if not isinstance(members, list):
+            raise BMCResponseError(
+                f"BMC at {self.address} answered {collection_path} with a malformed Members list",
+                address=self.address)
+        return [m["@odata.id"] for m in members if isinstance(m, dict) and m.get("@odata.id")]
+
+    @property
+    def system_path(self) -> str:
+        if self._system_path is None:
+            self._system_path = self._resolve_system_path()
+        return self._system_path
+
+    def _resolve_system_path(self) -> str:
+        systems = self.root.json.get("Systems", {}).get("@odata.id")
+        if not systems:
+            raise BMCUnsupportedError(
+                f"BMC at {self.address} does not list any Systems in its Redfish service root",
+                address=self.address)
+        wanted = self.settings.system_id
+        if wanted:
+            return wanted if wanted.startswith("/") else f"{systems.rstrip('/')}/{wanted}"
+        paths = self.members(systems)
+        if len(paths) == 1:
+            return paths[0]
+        ids = ", ".join(p.rstrip("/").rsplit("/", 1)[-1] for p in paths) or "none"
+        raise BMCSettingsError(
+            {"system_id": f"BMC at {self.address} manages {len(paths)} systems ({ids}); "
+                          "set system_id to one of them"}, address=self.address)
+
+    def system(self) -> sushy.resources.system.system.System:
+        """A freshly read ComputerSystem resource."""
+        return self.root.get_system(self.system_path)
+
+    # -- errors -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def translate(self, doing: str) -> Iterator[None]:
+        """Turn sushy/requests exceptions into BMCError with a technician's message."""
+        try:
+            yield
+        except BMCError:
+            raise
+        except Exception as exc:
+            raise self.to_bmc_error(exc, doing) from exc
+
+    def to_bmc_error(self, exc: Exception, doing: str) -> BMCError:
+        at = f"BMC at {self.address}"
+        detail = scrub(str(exc), [self.settings.password])
+        kwargs = {"address": self.address}
+        if isinstance(exc, sushy_exc.AccessError):
+            if exc.status_code == 403:
+                return BMCAuthError(f"{at} refused access while {doing}: the user "
+                                    f"{self.settings.username!r} lacks the privilege", **kwargs)
+            return BMCAuthError(f"{at} rejected the credentials of user "
+                                f"{self.settings.username!r} while {doing}", **kwargs)
+        if isinstance(exc, sushy_exc.ConnectionError):
+            cause = exc.__context__
+            if isinstance(cause, requests.exceptions.SSLError):
+                return BMCFatalError(
+                    f"{at} failed the TLS handshake while {doing} (certificate not trusted or "
+                    "protocol mismatch); install its CA or turn off verify_tls", **kwargs)
+            if isinstance(cause, requests.exceptions.Timeout):
+                return BMCTransientError(f"{at} did not answer within "
+                                         f"{self.settings.timeout:g} s while {doing}", **kwargs)
+            return BMCTransientError(f"{at} is unreachable while {doing}: "
+                                     f"{_short(cause) if cause else detail}", **kwargs)
+        if isinstance(exc, sushy_exc.HTTPError):
+            return self._http_error(exc, doing)
+        if isinstance(exc, sushy_exc.InvalidParameterValueError | sushy_exc.MissingActionError):
+            return BMCUnsupportedError(f"{at} does not support this while {doing}: {detail}",
+                                       **kwargs)
+        if isinstance(exc, sushy_exc.UnknownDefaultError):
+            return BMCSettingsError({"system_id": f"{at}: {detail}"}, **kwargs)
+        if isinstance(exc, ValueError | KeyError | TypeError | sushy_exc.SushyError):
+            # JSON that does not parse, or parses into the wrong shapes.
+            return BMCResponseError(f"{at} sent a malformed answer while {doing}: "
+                                    f"{type(exc).__name__}: {detail[:300]}", **kwargs)
+        if isinstance(exc, requests.exceptions.RequestException):
+            return BMCTransientError(f"{at} is unreachable while {doing}: {_short(exc)}",
+                                     **kwargs)
+        return BMCFatalError(f"{at}: unexpected {type(exc).__name__} while {doing}: "
+                             f"{detail[:300]}", **kwargs)
+
+    def _http_error(self, exc: sushy_exc.HTTPError, doing: str) -> BMCError:
+        at = f"BMC at {self.address}"
+        status = exc.status_code
+        why = scrub(exc.detail or "", [self.settings.password])
+        why = f" ({why})" if why else ""
+        kwargs = {"address": self.address}
+        if status == 404:
+            return BMCUnsupportedError(f"{at} has no such resource while {doing} "
+                                       f"(HTTP 404){why}", **kwargs)
+        if status == 409 or status == 503 or (status >= 500 and status != 501):
+            return BMCTransientError(f"{at} answered HTTP {status} while {doing}{why}; "
+                                     "it may be busy, will retry", **kwargs)
+        if status in (405, 501):
+            return BMCUnsupportedError(f"{at} does not support this while {doing} "
+                                       f"(HTTP {status}){why}", **kwargs)
+        return BMCFatalError(f"{at} rejected the request while {doing} (HTTP {status}){why}",
+                             **kwargs)
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status behind a (translated) sushy error, if any."""
+    cause = exc.__cause__ if isinstance(exc, BMCError) else exc
+    return getattr(cause, "status_code", None)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("Connection refused", "Name or service not known", "No route to host",
+                   "Network is unreachable", "timed out"):
+        if marker in text:
+            return marker.lower()
+    return text[:200]

@@ -1,0 +1,103 @@
+"""Results of driver calls as plain dataclasses.
+
+They are stored as JSON (inventory snapshots, drift baselines) and shown in the UI,
+so each has ``to_dict()`` returning only JSON types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from provisioning.drivers.base import HEALTH_UNKNOWN
+
+_MAC_HEX = re.compile(r"[0-9a-fA-F]{12}")
+
+
+def normalize_mac(value: str | None) -> str | None:
+    """Lower-case colon form, so MACs from BMCs, DHCP and iPXE compare equal."""
+    if not value:
+        return None
+    digits = re.sub(r"[^0-9a-fA-F]", "", value)
+    if not _MAC_HEX.fullmatch(digits):
+        return None
+    digits = digits.lower()
+    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+
+
+class _Serializable:
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass
+class NIC(_Serializable):
+    id: str
+    mac: str
+    permanent_mac: str | None = None
+    speed_mbps: int | None = None
+    link_up: bool | None = None
+
+
+@dataclass
+class Drive(_Serializable):
+    name: str
+    size_bytes: int | None
+    model: str | None = None
+    manufacturer: str | None = None
+    serial: str | None = None
+
+
+@dataclass
+class GPU(_Serializable):
+    id: str
+    model: str | None = None
+    manufacturer: str | None = None
+
+
+@dataclass
+class HardwareFacts(_Serializable):
+    manufacturer: str | None = None
+    model: str | None = None
+    serial: str | None = None
+    uuid: str | None = None
+    cpu_count: int | None = None
+    cpu_model: str | None = None
+    cpu_cores: int | None = None
+    cpu_threads: int | None = None
+    memory_gib: float | None = None
+    nics: list[NIC] = field(default_factory=list)
+    drives: list[Drive] = field(default_factory=list)
+    gpus: list[GPU] = field(default_factory=list)
+    bios_version: str | None = None
+    # Optional parts the BMC could not deliver (part -> why), so a technician sees an
+    # incomplete inventory as incomplete instead of as "no disks".
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def macs(self) -> list[str]:
+        return [nic.mac for nic in self.nics]
+
+
+@dataclass
+class FirmwareComponent(_Serializable):
+    id: str
+    name: str
+    version: str | None
+    updateable: bool | None = None
+
+
+@dataclass
+class Sensor(_Serializable):
+    name: str
+    reading: float | None
+    units: str | None
+    status: str = HEALTH_UNKNOWN
+
+
+@dataclass
+class Health(_Serializable):
+    status: str = HEALTH_UNKNOWN
+    sensors: list[Sensor] = field(default_factory=list)

@@ -1,0 +1,196 @@
+"""IPMI peer: OpenIPMI's ``ipmi_sim`` (Debian package ``openipmi``) with a chassis program.
+
+Without a chassis program ipmi_sim refuses every power and boot command, so
+``chassis_control.sh`` keeps power and boot device in files and logs every call in
+``chassis.log``; tests assert on that log (``get_bootdev`` always reads back
+``default``, so the log is the only witness of a boot-device request).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.peers.util import LOOPBACK, free_port, stop_process, wait_until
+
+CHASSIS_PROGRAM = Path(__file__).with_name("chassis_control.sh")
+
+LAN_CONF = """\
+name "{name}"
+set_working_mc 0x20
+  startlan 1
+    addr {host} {port}
+    priv_limit admin
+    allowed_auths_callback none md2 md5 straight
+    allowed_auths_user none md2 md5 straight
+    allowed_auths_operator none md2 md5 straight
+    allowed_auths_admin none md2 md5 straight
+    guid a123456789abcdefa123456789abcdef
+  endlan
+  chassis_control "/bin/sh {program} {state}"
+  user 2 true  "{username}" "{password}" admin 10 none md2 md5 straight
+"""
+
+EMU_COMMANDS = """\
+mc_setbmc 0x20
+mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr
+sel_enable 0x20 1000 0x0a
+mc_enable 0x20
+"""
+
+
+@dataclass
+class IPMISim:
+    """A running ipmi_sim and the files its chassis program keeps."""
+
+    host: str
+    port: int
+    username: str
+    password: str = field(repr=False)
+    state_dir: Path = field(default=Path())
+    log_path: Path = field(default=Path())
+    argv: list[str] = field(default_factory=list, repr=False)
+    process: subprocess.Popen | None = field(default=None, repr=False)
+
+    @property
+    def address(self) -> str:
+        return self.host
+
+    def chassis_log(self) -> list[str]:
+        """Calls of the chassis program, oldest first, e.g. "set boot pxe"."""
+        if not self.log_path.exists():
+            return []
+        return [line.strip() for line in self.log_path.read_text().splitlines() if line.strip()]
+
+    def sets(self) -> list[str]:
+        """Only the state-changing calls ("set power 1", "set boot pxe", ...)."""
+        return [line for line in self.chassis_log() if line.startswith("set ")]
+
+    def power(self) -> str:
+        """"on" or "off", as the chassis program last recorded it."""
+        path = self.state_dir / "power"
+        return "on" if path.exists() and path.read_text().strip() == "1" else "off"
+
+    def boot(self) -> str:
+        path = self.state_dir / "boot"
+        return path.read_text().strip() if path.exists() else "none"
+
+    def stop(self) -> None:
+        """Kill the BMC (a BMC reboot or a cable pull, as the client sees it)."""
+        if self.process is not None:
+            stop_process(self.process)
+            self.process = None
+
+    def start(self) -> None:
+        """Start the BMC again on the same port, keeping its chassis state."""
+        if self.process is None:
+            self.process = _spawn(self.argv, self.state_dir.parent / "ipmi_sim.log")
+            wait_until(lambda: _udp_bound(self.port), timeout=10, what="ipmi_sim listening")
+
+    def reset(self, power_on: bool = False) -> None:
+        """Known state for a test: power off (or on), no boot override, empty log."""
+        (self.state_dir / "power").write_text("1\n" if power_on else "0\n")
+        (self.state_dir / "boot").write_text("none\n")
+        self.log_path.write_text("")
+
+
+def _udp_bound(port: int) -> bool:
+    """Whether something listens on UDP 127.0.0.1:port (ipmi_sim prints nothing)."""
+    needle = f"0100007F:{port:04X}"
+    with contextlib.suppress(OSError):
+        return any(line.split()[1] == needle
+                   for line in Path("/proc/net/udp").read_text().splitlines()[1:])
+    return False
+
+
+def _spawn(argv: list[str], log_path: Path) -> subprocess.Popen:
+    with log_path.open("ab") as log:
+        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+
+
+def ipmi_sim_binary() -> str:
+    binary = shutil.which("ipmi_sim")
+    if binary is None:
+        pytest.fail("ipmi_sim not installed: apt-get install openipmi (.ci/run does)")
+    return binary
+
+
+@contextlib.contextmanager
+def run_ipmi_sim(workdir: Path, username: str = "admin", password: str = "password",
+                 name: str = "gpu001") -> Iterator[IPMISim]:
+    """Start one ipmi_sim BMC on a free loopback UDP port; stop it on exit."""
+    binary = ipmi_sim_binary()
+    chassis_dir = workdir / "chassis"
+    sim_state = workdir / "sim-state"
+    chassis_dir.mkdir(parents=True, exist_ok=True)
+    sim_state.mkdir(exist_ok=True)
+    (workdir / "gpu.emu").write_text(EMU_COMMANDS)
+    for _attempt in range(3):
+        port = free_port(kind=socket.SOCK_DGRAM)
+        (workdir / "lan.conf").write_text(LAN_CONF.format(
+            name=name, host=LOOPBACK, port=port, program=CHASSIS_PROGRAM, state=chassis_dir,
+            username=username, password=password))
+        argv = [binary, "-c", str(workdir / "lan.conf"), "-f", str(workdir / "gpu.emu"),
+                "-s", str(sim_state), "-n"]
+        proc = _spawn(argv, workdir / "ipmi_sim.log")
+        try:
+            wait_until(lambda p=port, pr=proc: _udp_bound(p) or pr.poll() is not None,
+                       timeout=10, what="ipmi_sim listening")
+            if proc.poll() is None:
+                break
+        except TimeoutError:
+            pass
+        stop_process(proc)
+        time.sleep(0.1)
+    else:
+        raise RuntimeError(f"ipmi_sim did not start, see {workdir / 'ipmi_sim.log'}")
+    sim = IPMISim(host=LOOPBACK, port=port, username=username, password=password,
+                  state_dir=chassis_dir, log_path=chassis_dir / "chassis.log", argv=argv,
+                  process=proc)
+    sim.reset()
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+IPMISimFactory = Callable[..., IPMISim]
+
+
+@pytest.fixture(scope="session")
+def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMISimFactory]:
+    """Start extra BMCs: ``factory(username="admin", password="password", name="gpu001")``.
+
+    One ipmi_sim process per BMC (~4 MB each); all are stopped at session end.
+    """
+    stack = contextlib.ExitStack()
+
+    def start(username: str = "admin", password: str = "password",
+              name: str = "gpu001") -> IPMISim:
+        workdir = tmp_path_factory.mktemp("ipmi-sim")
+        return stack.enter_context(run_ipmi_sim(workdir, username, password, name))
+
+    with stack:
+        yield start
+
+
+@pytest.fixture(scope="session")
+def ipmi_sim(ipmi_sim_factory: IPMISimFactory) -> IPMISim:
+    """One BMC for the whole session (user admin, password in ``.password``)."""
+    return ipmi_sim_factory(password="ipmi-Test-pw")
+
+
+@pytest.fixture
+def ipmi_bmc(ipmi_sim: IPMISim) -> IPMISim:
+    """The session BMC reset to power off, no boot override and an empty chassis log."""
+    ipmi_sim.reset()
+    return ipmi_sim
