@@ -17,6 +17,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
 from inventory.services import ActionNotAllowed
+from provisioning.images import ImageImmutable
 
 
 def exception_handler(exc, context):
@@ -38,6 +39,8 @@ def exception_handler(exc, context):
              "locked_since": exc.since.isoformat() if exc.since else None},
             status=status.HTTP_409_CONFLICT,
         )
+    if isinstance(exc, ImageImmutable):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ProtectedError):
         return Response(
             {"detail": "Still in use: remove what refers to it first "

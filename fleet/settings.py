@@ -225,6 +225,14 @@ CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
 # How old a node's recorded power state may get before the refresher asks its BMC again;
 # this is also the per-BMC rate limit of background polling.
 CORRAL_POWER_REFRESH_SECONDS = env.int("CORRAL_POWER_REFRESH_SECONDS", default=300)
+# How nodes reach Corral's /boot/ endpoints (e.g. http://10.0.0.5:8000); empty = the
+# host the node used for the request.
+CORRAL_BOOT_BASE_URL = env.str("CORRAL_BOOT_BASE_URL", default="").rstrip("/")
+# Image publishing: artifacts above this size are refused; detached signatures are checked
+# against these ed25519 public keys (raw 32-byte keys, base64, comma-separated).
+CORRAL_IMAGE_MAX_BYTES = env.int("CORRAL_IMAGE_MAX_BYTES", default=8 * 1024**3)
+CORRAL_IMAGE_SIGNING_KEYS = env.list("CORRAL_IMAGE_SIGNING_KEYS", default=[])
+CORRAL_REQUIRE_SIGNED_IMAGES = env.bool("CORRAL_REQUIRE_SIGNED_IMAGES", default=False)
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {

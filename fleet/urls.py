@@ -3,9 +3,12 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from provisioning.urls import boot_urlpatterns
+
 from . import views
 
-api_patterns = [path("", include("inventory.api.urls"))]
+api_patterns = [path("", include("inventory.api.urls")),
+                path("", include("provisioning.api.urls"))]
 
 urlpatterns = [
     path("", views.overview, name="home"),
@@ -16,6 +19,7 @@ urlpatterns = [
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("boot/", include(boot_urlpatterns)),
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
 ]

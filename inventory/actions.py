@@ -27,6 +27,12 @@ class Action:
     confirm: str = ""
     needs_reason: bool = False
     help: str = ""
+    # Dotted path of a function(params) -> params that checks and normalises the action's
+    # parameters before anything changes (raises ValidationError).
+    params_validator: str | None = None
+    # (parameter name, dotted path of a function() -> [(value, label)]) for a chooser the
+    # dashboard renders next to the button.
+    choice_param: tuple[str, str] | None = None
 
     @property
     def allowed_states(self) -> frozenset[str]:
@@ -41,6 +47,13 @@ ACTIONS: dict[str, Action] = {
         Action(
             "inspect", "Inspect", event="inspect", task="provisioning.tasks.inspect_node",
             help="Read hardware and firmware inventory from the BMC.",
+        ),
+        Action(
+            "deploy", "Deploy image", event="deploy", task="provisioning.tasks.deploy_node",
+            params_validator="provisioning.deployments.validate_deploy_params",
+            choice_param=("image", "provisioning.deployments.image_choices"),
+            confirm="Network-boot this node into the chosen image? Its disk will be reimaged.",
+            help="One-time PXE, power cycle, wait for the node to phone home.",
         ),
         Action(
             "drain", "Drain", event="drain", task="provisioning.tasks.drain_node",

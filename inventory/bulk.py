@@ -18,20 +18,22 @@ from .choices import OperationStatus
 from .lifecycle import IllegalTransition, transition
 from .locking import NodeLocked, node_lock
 from .models import Node, Operation, Rack
-from .services import ActionNotAllowed, UnknownAction, enqueue
+from .services import ActionNotAllowed, UnknownAction, enqueue, validate_params
 
 STAGGERED = frozenset({"power_on", "power_cycle"})
 QUEUED = "queued"  # task_id placeholder claimed before the real id is known
 
 
 def start_bulk_action(
-    nodes: Iterable[Node], name: str, actor: str, reason: str = "", rack: Rack | None = None
+    nodes: Iterable[Node], name: str, actor: str, reason: str = "", rack: Rack | None = None,
+    params: dict | None = None,
 ) -> Operation:
     """Start `name` on every node; nodes that cannot take it get a failed child saying why."""
     action = get_action(name)
     if action is None:
         raise UnknownAction(name)
     nodes = list(nodes)
+    params = validate_params(action, params or {})
     stagger = settings.CORRAL_POWER_ON_STAGGER if name in STAGGERED else 0
     parent = Operation.objects.create(
         kind=f"bulk_{name}", rack=rack, actor=actor, message=reason,
@@ -41,7 +43,8 @@ def start_bulk_action(
     to_enqueue: list[Operation] = []
     per_rack: dict[int | None, int] = {}
     for node in nodes:
-        child = Operation(kind=name, node=node, parent=parent, actor=actor, message=reason)
+        child = Operation(kind=name, node=node, parent=parent, actor=actor, message=reason,
+                          params=params)
         try:
             with node_lock(node, f"{name} requested by {actor}"), transaction.atomic():
                 node.refresh_from_db(fields=["state"])

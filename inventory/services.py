@@ -10,10 +10,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from .actions import Action, available_actions, get_action
 from .choices import TRANSITIONAL_STATES, OperationStatus, RMAStatus
@@ -203,10 +205,10 @@ def start_action(
         raise ActionNotAllowed(node, name)
     if action.needs_reason and not reason.strip():
         raise ValidationError({"reason": f"'{action.label}' needs a reason."})
+    params = validate_params(action, params or {})
     with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
         op = Operation.objects.create(
-            kind=action.name, node=node, actor=actor, params=params or {},
-            message=reason,
+            kind=action.name, node=node, actor=actor, params=params, message=reason,
         )
         if action.event:
             try:
@@ -219,6 +221,12 @@ def start_action(
         else:
             finish_operation(op, OperationStatus.SUCCEEDED)
     return op
+
+
+def validate_params(action: Action, params: dict) -> dict:
+    if not action.params_validator:
+        return params
+    return import_string(action.params_validator)(params)
 
 
 def _action_side_effects(action: Action, node: Node, actor: str, reason: str) -> None:
@@ -320,6 +328,13 @@ def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | No
         log.info("node %s not failed (%s): already %s", node, reason, node.state)
 
 
+def deadline_reason(state: str) -> str:
+    if state == "deploying":
+        minutes = settings.CORRAL_STATE_DEADLINES[state] // 60
+        return f"no phone-home within {minutes} min"
+    return f"deadline exceeded in {state}"
+
+
 def expire_deadlines() -> int:
     """Fail every node overdue in a transitional state and the operations left running."""
     now = timezone.now()
@@ -327,12 +342,12 @@ def expire_deadlines() -> int:
     overdue = Node.objects.filter(deadline__lt=now, state__in=TRANSITIONAL_STATES)
     for node in overdue:
         state = node.state
-        fail_node(node, f"deadline exceeded in {state}")
+        fail_node(node, deadline_reason(state))
         expired += 1
         running = Operation.objects.filter(
             node=node, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
         )
         for op in running:
-            finish_operation(op, OperationStatus.FAILED, f"deadline exceeded in {state}")
+            finish_operation(op, OperationStatus.FAILED, deadline_reason(state))
     break_stale_locks()
     return expired

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import bulk, imports, selectors, services
@@ -38,11 +39,22 @@ def node_list(request):
     return render(request, template, context)
 
 
+def _action_rows(request, node) -> list[tuple]:
+    """(action, choices) for the buttons: choices feed the chooser an action declares."""
+    if not can(request.user, ACT):
+        return []
+    rows = []
+    for action in available_actions(node.state):
+        choices = import_string(action.choice_param[1])() if action.choice_param else None
+        rows.append((action, choices))
+    return rows
+
+
 def _node_context(request, node) -> dict:
     operation = selectors.active_operation(node)
     return {
         "node": node,
-        "actions": available_actions(node.state) if can(request.user, ACT) else [],
+        "actions": _action_rows(request, node),
         "events": selectors.recent_events(node),
         "operations": selectors.recent_operations(node),
         "active_operation": operation,
@@ -78,8 +90,11 @@ def node_action(request, pk: int, name: str):
     require(request, ACT)
     node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
     try:
+        params = {k[len("param."):]: v for k, v in request.POST.items()
+                  if k.startswith("param.")}
         services.start_action(
-            node, name, actor_of(request.user), reason=request.POST.get("reason", "")
+            node, name, actor_of(request.user), reason=request.POST.get("reason", ""),
+            params=params,
         )
         messages.success(request, f"{name.replace('_', ' ').capitalize()} started.")
     except services.UnknownAction:

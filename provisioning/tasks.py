@@ -4,7 +4,7 @@ from celery import shared_task
 
 from inventory.models import Node
 
-from . import services
+from . import deployments, images, services
 from .runner import run_node_operation
 
 NODE_TASK = {"bind": True, "acks_late": True, "soft_time_limit": 120, "time_limit": 150}
@@ -48,3 +48,14 @@ def refresh_power_states() -> int:
         queue = node.rack.site.queue if node.rack_id else "corral"
         refresh_node_power.apply_async(args=[node.pk], queue=queue)
     return len(due)
+
+
+@shared_task(name="provisioning.tasks.deploy_node", **NODE_TASK)
+def deploy_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, deployments.deploy)
+
+
+@shared_task(name="provisioning.tasks.publish_image", bind=True, acks_late=True,
+             soft_time_limit=3600, time_limit=3660)
+def publish_image(self, op_id: int) -> None:
+    images.publish_task_body(op_id)

@@ -52,7 +52,8 @@ def start_bulk(request, nodes, name: str, rack=None) -> Response:
     body = s.NodeActionSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     op = bulk.start_bulk_action(
-        nodes, name, request_actor(request), reason=body.validated_data["reason"], rack=rack
+        nodes, name, request_actor(request), reason=body.validated_data["reason"], rack=rack,
+        params=body.validated_data["params"],
     )
     return Response(s.OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 

@@ -73,6 +73,10 @@ class Node(models.Model):
     hardware_facts = models.JSONField(default=dict, blank=True, editable=False)
     firmware_facts = models.JSONField(default=list, blank=True, editable=False)
     inspected_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the running OS reported (phone-home, gates): kernel, driver, CUDA, NCCL, VBIOS,
+    # GPU UUIDs. Compared with the image baseline to show drift.
+    observed_facts = models.JSONField(default=dict, blank=True, editable=False)
+    observed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -100,10 +100,10 @@ def test_deadline_moves_overdue_nodes_to_failed_and_finishes_their_operations():
     fresh.refresh_from_db()
     op.refresh_from_db()
     assert overdue.state == "failed"
-    assert overdue.failure_reason == "deadline exceeded in deploying"
+    assert overdue.failure_reason == "no phone-home within 45 min"
     assert overdue.failed_step == "deploying"
     assert fresh.state == "deploying"
-    assert (op.status, op.error) == ("failed", "deadline exceeded in deploying")
+    assert (op.status, op.error) == ("failed", "no phone-home within 45 min")
 
 
 @pytest.mark.django_db

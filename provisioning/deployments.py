@@ -1,0 +1,153 @@
+"""The deploy workflow: one-time PXE + power, then wait for the node to phone home.
+
+    deploy action (ready/drained/failed) -> deploying   [inventory lifecycle]
+    task: Deployment row + single-use token, PXE once, power on/cycle
+    GET /boot/ipxe?mac=  -> kernel + initrd + cmdline(callback URL, token)
+    POST /boot/callback  -> Deployment closed, observed facts stored, deploying -> validating
+    no phone-home by the node's deadline -> failed ("no phone-home within N min")
+
+The token is random and single-use; it is looked up by its sha256 and kept encrypted at
+rest, because the boot script for the node must contain it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from inventory import services as inventory
+from inventory.choices import NodeState
+from inventory.lifecycle import IllegalTransition, transition
+from inventory.models import Node, Operation
+
+from .drivers import get_driver
+from .models import Deployment, Image
+from .models.deployments import DeploymentStatus
+from .models.images import ImageState
+from .services import bmc_settings
+
+log = logging.getLogger(__name__)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def resolve_image(ref: Any) -> Image:
+    """An image by id or "name:version"; it must be published."""
+    from django.core.exceptions import ValidationError
+
+    image = None
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        image = Image.objects.filter(pk=int(ref)).first()
+    elif isinstance(ref, str) and ":" in ref:
+        name, _, version = ref.partition(":")
+        image = Image.objects.filter(name=name, version=version).first()
+    if image is None:
+        raise ValidationError({"params.image": f"No image {ref!r}; give an id or name:version."})
+    if image.state != ImageState.PUBLISHED:
+        raise ValidationError({"params.image": f"{image} is {image.state}; only published "
+                                               "images can be deployed."})
+    return image
+
+
+def image_choices() -> list[tuple[str, str]]:
+    """Published images, newest first, for the dashboard's deploy chooser."""
+    return [(str(i.pk), str(i)) for i in
+            Image.objects.filter(state=ImageState.PUBLISHED).order_by("-published")]
+
+
+def validate_deploy_params(params: dict) -> dict:
+    """Called by inventory.services.start_action before the node moves (declared on the
+    action), so a bad image never leaves a node in `deploying`."""
+    image = resolve_image(params.get("image"))
+    return {**params, "image": image.pk, "image_name": str(image)}
+
+
+def deploy(node: Node, op: Operation) -> dict:
+    """Task body (under the node lock): new Deployment, PXE once, power, then wait."""
+    image = Image.objects.get(pk=op.params["image"])
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        Deployment.objects.filter(node=node, status=DeploymentStatus.WAITING).update(
+            status=DeploymentStatus.SUPERSEDED, error="superseded by a new deploy")
+        deployment = Deployment.objects.create(
+            node=node, image=image, operation=op, token=token,
+            token_sha256=token_hash(token), deadline=node.deadline or timezone.now())
+    driver = get_driver(bmc_settings(node))
+    try:
+        inventory.report_progress(op, 20, "setting one-time network boot")
+        driver.management.set_boot_device("pxe", once=True)
+        state = driver.power.get_power_state()
+        action = "cycle" if state == "on" else "on"
+        inventory.report_progress(op, 50, f"power {action}")
+        driver.power.set_power(action)
+    finally:
+        driver.close()
+    Deployment.objects.filter(pk=deployment.pk).update(boot_started=timezone.now())
+    inventory.report_progress(op, 100, "powered; waiting for the node to phone home")
+    return {"deployment": deployment.pk, "image": str(image)}
+
+
+@dataclass
+class CallbackRefused(Exception):
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deployment, bool]:
+    """Close the deployment the token belongs to. Returns (deployment, changed).
+
+    Refuses (CallbackRefused -> 403) a token that is unknown, expired, superseded, or
+    presented for another node; the node is untouched. A repeat of the call that already
+    succeeded is answered without change, so a node retrying after a lost reply is safe.
+    """
+    if not isinstance(token, str) or not 16 <= len(token) <= 256:
+        raise CallbackRefused("no valid token")
+    with transaction.atomic():
+        deployment = (Deployment.objects.select_for_update().select_related("node", "image")
+                      .filter(token_sha256=token_hash(token)).first())
+        if deployment is None:
+            raise CallbackRefused("unknown token")
+        node = deployment.node
+        claimed = str(report.get("hostname") or "")
+        if claimed and claimed.split(".")[0] != node.hostname:
+            raise CallbackRefused(f"token of {node.hostname} presented by {claimed!r}")
+        if deployment.status == DeploymentStatus.SUCCEEDED:
+            return deployment, False
+        if deployment.status != DeploymentStatus.WAITING:
+            raise CallbackRefused(f"token already {deployment.status}")
+        if timezone.now() > deployment.deadline or node.state != NodeState.DEPLOYING:
+            raise CallbackRefused("token expired")
+        now = timezone.now()
+        booted = {k: report[k] for k in ("image", "version", "kernel", "facts", "hostname")
+                  if k in report}
+        booted["remote_addr"] = remote_addr
+        Deployment.objects.filter(pk=deployment.pk).update(
+            status=DeploymentStatus.SUCCEEDED, phoned_home=now, booted=booted)
+        facts = dict(report.get("facts") or {}) if isinstance(report.get("facts"), dict) else {}
+        facts.update({k: report[k] for k in ("kernel",) if report.get(k)})
+        facts["image"] = str(deployment.image)
+        Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
+        minutes = (now - deployment.created).total_seconds() / 60
+        try:
+            transition(node, "booted", "system",
+                       f"phoned home with {deployment.image} after {minutes:.1f} min",
+                       operation=deployment.operation)
+        except IllegalTransition:
+            raise CallbackRefused(f"node is {node.state}, not deploying") from None
+        deployment.status = DeploymentStatus.SUCCEEDED
+    return deployment, True
+
+
+def waiting_deployment(node: Node) -> Deployment | None:
+    return (Deployment.objects.select_related("image")
+            .filter(node=node, status=DeploymentStatus.WAITING).first())

@@ -1,0 +1,48 @@
+"""DHCP exports built from the inventory: every boot NIC with an address is a reservation.
+
+Corral checks the reservations itself (duplicate MAC/IP/hostname, addresses outside every
+subnet or inside a dynamic pool) before rendering, so a broken export never reaches a
+DHCP server.
+"""
+
+from __future__ import annotations
+
+from inventory.models import NetworkInterface
+
+from .boot import RenderError, Reservation, render_dnsmasq, render_kea
+from .boot import Subnet as BootSubnet
+from .models import Subnet
+
+FORMATS = ("kea", "dnsmasq")
+
+
+class ExportError(Exception):
+    pass
+
+
+def export(fmt: str, site: str | None = None) -> str:
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    subnets_qs = Subnet.objects.select_related("site")
+    nics = NetworkInterface.objects.filter(boot=True, ip__isnull=False).select_related("node")
+    if site:
+        subnets_qs = subnets_qs.filter(site__slug=site)
+        nics = nics.filter(node__rack__site__slug=site)
+    try:
+        subnets = [
+            BootSubnet(cidr=s.cidr, gateway=s.gateway, boot_base_url=s.boot_base_url,
+                       dns_servers=tuple(s.dns_servers or ()),
+                       pool=(s.pool_start, s.pool_end) if s.pool_start and s.pool_end else None,
+                       next_server=s.next_server)
+            for s in subnets_qs
+        ]
+        if not subnets:
+            where = f"site {site!r}" if site else "any site"
+            raise ExportError(f"no provisioning subnets defined for {where}; add one first")
+        reservations = [Reservation(hostname=n.node.hostname, mac=n.mac, ip=n.ip)
+                        for n in nics.order_by("node__hostname")]
+        if fmt == "kea":
+            return render_kea(subnets, reservations)
+        return render_dnsmasq(subnets, reservations)
+    except RenderError as exc:
+        raise ExportError(str(exc)) from exc

@@ -1,0 +1,155 @@
+"""Golden images: immutable once published, and published only after their bytes check out.
+
+Publishing downloads every artifact (streamed, size-capped), compares its sha256, and
+verifies the optional detached ed25519 signature over the image manifest against the
+configured public keys. Any mismatch refuses publication and names the artifact.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+import requests
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from inventory import services as inventory
+from inventory.choices import OperationStatus
+from inventory.models import Operation
+
+from .models.images import Image, ImageState
+
+
+class ImageImmutable(Exception):
+    def __init__(self, image: Image):
+        super().__init__(
+            f"{image} is {image.state} and immutable; create a new version to change it."
+        )
+
+
+def manifest(image: Image) -> bytes:
+    """The bytes a signature covers: identity and content hashes, canonical JSON."""
+    doc = {"name": image.name, "version": image.version,
+           "artifacts": {name: {"url": url, "sha256": sha} for name, url, sha in
+                         image.artifacts()},
+           "cmdline": image.cmdline, "baseline": image.baseline}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+
+def create_image(**fields: Any) -> Image:
+    image = Image(**fields)
+    image.full_clean()
+    image.save()
+    return image
+
+
+def update_image(image: Image, **fields: Any) -> Image:
+    with transaction.atomic():
+        current = Image.objects.select_for_update().get(pk=image.pk)
+        if current.state != ImageState.DRAFT:
+            raise ImageImmutable(current)
+        for key, value in fields.items():
+            setattr(current, key, value)
+        current.full_clean()
+        current.save()
+    return current
+
+
+def deprecate(image: Image) -> Image:
+    if image.state != ImageState.PUBLISHED:
+        raise ValidationError({"state": f"Only a published image can be deprecated ({image}"
+                                        f" is {image.state})."})
+    Image.objects.filter(pk=image.pk).update(state=ImageState.DEPRECATED)
+    image.refresh_from_db()
+    return image
+
+
+def start_publish(image: Image, actor: str) -> Operation:
+    if image.state != ImageState.DRAFT:
+        raise ImageImmutable(image)
+    op = Operation.objects.create(kind="publish_image", actor=actor,
+                                  params={"image": image.pk, "image_name": str(image)})
+    transaction.on_commit(lambda: inventory.enqueue("provisioning.tasks.publish_image", op))
+    return op
+
+
+class VerifyError(Exception):
+    pass
+
+
+def _download_sha256(name: str, url: str) -> str:
+    cap = settings.CORRAL_IMAGE_MAX_BYTES
+    digest, size = hashlib.sha256(), 0
+    try:
+        with requests.get(url, stream=True, timeout=(10, 60)) as response:
+            if response.status_code != 200:
+                raise VerifyError(f"{name}: {url} answered HTTP {response.status_code}")
+            for chunk in response.iter_content(chunk_size=1 << 20):
+                size += len(chunk)
+                if size > cap:
+                    raise VerifyError(f"{name}: {url} is larger than the {cap} byte cap "
+                                      "(CORRAL_IMAGE_MAX_BYTES)")
+                digest.update(chunk)
+    except requests.RequestException as exc:
+        raise VerifyError(f"{name}: cannot download {url}: {type(exc).__name__}") from exc
+    return digest.hexdigest()
+
+
+def verify_signature(image: Image) -> None:
+    keys = settings.CORRAL_IMAGE_SIGNING_KEYS
+    if not image.signature:
+        if settings.CORRAL_REQUIRE_SIGNED_IMAGES:
+            raise VerifyError("signature: unsigned, and CORRAL_REQUIRE_SIGNED_IMAGES is on")
+        return
+    if not keys:
+        raise VerifyError("signature: present but no CORRAL_IMAGE_SIGNING_KEYS configured")
+    try:
+        signature = base64.b64decode(image.signature, validate=True)
+    except ValueError:
+        raise VerifyError("signature: not valid base64") from None
+    data = manifest(image)
+    for key in keys:
+        try:
+            Ed25519PublicKey.from_public_bytes(base64.b64decode(key)).verify(signature, data)
+            return
+        except (InvalidSignature, ValueError, TypeError):
+            continue
+    raise VerifyError("signature: does not verify against any configured signing key")
+
+
+def verify_and_publish(op: Operation) -> dict:
+    """Run inside the publish task. Returns the result; raises VerifyError on any mismatch."""
+    image = Image.objects.get(pk=op.params["image"])
+    if image.state != ImageState.DRAFT:
+        return {"state": image.state}
+    artifacts = image.artifacts()
+    for index, (name, url, expected) in enumerate(artifacts):
+        inventory.report_progress(op, int(90 * index / len(artifacts)), f"checking {name}")
+        got = _download_sha256(name, url)
+        if got != expected:
+            raise VerifyError(f"{name}: sha256 mismatch: expected {expected}, got {got}")
+    verify_signature(image)
+    Image.objects.filter(pk=image.pk, state=ImageState.DRAFT).update(
+        state=ImageState.PUBLISHED, published=timezone.now(), verify_error="")
+    return {"state": ImageState.PUBLISHED, "artifacts": [a[0] for a in artifacts]}
+
+
+def publish_task_body(op_id: int) -> None:
+    op = Operation.objects.get(pk=op_id)
+    if op.is_finished:
+        return
+    inventory.begin_operation(op)
+    try:
+        result = verify_and_publish(op)
+    except VerifyError as exc:
+        Image.objects.filter(pk=op.params["image"]).update(verify_error=str(exc))
+        inventory.finish_operation(op, OperationStatus.FAILED, error=f"not published: {exc}")
+        return
+    inventory.finish_operation(op, OperationStatus.SUCCEEDED, result=result)

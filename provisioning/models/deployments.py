@@ -1,0 +1,68 @@
+from django.db import models
+
+from inventory.fields import EncryptedTextField
+
+
+class DeploymentStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for phone-home"
+    SUCCEEDED = "succeeded", "Phoned home"
+    FAILED = "failed", "Failed"
+    SUPERSEDED = "superseded", "Superseded"
+
+
+class Deployment(models.Model):
+    """One imaging of one node. The single-use callback token is encrypted at rest and
+    looked up by its sha256."""
+
+    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE,
+                             related_name="deployments")
+    image = models.ForeignKey("provisioning.Image", on_delete=models.PROTECT,
+                              related_name="deployments")
+    operation = models.ForeignKey("inventory.Operation", null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+    token = EncryptedTextField(editable=False)
+    token_sha256 = models.CharField(max_length=64, unique=True, editable=False)
+    status = models.CharField(max_length=12, choices=DeploymentStatus.choices,
+                              default=DeploymentStatus.WAITING, db_index=True)
+    deadline = models.DateTimeField()
+    created = models.DateTimeField(auto_now_add=True)
+    boot_started = models.DateTimeField(null=True, blank=True)
+    phoned_home = models.DateTimeField(null=True, blank=True)
+    booted = models.JSONField(default=dict, blank=True, help_text="What the node reported.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["node"], condition=models.Q(status="waiting"),
+                                    name="one_waiting_deployment_per_node"),
+        ]
+
+    def __str__(self) -> str:
+        return f"deploy {self.image} on {self.node_id} ({self.status})"
+
+    @property
+    def seconds_to_phone_home(self) -> float | None:
+        if self.phoned_home is None:
+            return None
+        return (self.phoned_home - self.created).total_seconds()
+
+
+class BootRequest(models.Model):
+    """Every network-boot script request: the node page shows the last one."""
+
+    node = models.ForeignKey("inventory.Node", null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="boot_requests")
+    mac = models.CharField(max_length=17, db_index=True)
+    state = models.CharField(max_length=20, blank=True)
+    answer = models.CharField(max_length=12)  # deploy / local / unknown
+    client = models.CharField(max_length=200, blank=True)
+    remote_addr = models.GenericIPAddressField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["node", "-created"], name="bootreq_node_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.mac} -> {self.answer} at {self.created:%Y-%m-%d %H:%M:%S}"
