@@ -233,6 +233,15 @@ CORRAL_BOOT_BASE_URL = env.str("CORRAL_BOOT_BASE_URL", default="").rstrip("/")
 CORRAL_IMAGE_MAX_BYTES = env.int("CORRAL_IMAGE_MAX_BYTES", default=8 * 1024**3)
 CORRAL_IMAGE_SIGNING_KEYS = env.list("CORRAL_IMAGE_SIGNING_KEYS", default=[])
 CORRAL_REQUIRE_SIGNED_IMAGES = env.bool("CORRAL_REQUIRE_SIGNED_IMAGES", default=False)
+# Acceptance gates run their checks on the node over SSH with this identity.
+CORRAL_SSH_USER = env.str("CORRAL_SSH_USER", default="root")
+CORRAL_SSH_KEY_PATH = env.str("CORRAL_SSH_KEY_PATH", default=str(BASE_DIR / ".ssh" / "id_ed25519"))
+CORRAL_SSH_PORT = env.int("CORRAL_SSH_PORT", default=22)
+CORRAL_SSH_CONNECT_TIMEOUT = env.float("CORRAL_SSH_CONNECT_TIMEOUT", default=10.0)
+# Raw stdout/stderr kept per check (characters per stream).
+CORRAL_GATE_OUTPUT_CAP = env.int("CORRAL_GATE_OUTPUT_CAP", default=256 * 1024)
+# Start the default gate profile as soon as a node phones home.
+CORRAL_GATE_ON_PHONE_HOME = env.bool("CORRAL_GATE_ON_PHONE_HOME", default=True)
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {

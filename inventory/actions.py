@@ -56,6 +56,10 @@ ACTIONS: dict[str, Action] = {
             help="One-time PXE, power cycle, wait for the node to phone home.",
         ),
         Action(
+            "validate", "Re-run gates", event="validate", task="validation.tasks.start_gate",
+            style="primary", help="Run the default acceptance profile again.",
+        ),
+        Action(
             "drain", "Drain", event="drain", task="provisioning.tasks.drain_node",
             style="warning", confirm="Cordon this node in the scheduler and wait for its jobs?",
         ),

@@ -18,6 +18,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -145,6 +146,11 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
         except IllegalTransition:
             raise CallbackRefused(f"node is {node.state}, not deploying") from None
         deployment.status = DeploymentStatus.SUCCEEDED
+        if settings.CORRAL_GATE_ON_PHONE_HOME:
+            gate = Operation.objects.create(kind="validate", node=node, actor="system",
+                                            message="acceptance gates after deploy")
+            transaction.on_commit(
+                lambda: inventory.enqueue("validation.tasks.start_gate", gate))
     return deployment, True
 
 

@@ -52,11 +52,14 @@ def wait_operation(op_id: int, timeout: float = 60) -> Operation:
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
+def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) -> Iterator[Worker]:
     with django_db_blocker.unblock():
         url = database_url()
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "fleet.settings",
-           "CELERY_BROKER_DIR": str(settings.CELERY_BROKER_DIR)}
+           "CELERY_BROKER_DIR": str(settings.CELERY_BROKER_DIR),
+           # Gate checks reach "nodes" through the loopback sshd of tests/peers/sshd.py.
+           "CORRAL_SSH_PORT": str(sshd.port), "CORRAL_SSH_USER": sshd.username,
+           "CORRAL_SSH_KEY_PATH": str(sshd.client_key_path)}
     celery = [sys.executable, "-m", "celery", "-A", "fleet"]
     # Messages left by an earlier run name operation ids that mean other rows now.
     subprocess.run([*celery, "purge", "-f", "-Q", QUEUES], env=env, cwd=ROOT,

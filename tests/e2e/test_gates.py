@@ -1,0 +1,121 @@
+"""Acceptance gates end to end: a real worker runs checks over a real sshd whose tools
+print recorded outputs; verdicts move the node to in_service, failed or rma."""
+
+from pathlib import Path
+
+import pytest
+
+from inventory.models import NetworkInterface, Node, RMACase
+from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.peers.sshd import TOOL_OUTPUTS
+from tests.workers import wait_operation
+from validation.models import CheckResult, GateProfile, GateRun
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def healthy_smi_csv(tmp_dir: Path) -> Path:
+    """GPU 0 of the recorded 8xH100 query: the gpu-burn recordings test one H100."""
+    lines = (TOOL_OUTPUTS / "nvidia-smi-query-gpu-8xH100-constructed.csv").read_text()
+    rows = [line.split(", ") for line in lines.strip().splitlines()][:2]
+    ecc = rows[0].index("ecc.errors.uncorrected.volatile.total")
+    for row in rows[1:]:
+        row[ecc] = "0"
+    path = tmp_dir / "smi-healthy.csv"
+    path.write_text("\n".join(", ".join(r) for r in rows) + "\n")
+    return path
+
+
+def profile_spec(sshd, burn_output: str, soak_repeat: int = 3) -> dict:
+    smi = sshd.stand_in("smi-csv", output=healthy_smi_csv(sshd.workdir))
+    xid = sshd.stand_in("kernel-log", output="")
+    burn = sshd.stand_in("gpu-burn", output=burn_output)
+    return {
+        "name": "e2e", "title": "e2e", "version": 1, "gpu_models": ["H100-SXM"],
+        "fabrics": ["ib-400g"],
+        "phases": [
+            {"name": "preflight", "checks": [
+                {"name": "gpu-health", "tool": "nvidia-smi-csv", "command": str(smi),
+                 "timeout_s": 30, "required": True, "hardware_evidence": True,
+                 "thresholds": {"check_driver": False}},
+                {"name": "kernel-xid", "tool": "xid", "command": str(xid), "timeout_s": 30,
+                 "required": True, "hardware_evidence": True}]},
+            {"name": "burn-in", "soak": {"duration_s": 1, "repeat": soak_repeat}, "checks": [
+                {"name": "gpu-burn", "tool": "gpu-burn", "command": str(burn),
+                 "timeout_s": 30, "required": True, "hardware_evidence": True}]},
+        ],
+    }
+
+
+@pytest.fixture
+def failed_node(db):
+    rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), fabric="ib-400g")
+    node = NodeFactory(rack=rack, hostname="gpu-gate", gpu_model="H100-SXM", gpu_count=1,
+                       nic=None)
+    NetworkInterface.objects.create(node=node, mac="52:54:00:9a:7e:01", ip="127.0.0.1",
+                                    boot=True)
+    Node.objects.filter(pk=node.pk).update(state="failed", failed_step="validating")
+    return node
+
+
+def use_profile(spec: dict) -> None:
+    GateProfile.objects.update(is_default=False)
+    profile = GateProfile(name=spec["name"], spec=spec, is_default=True)
+    profile.full_clean()
+    profile.save()
+
+
+def revalidate(api, node):
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/validate/", {},
+                                  format="json")
+    assert resp.status_code == 202, resp.content
+    return resp.data["id"]
+
+
+def test_all_checks_pass_and_the_node_is_admitted(api, sshd, failed_node, celery_worker):
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt"))
+    op = wait_operation(revalidate(api, failed_node), timeout=120)
+    assert op.status == "succeeded", op.error
+    run = GateRun.objects.get(node=failed_node)
+    assert run.status == "passed"
+    results = CheckResult.objects.filter(run=run)
+    assert [(r.phase, r.check_name, r.iteration) for r in results] == [
+        ("preflight", "gpu-health", 0), ("preflight", "kernel-xid", 0),
+        ("burn-in", "gpu-burn", 0), ("burn-in", "gpu-burn", 1), ("burn-in", "gpu-burn", 2)]
+    assert all(r.status == "pass" for r in results)
+    health = results.get(check_name="gpu-health")
+    assert health.stdout.startswith("index, name") and health.exit_code == 0
+    failed_node.refresh_from_db()
+    assert failed_node.state == "in_service"
+    assert failed_node.observed_facts.get("driver")  # what the gate saw, kept for drift
+    assert failed_node.ssh_host_key.key == sshd.host_key  # recorded on first contact
+
+
+def test_faulty_gpu_burn_sends_the_node_to_rma_with_evidence(api, sshd, failed_node,
+                                                             celery_worker):
+    use_profile(profile_spec(sshd, "gpu-burn-faulty.txt"))
+    op = wait_operation(revalidate(api, failed_node), timeout=120)
+    assert op.status == "failed"
+    run = GateRun.objects.get(node=failed_node)
+    assert run.status == "rma"
+    # The soak stops at its first failed iteration.
+    assert CheckResult.objects.filter(run=run, check_name="gpu-burn").count() == 1
+    failed_node.refresh_from_db()
+    assert failed_node.state == "rma"
+    case = RMACase.objects.get(node=failed_node)
+    assert case.status == "open" and "FAULTY" in case.reason
+    assert case.evidence["gate_run"] == run.pk
+
+
+def test_a_changed_host_key_is_refused(api, sshd, failed_node, celery_worker):
+    from validation.models import NodeHostKey
+
+    NodeHostKey.objects.create(node=failed_node, key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI"
+                               "Ht5fFbV6mHI0Lmb0OChHUfeP3fL3C1bwBdSGHrD8OKa")
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt"))
+    op = wait_operation(revalidate(api, failed_node), timeout=120)
+    assert op.status == "failed"
+    result = CheckResult.objects.filter(run__node=failed_node).first()
+    assert "host key" in result.reason.lower() and result.stdout == ""
+    failed_node.refresh_from_db()
+    assert failed_node.state == "failed"

@@ -1,0 +1,51 @@
+"""Gate tasks: thin wrappers; the step logic and its idempotency live in services."""
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+
+from inventory import services as inventory
+from inventory.choices import OperationStatus
+from inventory.locking import NodeLocked, acquire, release
+from inventory.models import Operation
+
+from . import services
+from .models import GateRun
+
+
+@shared_task(name="validation.tasks.start_gate", bind=True, acks_late=True,
+             soft_time_limit=60, time_limit=90)
+def start_gate(self, op_id: int) -> str:
+    """From the validate action or a phone-home: open a run with the default profile."""
+    op = Operation.objects.select_related("node").filter(pk=op_id).first()
+    if op is None or op.is_finished:
+        return "skipped"
+    inventory.begin_operation(op)
+    try:
+        services.start_gate_run(op.node, op)
+    except services.NoProfile as exc:
+        inventory.finish_operation(op, OperationStatus.FAILED, error=str(exc))
+        inventory.fail_node(op.node, str(exc), op=op)
+        return "failed"
+    return "started"
+
+
+@shared_task(name="validation.tasks.gate_step", bind=True, acks_late=True)
+def gate_step(self, run_id: int, step: int) -> str:
+    run = GateRun.objects.select_related("node").filter(pk=run_id).first()
+    if run is None:
+        return "skipped"
+    holder = f"gate run {run_id} step {step}"
+    try:
+        acquire(run.node, holder)
+    except NodeLocked:
+        raise self.retry(countdown=5, max_retries=120) from None
+    try:
+        return services.gate_step(run_id, step)
+    except SoftTimeLimitExceeded:
+        services.abort_run(run_id, f"gate step {step} ran past its time limit")
+        return "failed"
+    except Exception as exc:
+        services.abort_run(run_id, f"internal error: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        release(run.node, holder)
