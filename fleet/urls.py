@@ -8,7 +8,8 @@ from provisioning.urls import boot_urlpatterns
 from . import views
 
 api_patterns = [path("", include("inventory.api.urls")),
-                path("", include("provisioning.api.urls"))]
+                path("", include("provisioning.api.urls")),
+                path("", include("validation.api.urls"))]
 
 urlpatterns = [
     path("", views.overview, name="home"),
@@ -17,6 +18,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("inventory.urls")),
     path("", include("provisioning.urls")),
+    path("", include("validation.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

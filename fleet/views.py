@@ -9,6 +9,7 @@ from inventory import selectors
 from inventory.choices import STATE_COLOURS, NodeState
 from inventory.permissions import VIEW
 from inventory.views import require
+from validation import selectors as validation_selectors
 
 
 @login_required
@@ -18,7 +19,8 @@ def overview(request):
     states = [(s, label, STATE_COLOURS[s], totals.get(s, 0)) for s, label in NodeState.choices]
     return render(
         request, "fleet/overview.html",
-        {"sites": sites, "states": states, "total": sum(totals.values())},
+        {"sites": sites, "states": states, "total": sum(totals.values()),
+         "validating": validation_selectors.validating_queue()},
     )
 
 

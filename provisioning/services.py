@@ -2,6 +2,10 @@
 
 Power and boot device are separate calls on purpose (MAAS's Redfish power-on silently sets
 PXE; ours never does).
+
+Every conversation with a BMC runs inside ``bmc_io()``: a BMC takes seconds per call, and a
+worker overlapping hundreds of nodes must not hold a database connection per node meanwhile
+(see provisioning.runner). So no database access happens inside those blocks.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
 
 from .drivers import BMCError, BMCFatalError, BMCSettings, BMCTransientError, get_driver
+from .runner import bmc_io
 from .schedulers import get_scheduler
 
 POWER_ACTIONS = {"power_on": "on", "power_off": "off", "power_cycle": "cycle"}
@@ -48,22 +53,24 @@ def _record_power(node: Node, state: str) -> None:
 def power(node: Node, op: Operation) -> dict:
     action = POWER_ACTIONS[op.kind]
     driver = get_driver(bmc_settings(node))
-    try:
-        inventory.report_progress(op, 10, f"asking the BMC to power {action}")
-        driver.power.set_power(action)
-        state = driver.power.get_power_state()
-    finally:
-        driver.close()
+    inventory.report_progress(op, 10, f"asking the BMC to power {action}")
+    with bmc_io():
+        try:
+            driver.power.set_power(action)
+            state = driver.power.get_power_state()
+        finally:
+            driver.close()
     _record_power(node, state)
     return {"power_state": state}
 
 
 def set_boot_pxe(node: Node, op: Operation) -> dict:
     driver = get_driver(bmc_settings(node))
-    try:
-        driver.management.set_boot_device("pxe", once=True)
-    finally:
-        driver.close()
+    with bmc_io():
+        try:
+            driver.management.set_boot_device("pxe", once=True)
+        finally:
+            driver.close()
     return {"boot_device": "pxe", "once": True}
 
 
@@ -72,13 +79,17 @@ def inspect(node: Node, op: Operation) -> dict:
     driver = get_driver(bmc_settings(node))
     try:
         inventory.report_progress(op, 10, "reading power state")
-        state = driver.power.get_power_state()
+        with bmc_io():
+            state = driver.power.get_power_state()
         inventory.report_progress(op, 30, "reading hardware inventory")
-        hardware = driver.inspect.inspect().to_dict()
+        with bmc_io():
+            hardware = driver.inspect.inspect().to_dict()
         inventory.report_progress(op, 70, "reading firmware inventory")
-        firmware = [c.to_dict() for c in driver.firmware.firmware()]
+        with bmc_io():
+            firmware = [c.to_dict() for c in driver.firmware.firmware()]
     finally:
-        driver.close()
+        with bmc_io():
+            driver.close()
     now = timezone.now()
     Node.objects.filter(pk=node.pk).update(
         hardware_facts=hardware, firmware_facts=firmware, inspected_at=now,
@@ -104,11 +115,12 @@ def refresh_power(node: Node) -> None:
     now = timezone.now()
     try:
         driver = get_driver(bmc_settings(node))
-        try:
-            state = driver.power.get_power_state()
-            health = driver.health.health()
-        finally:
-            driver.close()
+        with bmc_io():
+            try:
+                state = driver.power.get_power_state()
+                health = driver.health.health()
+            finally:
+                driver.close()
     except BMCError as exc:
         Node.objects.filter(pk=node.pk).update(
             bmc_health="unreachable" if isinstance(exc, BMCTransientError) else "error",

@@ -30,8 +30,9 @@ class Image(models.Model):
         blank=True, help_text="Base64 detached ed25519 signature of the image manifest.")
     cmdline = models.CharField(
         max_length=1024,
-        default="console=tty0 console=ttyS0,115200n8 corral.callback={callback_url} "
-                "corral.token={token} corral.image={image_name} corral.version={image_version}",
+        default="console=tty0 console=ttyS0,115200n8 corral.hostname={hostname} "
+                "corral.callback={callback_url} corral.token={token} corral.image={image_name} "
+                "corral.version={image_version}",
         help_text="Kernel command line; {callback_url} and {token} are filled per deploy.",
     )
     baseline = models.JSONField(

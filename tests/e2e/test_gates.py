@@ -1,6 +1,7 @@
 """Acceptance gates end to end: a real worker runs checks over a real sshd whose tools
 print recorded outputs; verdicts move the node to in_service, failed or rma."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,38 @@ def test_a_changed_host_key_is_refused(api, sshd, failed_node, celery_worker):
     assert "host key" in result.reason.lower() and result.stdout == ""
     failed_node.refresh_from_db()
     assert failed_node.state == "failed"
+
+
+def test_a_soak_shows_progress_and_can_be_cancelled(api, client, users, sshd, failed_node,
+                                                    celery_worker):
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=500))
+    op_id = revalidate(api, failed_node)
+    run = None
+    for _ in range(300):
+        run = GateRun.objects.filter(node=failed_node).first()
+        if run and run.iteration >= 2:
+            break
+        time.sleep(0.1)
+    assert run is not None and run.status == "running" and run.iteration >= 2
+    data = api("manager").get(f"/api/v1/gate-runs/{run.pk}/").data
+    assert data["soak"]["iterations"] >= 2 and data["current_phase"] == "burn-in"
+    client.force_login(users["technician"])
+    panel = client.get(f"/nodes/{failed_node.pk}/gates-panel/").content.decode()
+    assert 'id="soak-progress"' in panel and 'data-action="cancel-gate"' in panel
+    resp = api("technician").post(f"/api/v1/gate-runs/{run.pk}/cancel/")
+    assert resp.status_code == 202
+    op = wait_operation(op_id, timeout=60)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and "cancelled by token:technician-user" in op.error
+    failed_node.refresh_from_db()
+    assert failed_node.state == "failed"
+    assert "cancelled" in failed_node.failure_reason
+
+
+def test_a_profile_with_a_typo_is_refused(api, sshd):
+    spec = profile_spec(sshd, "gpu-burn-h100-ok.txt")
+    spec["phases"][1]["checks"][0]["thresholds"] = {"min_gflop_per_gpu": 1000}
+    resp = api("admin").post("/api/v1/gate-profiles/", {"name": "typo", "spec": spec},
+                             format="json")
+    assert resp.status_code == 400
+    assert "min_gflop_per_gpu" in str(resp.data)

@@ -1,0 +1,55 @@
+"""The whole deploy path with a real network-boot client: Corral's live server, a Celery
+worker driving a Redfish emulator, QEMU's iPXE fetching the node's script, a Debian
+kernel + busybox initramfs phoning home with the token from its command line."""
+
+import pytest
+
+from inventory.models import NetworkInterface, Node
+from provisioning.models import BootRequest, Deployment, Image
+from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.workers import wait_operation
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the live server (guestfwd)
+
+
+def test_ipxe_boots_the_image_and_the_node_phones_home(
+        api, live_server, settings, netboot, sushy_emulator, celery_worker):
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "10.0.2.100"]
+    settings.CORRAL_BOOT_BASE_URL = GUEST_APP
+    settings.CORRAL_GATE_ON_PHONE_HOME = False  # gates are proven in test_gates.py
+    files = netboot.files
+    image = Image.objects.create(
+        name="debian-netboot", version=netboot.artifacts.kernel_version.replace("+", "-"),
+        state="published", kernel_url=files.kernel_url, initrd_url=files.initrd_url,
+        kernel_sha256=files.kernel_sha256, initrd_sha256=files.initrd_sha256)
+    mac, serial, uuid = netboot.identity()
+    system = sushy_emulator.systems[2]
+    rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
+    node = NodeFactory(rack=rack, hostname="gpu-qemu", serial=serial, nic=None,
+                       bmc__address=sushy_emulator.address, bmc__system_id=system.uuid)
+    NetworkInterface.objects.create(node=node, mac=mac, boot=True)
+    Node.objects.filter(pk=node.pk).update(state="ready")
+
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/deploy/",
+                                  {"params": {"image": image.pk}}, format="json")
+    assert resp.status_code == 202, resp.content
+    assert wait_operation(resp.data["id"]).status == "succeeded"
+    node.refresh_from_db()
+    assert node.state == "deploying"
+
+    # The BMC powered the machine on; here the test starts the VM in its place.
+    port = int(live_server.url.rsplit(":", 1)[1])
+    result = netboot.boot(port, mac=mac, serial=serial, uuid=uuid, timeout=120)
+    print(f"netboot: phoned home after {result.phoned_home_after} s, total {result.elapsed} s")
+    assert result.phoned_home, result.tail(40)
+
+    node.refresh_from_db()
+    assert node.state == "validating"
+    deployment = Deployment.objects.get(node=node)
+    assert deployment.status == "succeeded"
+    assert deployment.booted["version"] == image.version
+    assert deployment.booted["kernel"] == netboot.artifacts.kernel_version
+    assert node.observed_facts["image"] == str(image)
+    boot = BootRequest.objects.get(node=node)
+    assert boot.answer == "deploy" and boot.client.startswith("iPXE/")

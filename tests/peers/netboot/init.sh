@@ -1,0 +1,113 @@
+#!/bin/sh
+# /init of the Corral test initramfs: bring up e1000 by DHCP, phone home once, power off.
+#
+# The kernel command line (from Corral's iPXE script) carries
+#   corral.callback=<URL> corral.token=<TOKEN>
+# and optionally corral.image=, corral.version=, corral.hostname=.
+# Markers on the serial console ("CORRAL: ...") are what the test harness reads;
+# keep their wording stable.
+
+/bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin /etc /run
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s
+# The kernel found no /dev/console in the archive, so init started without stdio.
+exec </dev/console >/dev/console 2>&1
+
+log() { echo "CORRAL: $*"; }
+
+shutdown_now() {
+    log "powering off"
+    sync
+    poweroff -f
+    sleep 5
+    # Never let init exit: that panics the kernel and the VM would hang until killed.
+    while :; do sleep 60; done
+}
+
+# Pull "corral.<name>=<value>" out of the kernel command line.
+arg() {
+    for word in $(cat /proc/cmdline); do
+        case "$word" in
+            "corral.$1="*) echo "${word#*=}"; return 0 ;;
+        esac
+    done
+    return 1
+}
+
+# Minimal JSON string escaping: backslash, double quote, and control characters.
+json_str() {
+    printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
+}
+
+read_first() { [ -r "$1" ] && head -n1 "$1" 2>/dev/null; }
+
+log "init started, kernel $(uname -r)"
+
+callback=$(arg callback)
+token=$(arg token)
+if [ -z "$callback" ] || [ -z "$token" ]; then
+    log "no corral.callback/corral.token on the kernel command line"
+    log "phone-home failed"
+    shutdown_now
+fi
+image=$(arg image || echo "corral-netboot-test")
+version=$(arg version || echo "0")
+hostname=$(arg hostname || echo "corral-netboot")
+hostname "$hostname"
+
+module=$(find /lib/modules -name e1000.ko | head -n1)
+insmod "$module" || log "insmod $module failed"
+n=0
+while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+ip link set lo up
+ip link set eth0 up
+
+ok=""
+n=0
+while [ $n -lt 5 ]; do
+    n=$((n + 1))
+    if udhcpc -i eth0 -n -q -t 5 -T 2 -s /etc/udhcpc.script; then ok=1; break; fi
+    log "DHCP attempt $n failed"
+done
+if [ -z "$ok" ]; then
+    log "no DHCP lease"
+    log "phone-home failed"
+    shutdown_now
+fi
+
+mac=$(read_first /sys/class/net/eth0/address)
+ipaddr=$(ip -4 -o addr show dev eth0 | sed -n 's/.* inet \([0-9.]*\).*/\1/p' | head -n1)
+cpus=$(grep -c '^processor' /proc/cpuinfo)
+mem_kb=$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)
+facts="{\"mac\": $(json_str "$mac"), \"ip\": $(json_str "$ipaddr")"
+facts="$facts, \"cpus\": ${cpus:-0}, \"mem_kb\": ${mem_kb:-0}"
+facts="$facts, \"serial\": $(json_str "$(read_first /sys/class/dmi/id/product_serial)")"
+facts="$facts, \"uuid\": $(json_str "$(read_first /sys/class/dmi/id/product_uuid)")"
+facts="$facts, \"vendor\": $(json_str "$(read_first /sys/class/dmi/id/sys_vendor)")"
+facts="$facts, \"product\": $(json_str "$(read_first /sys/class/dmi/id/product_name)")"
+facts="$facts, \"cmdline\": $(json_str "$(cat /proc/cmdline)")}"
+
+body="{\"token\": $(json_str "$token"), \"hostname\": $(json_str "$hostname")"
+body="$body, \"image\": $(json_str "$image"), \"version\": $(json_str "$version")"
+body="$body, \"kernel\": $(json_str "$(uname -r)"), \"facts\": $facts}"
+
+log "phoning home to $callback"
+n=0
+while [ $n -lt 5 ]; do
+    n=$((n + 1))
+    if timeout 15 wget -q -O /tmp/response --header 'Content-Type: application/json' \
+            --post-data "$body" "$callback" 2>/tmp/wget.err; then
+        log "callback response: $(head -c 300 /tmp/response)"
+        log "phone-home ok"
+        shutdown_now
+    fi
+    cat /tmp/wget.err
+    log "callback attempt $n failed"
+    # A 4xx is the server's considered answer (bad or used token): do not hammer it.
+    if grep -q 'HTTP/1\.[01] 4[0-9][0-9]' /tmp/wget.err; then break; fi
+    sleep 2
+done
+log "phone-home failed"
+shutdown_now

@@ -1,0 +1,80 @@
+"""Reads for gate pages and the API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from inventory.models import Node
+
+from .models import CheckResult, GateRun, RunStatus
+from .services import progress
+
+
+@dataclass
+class PhaseRow:
+    name: str
+    status: str  # pass / degraded / fail / running / pending
+    results: list[CheckResult]
+
+
+def run_phases(run: GateRun) -> list[PhaseRow]:
+    """Per-phase verdicts of a run, in profile order, with the checks seen so far."""
+    results = list(run.results.all())
+    rows = []
+    for index, name in enumerate(run.phase_names):
+        mine = [r for r in results if r.phase == name]
+        if any(r.status == "fail" for r in mine):
+            status = "fail"
+        elif run.status == RunStatus.RUNNING and index == run.phase_index:
+            status = "running"
+        elif not mine:
+            status = "pending"
+        elif any(r.status == "degraded" for r in mine):
+            status = "degraded"
+        else:
+            status = "pass"
+        rows.append(PhaseRow(name, status, mine))
+    return rows
+
+
+@dataclass
+class SoakInfo:
+    elapsed_s: int
+    total_s: int
+    iterations: int
+    failures: int
+    percent: int
+
+
+def soak_info(run: GateRun) -> SoakInfo | None:
+    if not run.soak_started or not run.soak_until:
+        return None
+    total = int((run.soak_until - run.soak_started).total_seconds())
+    end = run.finished or timezone.now()
+    elapsed = int(min((end - run.soak_started).total_seconds(), total))
+    # Derived from the row, not counted from results: the fleet page lists many runs.
+    iterations = run.iteration + (1 if run.finished else 0)
+    return SoakInfo(elapsed, total, iterations, run.soak_failures,
+                    int(100 * elapsed / total) if total else 100)
+
+
+def node_runs(node: Node, limit: int = 5) -> list[GateRun]:
+    return list(GateRun.objects.filter(node=node).select_related("profile")
+                .prefetch_related("results")[:limit])
+
+
+def validating_queue() -> list[tuple[GateRun, int, SoakInfo | None]]:
+    """Running gate runs with their progress, for the fleet overview."""
+    runs = (GateRun.objects.filter(status=RunStatus.RUNNING)
+            .select_related("node", "profile").order_by("started"))
+    return [(run, progress(run), soak_info(run)) for run in runs]
+
+
+def result_counts(run: GateRun) -> dict[str, int]:
+    return run.results.aggregate(
+        passed=Count("id", filter=Q(status="pass")),
+        degraded=Count("id", filter=Q(status="degraded")),
+        failed=Count("id", filter=Q(status="fail")))
