@@ -33,6 +33,10 @@ from .verdicts.registry import verdict_for_error
 
 log = logging.getLogger(__name__)
 STEP_TASK = "validation.tasks.gate_step"
+# A step saves only what it advances: a full save() would overwrite a cancel request
+# written by the API while the step was running.
+PROGRESS_FIELDS = ["steps_done", "phase_index", "iteration", "soak_started", "soak_until",
+                   "soak_failures"]
 
 
 class NoProfile(Exception):
@@ -182,7 +186,7 @@ def gate_step(run_id: int, step: int) -> str:
     run.steps_done += 1
     if failed:
         run.soak_failures += int(phase.soak)
-        run.save()
+        run.save(update_fields=PROGRESS_FIELDS)
         return _conclude(run)
     if phase.soak and run.iteration + 1 < phase.repeat:
         run.iteration += 1
@@ -190,9 +194,9 @@ def gate_step(run_id: int, step: int) -> str:
         run.phase_index += 1
         run.iteration = 0
         if run.phase_index >= len(spec.phases):
-            run.save()
+            run.save(update_fields=PROGRESS_FIELDS)
             return _conclude(run)
-    run.save()
+    run.save(update_fields=PROGRESS_FIELDS)
     transaction.on_commit(lambda: enqueue_step(run, run.steps_done))
     return "next"
 
