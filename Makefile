@@ -22,6 +22,19 @@ test: $(STAMP)
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
 
+# Benchmarks print figures; they are not tests. They need PostgreSQL on 127.0.0.1:5432.
+bench-oob: $(STAMP)
+	$(BIN)/python -m devtools.bench_oob
+
+bench-boot: $(STAMP)
+	@command -v wrk >/dev/null && test -x /usr/sbin/nginx || \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	   --no-install-recommends wrk nginx-light && (pkill -x nginx || true))
+	$(BIN)/python -m devtools.bench_boot
+
+bench-gates: $(STAMP)
+	$(BIN)/python -m devtools.bench_gates
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
