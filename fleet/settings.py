@@ -81,8 +81,11 @@ TEMPLATES = [
     }
 ]
 
+# An empty DATABASE_URL counts as unset (a CI matrix or a shell may export it empty).
 DATABASES = {
-    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'corral.sqlite3'}"),
+    "default": environ.Env.db_url_config(
+        env.str("DATABASE_URL", default="") or f"sqlite:///{BASE_DIR / 'corral.sqlite3'}"
+    ),
 }
 DATABASES["default"].setdefault("ATOMIC_REQUESTS", False)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):

@@ -111,3 +111,16 @@ def test_query_count_does_not_grow_with_the_fleet(client, users, site, page):
     large = count_queries(client, url())
     print(f"query_count page={page} n10={small} n1000={large}")
     assert small == large
+
+
+@pytest.mark.django_db
+def test_admin_pages_render_without_secrets(client, node):
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.create_superuser("root", password="x"))
+    for url in ["/admin/inventory/node/", f"/admin/inventory/node/{node.pk}/change/",
+                "/admin/provisioning/image/", "/admin/validation/gateprofile/",
+                "/admin/validation/gaterun/", "/admin/provisioning/deployment/"]:
+        resp = client.get(url)
+        assert resp.status_code == 200, url
+        assert "s3cret-bmc-pass" not in resp.content.decode()
