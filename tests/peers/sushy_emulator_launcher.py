@@ -1,12 +1,19 @@
 """Run sushy-emulator with deterministic power timing and a request journal.
 
-Usage: python sushy_emulator_launcher.py JOURNAL POWER_DELAY [sushy-emulator args...]
+Usage: python sushy_emulator_launcher.py JOURNAL POWER_DELAY [--request-delay SECONDS]
+       [sushy-emulator args...]
 
 The fake driver applies power changes after ``random.randint(1, 11)`` seconds; tests
 need them to land at a known time, so the fake driver's ``random`` is replaced by one
 returning POWER_DELAY. The emulator also ignores ``BootSourceOverrideEnabled`` and
 always reports ``Continuous``, so every mutating request body is appended to JOURNAL
 (one JSON object per line, passwords removed) for tests to assert what arrived.
+
+``--request-delay SECONDS`` (default 0: off) makes every request sleep that long before
+it is handled. An emulated BMC answers in milliseconds while a real one takes 1-11 s per
+call; benchmarks use the delay so that the orchestrator's ability to overlap BMC latency,
+not the emulator's speed, is what they measure. The sleep runs in the request's own
+thread (the development server is threaded), so delayed requests overlap each other.
 """
 
 from __future__ import annotations
@@ -30,10 +37,33 @@ def _redact(body: object) -> object:
     return body
 
 
+def _pop_request_delay(args: list[str]) -> tuple[float, list[str]]:
+    """Take ``--request-delay S`` / ``--request-delay=S`` out of args: sushy-emulator's own
+    argument parser would reject it."""
+    delay, rest = 0.0, []
+    it = iter(args)
+    for arg in it:
+        if arg == "--request-delay":
+            delay = float(next(it))
+        elif arg.startswith("--request-delay="):
+            delay = float(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    if delay < 0:
+        raise SystemExit("--request-delay must be >= 0")
+    return delay, rest
+
+
 def main() -> int:
     journal_path, delay = sys.argv[1], int(sys.argv[2])
+    request_delay, emulator_args = _pop_request_delay(sys.argv[3:])
     fakedriver.random = types.SimpleNamespace(randint=lambda _low, _high: delay)
     lock = threading.Lock()
+
+    if request_delay:
+        @emulator.app.before_request
+        def _slow_bmc() -> None:
+            time.sleep(request_delay)
 
     @emulator.app.before_request
     def _journal() -> None:
@@ -49,7 +79,7 @@ def main() -> int:
         with lock, open(journal_path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry) + "\n")
 
-    sys.argv = ["sushy-emulator", *sys.argv[3:]]
+    sys.argv = ["sushy-emulator", *emulator_args]
     return emulator.main()
 
 
