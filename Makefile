@@ -24,7 +24,7 @@ test: $(STAMP)
 
 # Benchmarks print figures; they are not tests. They need PostgreSQL on 127.0.0.1:5432.
 bench-oob: $(STAMP)
-	$(BIN)/python -m devtools.bench_oob
+	$(BIN)/python -m devtools.bench_oob --n 500 --delay 2
 
 bench-boot: $(STAMP)
 	@command -v wrk >/dev/null && test -x /usr/sbin/nginx || \

@@ -96,8 +96,14 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     )
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # psycopg's pool: a Celery threads worker gives its connection back around every BMC
+    # call (provisioning.runner.bmc_io), so hundreds of threads share a few connections.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("CORRAL_DB_POOL_SIZE", default=20),
+        "timeout": env.float("CORRAL_DB_POOL_TIMEOUT", default=60.0),
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

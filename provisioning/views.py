@@ -16,7 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from inventory.choices import NodeState
-from inventory.models import NetworkInterface, Node
+from inventory.models import NetworkInterface
 from inventory.services import fail_node
 from inventory.validators import normalise_mac
 
@@ -50,21 +50,20 @@ def _client_ip(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
-def _lookup(mac: str) -> tuple[str | None, Node | None]:
+def _lookup(mac: str) -> tuple[str | None, NetworkInterface | None]:
+    """The boot NIC with its node, rack and site: one query per boot request."""
     try:
         mac = normalise_mac(mac)
     except ValueError:
         return None, None
-    nic = (NetworkInterface.objects.select_related("node__rack__site")
-           .filter(mac=mac).only("mac", "node__hostname", "node__serial", "node__state",
-                                  "node__rack__site__slug", "ip", "node__id").first())
-    return mac, (nic.node if nic else None)
+    nic = NetworkInterface.objects.select_related("node__rack__site").filter(mac=mac).first()
+    return mac, nic
 
 
-def _target(node: Node, mac: str, request: HttpRequest) -> BootTarget:
-    nic_ip = NetworkInterface.objects.filter(mac=mac).values_list("ip", flat=True).first()
+def _target(nic: NetworkInterface, request: HttpRequest) -> BootTarget:
+    node = nic.node
     return BootTarget(
-        hostname=node.hostname, mac=mac, ip=nic_ip, serial=node.serial,
+        hostname=node.hostname, mac=nic.mac, ip=nic.ip, serial=node.serial,
         arch=ARCH.get(request.GET.get("arch", "x86_64"), "x86_64"),
         site=node.rack.site.slug if node.rack_id else "unracked",
     )
@@ -86,13 +85,14 @@ def _boot_inputs(deployment: Deployment, request: HttpRequest) -> tuple[BootImag
 @require_GET
 def ipxe_script(request: HttpRequest) -> HttpResponse:
     """Per-node iPXE script; every request is recorded for 'last network boot'."""
-    mac, node = _lookup(request.GET.get("mac", ""))
+    mac, nic = _lookup(request.GET.get("mac", ""))
+    node = nic.node if nic else None
     answer, state = "unknown", ""
     script = render_ipxe_unknown()
     if node is not None:
         state = node.state
         try:
-            target = _target(node, mac, request)
+            target = _target(nic, request)
             deployment = (deployments.waiting_deployment(node)
                           if node.state == NodeState.DEPLOYING else None)
             if deployment is not None:
@@ -122,14 +122,14 @@ def chain_script(request: HttpRequest) -> HttpResponse:
 
 
 def _deploying(request: HttpRequest, mac: str):
-    mac, node = _lookup(mac)
-    if node is None or node.state != NodeState.DEPLOYING:
+    mac, nic = _lookup(mac)
+    if nic is None or nic.node.state != NodeState.DEPLOYING:
         return None
-    deployment = deployments.waiting_deployment(node)
+    deployment = deployments.waiting_deployment(nic.node)
     if deployment is None:
         return None
     image, boot = _boot_inputs(deployment, request)
-    return _target(node, mac, request), image, boot
+    return _target(nic, request), image, boot
 
 
 @never_cache

@@ -73,8 +73,8 @@ class RackViewSet(viewsets.ModelViewSet):
     def run_action(self, request, pk=None, name=None):
         """Run an action on every node of the rack; one aggregate Operation with children."""
         rack = self.get_object()
-        nodes = Node.objects.filter(rack=rack).exclude(state="decommissioned").order_by(
-            "rack_unit", "pk")
+        nodes = (Node.objects.filter(rack=rack).exclude(state="decommissioned")
+                 .select_related("rack__site").order_by("rack_unit", "pk"))
         return start_bulk(request, nodes, name, rack=rack)
 
 
@@ -95,7 +95,8 @@ class NodeViewSet(viewsets.ModelViewSet):
         body = s.BulkActionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         ids = body.validated_data["nodes"]
-        nodes = list(Node.objects.filter(pk__in=ids).order_by("rack_id", "rack_unit", "pk"))
+        nodes = list(Node.objects.filter(pk__in=ids).select_related("rack__site")
+                     .order_by("rack_id", "rack_unit", "pk"))
         missing = sorted(set(ids) - {n.pk for n in nodes})
         if missing:
             raise ValidationError({"nodes": f"No such nodes: {missing}."})

@@ -1,0 +1,167 @@
+"""Process plumbing for the benchmarks: start, watch, measure and always stop.
+
+Shared by devtools/bench_*.py so each benchmark file keeps to what it measures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOOPBACK = "127.0.0.1"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def say(msg: str) -> None:
+    print(f"bench-oob: {msg}", flush=True)
+
+
+# --- processes ---------------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    """A process this benchmark started, in its own session so that stopping its process
+    group also stops its children (gunicorn's workers) and nothing else."""
+
+    name: str
+    popen: subprocess.Popen
+    log: Path
+
+    @property
+    def pgid(self) -> int:
+        return self.popen.pid
+
+    def tail(self, lines: int = 30) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class Procs:
+    items: list[Proc] = field(default_factory=list)
+
+    def start(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> Proc:
+        log = logs / f"{name}.log"
+        with log.open("ab") as out:
+            popen = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        proc = Proc(name, popen, log)
+        self.items.append(proc)
+        return proc
+
+    def check_alive(self) -> None:
+        for proc in self.items:
+            if proc.popen.poll() is not None:
+                raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode}:\n"
+                                   f"{proc.tail()}")
+
+    def stop_all(self, timeout: float = 15.0) -> None:
+        """SIGTERM every group (newest first), then SIGKILL what is left after `timeout`."""
+        for proc in reversed(self.items):
+            _signal_group(proc.pgid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in reversed(self.items):
+            try:
+                proc.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                say(f"{proc.name} ignored SIGTERM; killing it")
+            # Children of the group (gunicorn workers) may outlive their parent briefly.
+            _signal_group(proc.pgid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.popen.wait(timeout=5)
+        self.items.clear()
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """User+system CPU of each started process group so far (all threads and children)."""
+        return {p.name: _group_cpu(p.pgid) for p in self.items}
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _proc_stat(pid: str) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces; everything after the last ')' is fixed.
+    return raw[raw.rfind(")") + 2:].split()
+
+
+def _group_cpu(pgid: int) -> float:
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _proc_stat(entry)
+        # fields[0] is field 3 (state): pgrp is field 5, utime 14, stime 15.
+        if fields and int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])
+    return total / CLK_TCK
+
+
+def _postgres_cpu() -> float:
+    """CPU of the local PostgreSQL server: live processes, plus what the postmaster has
+    reaped from exited backends (cutime/cstime). Read-only; 0 if it is not local."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{entry}/comm").read_text().strip() == "postgres":
+                    stats[int(entry)] = _proc_stat(entry)
+    total = 0
+    for fields in stats.values():
+        if fields:
+            total += int(fields[11]) + int(fields[12])
+            if int(fields[1]) not in stats:  # the postmaster
+                total += int(fields[13]) + int(fields[14])
+    return total / CLK_TCK
+
+
+def _machine_cpu() -> float:
+    """CPU-seconds spent by the whole machine (all cores) since boot, idle excluded."""
+    parts = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    values = [int(v) for v in parts]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / CLK_TCK
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: Proc, procs: Procs, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        procs.check_alive()
+        with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), 0.2):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{proc.name} is not listening on {port} after {timeout} s:\n"
+                       f"{proc.tail()}")
+
+
+def wait_for_log(proc: Proc, marker: str, procs: Procs, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        procs.check_alive()
+        if proc.log.exists() and marker in proc.log.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{proc.name} did not log {marker!r} in {timeout} s:\n{proc.tail()}")
+
+
+# --- environment, database, broker -------------------------------------------------------
