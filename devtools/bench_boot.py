@@ -154,18 +154,23 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=12_500)
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--connections", type=int, default=256)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     args = parser.parse_args()
     need("wrk", "wrk")
     nginx = need("nginx", "nginx-light")
 
     work = Path(tempfile.mkdtemp(prefix="corral-bench-boot-"))
+    work.chmod(0o755)  # nginx's workers run unprivileged and must read www/
     os.environ.update({
         "DATABASE_URL": recreate_database(args.admin_url), "DJANGO_SETTINGS_MODULE":
         "fleet.settings", "CORRAL_ENV_FILE": "/nonexistent", "DEBUG": "false",
         "LOG_LEVEL": "WARNING", "CORRAL_BOOT_BASE_URL": "http://10.0.0.5:8000",
-        "CONN_MAX_AGE": "600",
+        "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.5",
+        "CORRAL_BOOT_CACHE_SECONDS": os.environ.get("CORRAL_BOOT_CACHE_SECONDS", "0.5"),
+        "CORRAL_DB_POOL_SIZE": os.environ.get("CORRAL_DB_POOL_SIZE", "20"),
     })
     sys.path.insert(0, str(ROOT))
     macs = work / "macs.txt"
@@ -177,7 +182,8 @@ def main() -> int:
         port = free_port()
         procs.append(subprocess.Popen(
             [str(Path(sys.executable).parent / "gunicorn"), "fleet.wsgi", "-b",
-             f"127.0.0.1:{port}", "-w", str(args.workers), "--worker-class", "sync",
+             f"127.0.0.1:{port}", "-w", str(args.workers), "--worker-class", args.worker_class,
+             "--threads", str(args.threads),
              "--backlog", "2048", "--log-level", "warning"], cwd=ROOT))
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/healthz")

@@ -8,6 +8,7 @@ password unreadable).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import environ
@@ -98,12 +99,18 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 else:
     # psycopg's pool: a Celery threads worker gives its connection back around every BMC
     # call (provisioning.runner.bmc_io), so hundreds of threads share a few connections.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 1,
-        "max_size": env.int("CORRAL_DB_POOL_SIZE", default=20),
-        "timeout": env.float("CORRAL_DB_POOL_TIMEOUT", default=60.0),
-    }
+    # CORRAL_DB_POOL_SIZE=0: no pool, persistent connections (CONN_MAX_AGE) instead.
+    POOL_SIZE = env.int("CORRAL_DB_POOL_SIZE", default=20)
+    if POOL_SIZE > 0:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": POOL_SIZE,
+            "timeout": env.float("CORRAL_DB_POOL_TIMEOUT", default=60.0),
+        }
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=600)
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -123,8 +130,10 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# Serve straight from the source folders too, so a fresh checkout needs no collectstatic.
+# Serve straight from the source folders too, so a fresh checkout needs no collectstatic
+# (and say nothing about the missing STATIC_ROOT in that case).
 WHITENOISE_USE_FINDERS = True
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -251,6 +260,13 @@ CORRAL_SSH_CONNECT_TIMEOUT = env.float("CORRAL_SSH_CONNECT_TIMEOUT", default=10.
 CORRAL_GATE_OUTPUT_CAP = env.int("CORRAL_GATE_OUTPUT_CAP", default=256 * 1024)
 # Start the default gate profile as soon as a node phones home.
 CORRAL_GATE_ON_PHONE_HOME = env.bool("CORRAL_GATE_ON_PHONE_HOME", default=True)
+# Boot-request records: 0 = one INSERT per request; > 0 = batched every N seconds per web
+# process (set it, e.g. 0.5, where a whole hall network-boots at once).
+CORRAL_BOOT_LOG_FLUSH_SECONDS = env.float("CORRAL_BOOT_LOG_FLUSH_SECONDS", default=0.0)
+# Boot storms: each web process keeps a copy of MAC -> node state refreshed every N
+# seconds (0 = ask the database on every /boot/ipxe request); see provisioning/bootcache.py.
+CORRAL_BOOT_CACHE_SECONDS = env.float("CORRAL_BOOT_CACHE_SECONDS", default=0.0)
+CORRAL_BOOT_CACHE_FULL_SECONDS = env.float("CORRAL_BOOT_CACHE_FULL_SECONDS", default=60.0)
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {

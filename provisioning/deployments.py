@@ -154,6 +154,6 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
     return deployment, True
 
 
-def waiting_deployment(node: Node) -> Deployment | None:
+def waiting_deployment(node: Node | int) -> Deployment | None:
     return (Deployment.objects.select_related("image")
             .filter(node=node, status=DeploymentStatus.WAITING).first())

@@ -79,7 +79,7 @@ class Node(models.Model):
     observed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
+    updated = models.DateTimeField(auto_now=True, db_index=True)
 
     class Meta:
         ordering = ["hostname"]
