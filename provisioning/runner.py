@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from inventory import services as inventory
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 
 Work = Callable[[Node, Operation], dict | None]
 
-MAX_TRANSIENT_RETRIES = 4
 MAX_LOCK_WAITS = 60
 
 
@@ -66,15 +66,17 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     except BMCFatalError as exc:
         _fail(op, node, str(exc))
     except BMCTransientError as exc:
-        if task.request.retries < MAX_TRANSIENT_RETRIES:
-            countdown = 2 ** (task.request.retries + 1)
+        retries = settings.CORRAL_BMC_RETRIES
+        if task.request.retries < retries:
+            # Exponential backoff: base, 2 x base, 4 x base ... (2, 4, 8, 16 s by default).
+            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2 ** task.request.retries
             inventory.report_progress(
                 op, op.progress, f"{exc}; retrying in {countdown} s "
-                f"({task.request.retries + 1}/{MAX_TRANSIENT_RETRIES})"
+                f"({task.request.retries + 1}/{retries})"
             )
             release(node, holder)
-            raise task.retry(countdown=countdown, max_retries=MAX_TRANSIENT_RETRIES) from None
-        _fail(op, node, f"{exc} (gave up after {MAX_TRANSIENT_RETRIES} retries)")
+            raise task.retry(countdown=countdown, max_retries=retries) from None
+        _fail(op, node, f"{exc} (gave up after {retries} retries)")
     except SoftTimeLimitExceeded:
         _fail(op, node, f"{op.kind} timed out after {task.soft_time_limit} s")
     except Exception as exc:  # a bug must still finish the operation, never hang it

@@ -130,3 +130,17 @@ def test_rack_power_on_fans_out_with_a_stagger(api, rack, sushy_emulator_factory
     assert children.count() == 6 and all(c.status == "succeeded" for c in children)
     assert all(emulator.power_state(s.uuid) == "On" for s in emulator.systems)
     assert parent.params["stagger"] == settings.CORRAL_POWER_ON_STAGGER
+
+
+def test_unreachable_bmc_is_retried_then_fails_with_a_clear_message(api, rack, celery_worker):
+    from tests.peers.util import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens here
+    node = enroll(api, rack, 5, {"protocol": "redfish", "address": dead, "username": "admin",
+                                 "password": "pw"})
+    op = act(api, node["id"], "inspect")
+    assert op.status == "failed"
+    assert "127.0.0.1" in op.error and "gave up after 2 retries" in op.error
+    row = Node.objects.get(pk=node["id"])
+    assert row.state == "failed" and row.failed_step == "inspecting"
+    assert row.bmc_message == op.error and row.reservation is None
