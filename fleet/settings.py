@@ -271,6 +271,9 @@ CORRAL_BOOT_CACHE_FULL_SECONDS = env.float("CORRAL_BOOT_CACHE_FULL_SECONDS", def
 # base, 2 x base, 4 x base ... seconds; fatal ones (credentials, unsupported) never are.
 CORRAL_BMC_RETRIES = env.int("CORRAL_BMC_RETRIES", default=4)
 CORRAL_BMC_RETRY_BASE_SECONDS = env.float("CORRAL_BMC_RETRY_BASE_SECONDS", default=2.0)
+# After a power request, read the state back until it matches (BMCs apply it late).
+CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)
+CORRAL_POWER_POLL_SECONDS = env.float("CORRAL_POWER_POLL_SECONDS", default=2.0)
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {

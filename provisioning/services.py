@@ -10,6 +10,7 @@ worker overlapping hundreds of nodes must not hold a database connection per nod
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -57,11 +58,26 @@ def power(node: Node, op: Operation) -> dict:
     with bmc_io():
         try:
             driver.power.set_power(action)
-            state = driver.power.get_power_state()
+            state = wait_for_power(driver, "off" if action == "off" else "on")
         finally:
             driver.close()
     _record_power(node, state)
+    if state != ("off" if action == "off" else "on"):
+        # Accepted but not applied in time: say so rather than record a silent success.
+        raise BMCTransientError(
+            f"BMC at {node.bmc.address} accepted power {action} but still reports {state} "
+            f"after {settings.CORRAL_POWER_WAIT_SECONDS:g} s")
     return {"power_state": state}
+
+
+def wait_for_power(driver, target: str) -> str:
+    """Real BMCs apply a power change seconds after accepting it (Ironic waits too)."""
+    deadline = time.monotonic() + settings.CORRAL_POWER_WAIT_SECONDS
+    state = driver.power.get_power_state()
+    while state != target and time.monotonic() < deadline:
+        time.sleep(settings.CORRAL_POWER_POLL_SECONDS)
+        state = driver.power.get_power_state()
+    return state
 
 
 def set_boot_pxe(node: Node, op: Operation) -> dict:

@@ -98,8 +98,8 @@ class RedfishInspect(InspectInterface):
         except sushy_exc.ResourceNotFoundError:
             return []
         except sushy_exc.ServerSideError as exc:
-            why = self.client.to_bmc_error(exc, f"reading {part}")
-            self._facts.unavailable[part] = str(why)
+            self._facts.unavailable[part] = (
+                f"BMC at {self.client.address} answered HTTP {exc.status_code} for {part}")
             return []
 
     def _processors(self, system: dict[str, Any], facts: HardwareFacts) -> None:
