@@ -377,7 +377,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "overlaps)")
     parser.add_argument("--emulators", type=int, default=4,
                         help="sushy-emulator processes sharing the systems (the BMC side)")
-    parser.add_argument("--workers", type=int, default=1,
+    parser.add_argument("--workers", type=int, default=2,
                         help="worker processes sharing those threads (one GIL each)")
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432",
                         help="PostgreSQL server URL without database")
