@@ -103,7 +103,8 @@ def seed(n: int, macs_file: Path) -> str:
     site = Site.objects.create(name="Storm hall", slug="storm")
     racks = Rack.objects.bulk_create(
         [Rack(site=site, name=f"r{i:03d}", u_height=42) for i in range((n + 9) // 10)])
-    deploying = set(range(0, n, 20))  # 5%
+    every = int(os.environ.get("BENCH_DEPLOY_EVERY", "20"))  # 5% deploying by default
+    deploying = set(range(0, n, every)) if every else set()
     nodes = Node.objects.bulk_create([
         Node(rack=racks[i // 10], rack_unit=(i % 10) * 4 + 1, u_height=4,
              serial=f"SN{i:07d}", hostname=f"gpu{i:05d}", gpu_model="H100-SXM", gpu_count=8,

@@ -28,7 +28,7 @@ from inventory.models import NetworkInterface
 
 log = logging.getLogger(__name__)
 FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
-          "node__rack__site__slug", "ip")
+          "node__rack__site__slug", "ip", "node__updated")
 
 
 class SubjectCache:
@@ -50,8 +50,8 @@ class SubjectCache:
     def _rows(self, **filters) -> dict[str, object]:
         rows = NetworkInterface.objects.filter(**filters).order_by().values_list(*FIELDS)
         return {mac: self._subject(node_id, hostname, serial, state, site or "unracked", mac,
-                                   str(ip) if ip else None)
-                for mac, node_id, hostname, serial, state, site, ip in rows}
+                                   str(ip) if ip else None, updated)
+                for mac, node_id, hostname, serial, state, site, ip, updated in rows}
 
     def refresh(self) -> None:
         started = timezone.now()

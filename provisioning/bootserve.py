@@ -50,6 +50,9 @@ class BootSubject:
     site: str
     mac: str
     ip: str | None
+    # Node.updated: every transition changes it, so a cached script keyed by the subject
+    # can never outlive the node state (or the deployment) it was rendered for.
+    updated: object = None
 
 
 _LOOKUP_SQL: str | None = None
@@ -61,7 +64,7 @@ def _lookup_sql() -> str:
     if _LOOKUP_SQL is None:
         query = (NetworkInterface.objects.filter(mac="00:00:00:00:00:00").order_by()
                  .values_list("node_id", "node__hostname", "node__serial", "node__state",
-                              "node__rack__site__slug", "ip"))
+                              "node__rack__site__slug", "ip", "node__updated"))
         _LOOKUP_SQL = query.query.sql_with_params()[0]
     return _LOOKUP_SQL
 
@@ -85,9 +88,9 @@ def lookup(raw_mac: str) -> tuple[str | None, BootSubject | None]:
             row = cursor.fetchone()
     if row is None:
         return mac, None
-    node_id, hostname, serial, state, site, ip = row
+    node_id, hostname, serial, state, site, ip, updated = row
     return mac, BootSubject(node_id, hostname, serial, state, site or "unracked", mac,
-                            str(ip) if ip else None)
+                            str(ip) if ip else None, updated)
 
 
 def target_for(subject: BootSubject, arch: str) -> BootTarget:
@@ -101,6 +104,26 @@ def _local_script(subject: BootSubject, arch: str) -> str:
     exactly what the template would render again; the local-vs-deploy decision is still
     made on every request."""
     return render_ipxe_local(target_for(subject, arch))
+
+
+_DEPLOY_SCRIPTS: dict[tuple, str] = {}
+
+
+def _deploy_script(subject: BootSubject, arch: str, base_url: str) -> str | None:
+    """The deploy script of the node's waiting deployment, rendered once per subject: the
+    deployment (and its token) cannot change without the node's row changing too."""
+    key = (subject, arch, base_url)
+    script = _DEPLOY_SCRIPTS.get(key)
+    if script is None:
+        deployment = deployments.waiting_deployment(subject.node_id)
+        if deployment is None:  # the deploy task has not created it yet: nothing cached
+            return None
+        image, boot = boot_inputs(deployment, base_url)
+        script = render_ipxe_deploy(target_for(subject, arch), image, boot)
+        if len(_DEPLOY_SCRIPTS) > 50_000:
+            _DEPLOY_SCRIPTS.clear()
+        _DEPLOY_SCRIPTS[key] = script
+    return script
 
 
 def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, BootDeployment]:
@@ -128,12 +151,10 @@ def ipxe_script(raw_mac: str, arch: str, base_url: str, client: str,
     if subject is not None:
         state = subject.state
         try:
-            deployment = (deployments.waiting_deployment(subject.node_id)
-                          if state == NodeState.DEPLOYING else None)
-            if deployment is not None:
-                image, boot = boot_inputs(deployment, base_url)
-                script = render_ipxe_deploy(target_for(subject, arch), image, boot)
-                answer = "deploy"
+            deploy_script = (_deploy_script(subject, ARCH.get(arch, "x86_64"), base_url)
+                             if state == NodeState.DEPLOYING else None)
+            if deploy_script is not None:
+                script, answer = deploy_script, "deploy"
             else:
                 script, answer = _local_script(subject, ARCH.get(arch, "x86_64")), "local"
         except RenderError as exc:

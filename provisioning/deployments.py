@@ -31,6 +31,7 @@ from .drivers import get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
 from .models.images import ImageState
+from .runner import bmc_io
 from .services import bmc_settings
 
 log = logging.getLogger(__name__)
@@ -74,21 +75,27 @@ def validate_deploy_params(params: dict) -> dict:
 def deploy(node: Node, op: Operation) -> dict:
     """Task body (under the node lock): new Deployment, PXE once, power, then wait."""
     image = Image.objects.get(pk=op.params["image"])
-    token = secrets.token_urlsafe(32)
     with transaction.atomic():
-        Deployment.objects.filter(node=node, status=DeploymentStatus.WAITING).update(
-            status=DeploymentStatus.SUPERSEDED, error="superseded by a new deploy")
-        deployment = Deployment.objects.create(
-            node=node, image=image, operation=op, token=token,
-            token_sha256=token_hash(token), deadline=node.deadline or timezone.now())
+        # A redelivered task reuses its own deployment: the token a node may already have
+        # been given stays valid.
+        deployment = Deployment.objects.filter(operation=op,
+                                               status=DeploymentStatus.WAITING).first()
+        if deployment is None:
+            Deployment.objects.filter(node=node, status=DeploymentStatus.WAITING).update(
+                status=DeploymentStatus.SUPERSEDED, error="superseded by a new deploy")
+            token = secrets.token_urlsafe(32)
+            deployment = Deployment.objects.create(
+                node=node, image=image, operation=op, token=token,
+                token_sha256=token_hash(token), deadline=node.deadline or timezone.now())
     driver = get_driver(bmc_settings(node))
     try:
         inventory.report_progress(op, 20, "setting one-time network boot")
-        driver.management.set_boot_device("pxe", once=True)
-        state = driver.power.get_power_state()
-        action = "cycle" if state == "on" else "on"
+        with bmc_io():
+            driver.management.set_boot_device("pxe", once=True)
+            action = "cycle" if driver.power.get_power_state() == "on" else "on"
         inventory.report_progress(op, 50, f"power {action}")
-        driver.power.set_power(action)
+        with bmc_io():
+            driver.power.set_power(action)
     finally:
         driver.close()
     Deployment.objects.filter(pk=deployment.pk).update(boot_started=timezone.now())

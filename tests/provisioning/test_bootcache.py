@@ -49,3 +49,32 @@ def test_wsgi_fast_path_answers_like_the_view(client, node):
 def test_wsgi_fast_path_checks_the_host_header(node):
     status, body = call_wsgi("/boot/ipxe", "mac=52:54:00:00:00:01", host="evil.example")
     assert status.startswith("400") and b"ALLOWED_HOSTS" in body
+
+
+def test_a_cached_deploy_script_ends_with_the_deploy(client, node):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from provisioning.deployments import token_hash
+    from provisioning.models import Deployment, Image
+
+    image = Image.objects.create(
+        name="img", version="1", state="published", kernel_url="http://10.0.0.5/k",
+        initrd_url="http://10.0.0.5/i", kernel_sha256="1" * 64, initrd_sha256="2" * 64)
+    from inventory.models import Node
+
+    Node.objects.filter(pk=node.pk).update(state="ready")
+    node.refresh_from_db()
+    transition(node, "deploy", "user:alice")
+    token = "tok-" + "c" * 40
+    Deployment.objects.create(node=node, image=image, token=token,
+                              token_sha256=token_hash(token),
+                              deadline=timezone.now() + timedelta(hours=1))
+    mac = node.interfaces.get().mac
+    first = client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    again = client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    assert token in first and first == again
+    transition(node, "fail", "system", "no phone-home")
+    after = client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    assert token not in after and "kernel" not in after
