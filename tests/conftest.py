@@ -57,3 +57,12 @@ def api(users):
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _worker_settles(request):
+    yield
+    if "celery_worker" in request.fixturenames:
+        from tests.workers import wait_until_quiet
+
+        wait_until_quiet()

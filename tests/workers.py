@@ -87,3 +87,18 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def wait_until_quiet(timeout: float = 20) -> None:
+    """Before a transactional test's flush: let the worker finish what the test started
+    (a follow-up task such as the gate after a phone-home), or the flush's TRUNCATE and the
+    worker's writes deadlock."""
+    from validation.models import GateRun
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = Operation.objects.filter(status__in=["pending", "running"]).exists() or \
+            GateRun.objects.filter(status="running").exists()
+        if not busy:
+            return
+        time.sleep(0.2)

@@ -35,7 +35,8 @@ def ready_node(db, sushy_emulator):
 
 
 def test_deploy_pxe_power_script_phone_home(api, client, image, ready_node, sushy_emulator,
-                                            celery_worker):
+                                            celery_worker, settings):
+    settings.CORRAL_GATE_ON_PHONE_HOME = False  # gates are proven in test_gates.py
     node, system = ready_node
     resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/deploy/",
                                   {"params": {"image": "ubuntu-gpu:2026.11.1"}}, format="json")
