@@ -23,12 +23,7 @@ from provisioning.images import ImageImmutable
 def exception_handler(exc, context):
     if isinstance(exc, DjangoValidationError):
         return Response(as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, ActionNotAllowed):
-        return Response(
-            {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, IllegalTransition):
+    if isinstance(exc, ActionNotAllowed | IllegalTransition):
         return Response(
             {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
             status=status.HTTP_409_CONFLICT,

@@ -45,6 +45,9 @@ def resolve_image(ref: Any) -> Image:
     """An image by id or "name:version"; it must be published."""
     from django.core.exceptions import ValidationError
 
+    if ref in (None, ""):
+        raise ValidationError({"params.image": "Say which image to deploy: "
+                                               '{"params": {"image": "name:version"}} or its id.'})
     image = None
     if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
         image = Image.objects.filter(pk=int(ref)).first()

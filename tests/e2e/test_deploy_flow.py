@@ -73,3 +73,12 @@ def test_deploy_with_an_unpublished_image_changes_nothing(api, image, ready_node
     assert "only published images can be deployed" in str(resp.data)
     node.refresh_from_db()
     assert node.state == "ready" and not node.events.exists()
+
+
+def test_deploy_without_an_image_says_what_to_send(api, ready_node):
+    node, _ = ready_node
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/deploy/", {},
+                                  format="json")
+    assert resp.status_code == 400 and "Say which image to deploy" in str(resp.data)
+    node.refresh_from_db()
+    assert node.state == "ready"
