@@ -14,4 +14,8 @@ RUN STATICFILES_BACKEND=whitenoise.storage.CompressedManifestStaticFilesStorage 
     SECRET_KEY=build-only python manage.py collectstatic --noinput -v0
 USER corral
 EXPOSE 8000
-CMD ["gunicorn", "fleet.wsgi", "-b", "0.0.0.0:8000", "-w", "4", "--threads", "4", "--access-logfile", "-"]
+# fleet.serve runs granian on fleet.asgi; GRANIAN_* variables tune it (README).
+# Boot-storm mode on: /boot/ipxe answered from memory, boot records written in batches.
+ENV GRANIAN_HOST=0.0.0.0 GRANIAN_PORT=8000 GRANIAN_LOG_ACCESS_ENABLED=true \
+    CORRAL_BOOT_CACHE_SECONDS=0.5 CORRAL_BOOT_LOG_FLUSH_SECONDS=0.5
+CMD ["python", "-m", "fleet.serve"]

@@ -1,7 +1,8 @@
 """`make bench-boot`: a boot storm against /boot/ipxe, next to nginx serving a static file.
 
 Not a test. 12,500 enrolled nodes in PostgreSQL (5% of them deploying, so both the
-local-boot and the deploy script are served), gunicorn as in production, and wrk with a
+local-boot and the deploy script are served), the production web server (fleet.serve,
+granian on fleet.asgi, as Docker and Compose run it), and wrk with a
 Lua script asking for random enrolled MACs: 256 connections for 30 s. The same wrk run
 against nginx serving a file the size of a rendered script gives the ceiling of this
 machine. Last line:
@@ -156,8 +157,6 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--connections", type=int, default=256)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--worker-class", default="gthread")
-    parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     args = parser.parse_args()
     need("wrk", "wrk")
@@ -182,10 +181,8 @@ def main() -> int:
     try:
         port = free_port()
         procs.append(subprocess.Popen(
-            [str(Path(sys.executable).parent / "gunicorn"), "fleet.wsgi", "-b",
-             f"127.0.0.1:{port}", "-w", str(args.workers), "--worker-class", args.worker_class,
-             "--threads", str(args.threads),
-             "--backlog", "2048", "--log-level", "warning"], cwd=ROOT))
+            [sys.executable, "-m", "fleet.serve", "--host", "127.0.0.1", "--port", str(port),
+             "--workers", str(args.workers), "--log-level", "warning"], cwd=ROOT))
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/healthz")
         script = urllib.request.urlopen(f"{base}/boot/ipxe?mac={sample_mac}").read()  # noqa: S310

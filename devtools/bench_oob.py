@@ -17,7 +17,7 @@ ratio = total / critical; 1.0 would mean every BMC's latency is perfectly overla
 The last line printed is `oob_fanout n=N total_s=... critical_s=... ratio=...`.
 
 It is a benchmark, not a test: it sets up everything it needs (a fresh PostgreSQL database
-`corral_bench`, a flushed Redis db, its own env file, emulator, gunicorn and a Celery worker,
+`corral_bench`, a flushed Redis db, its own env file, emulator, web server and a Celery worker,
 all on 127.0.0.1) and stops every process it started, whatever happens. Two extra emulated
 nodes exist besides the N: one warms the worker up (imports, thread start, first
 connections) so that cold start does not flatter the critical path, and one is the
@@ -447,10 +447,9 @@ def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tu
     count = args.n + 2  # + warm-up node + critical-path node
     emulators, bmc_ports, bmc_urls = start_emulators(args, count, workdir, env, logs, procs)
     web_port = free_port()
-    web = procs.start("gunicorn", [
-        str(BIN / "gunicorn"), "fleet.wsgi", "-b", f"{LOOPBACK}:{web_port}", "-w", "2",
-        "--threads", "4", "--timeout", "600", "--access-logfile", str(logs / "access.log")],
-        env, logs)
+    web = procs.start("web", [
+        str(BIN / "python"), "-m", "fleet.serve", "--host", LOOPBACK, "--port", str(web_port),
+        "--workers", "2", "--access-log"], env, logs)
     workers = [procs.start(f"worker{i}", [
         str(BIN / "celery"), "-A", "fleet", "worker", "-Q", f"site.{SITE_SLUG}",
         "--pool", "threads", "--concurrency", str(args.concurrency // args.workers),

@@ -29,7 +29,7 @@ def say(msg: str) -> None:
 @dataclass
 class Proc:
     """A process this benchmark started, in its own session so that stopping its process
-    group also stops its children (gunicorn's workers) and nothing else."""
+    group also stops its children (the web server's workers) and nothing else."""
 
     name: str
     popen: subprocess.Popen
@@ -74,7 +74,7 @@ class Procs:
                 proc.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 say(f"{proc.name} ignored SIGTERM; killing it")
-            # Children of the group (gunicorn workers) may outlive their parent briefly.
+            # Children of the group (web server workers) may outlive their parent briefly.
             _signal_group(proc.pgid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.popen.wait(timeout=5)

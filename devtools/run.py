@@ -2,7 +2,7 @@
 
 Writes .env once (secret key, field-encryption key), migrates SQLite (or DATABASE_URL),
 creates an admin login, starts a real Redfish emulator holding the demo fleet's BMCs,
-seeds the demo site, then runs gunicorn + a Celery worker + beat until Ctrl-C.
+seeds the demo site, then runs the web server (granian) + a Celery worker + beat until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -150,8 +150,9 @@ def main() -> int:
             stdout=open(logs / "beat.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
         ))
         procs.append(subprocess.Popen(
-            [str(BIN / "gunicorn"), "fleet.wsgi", "-b", f"127.0.0.1:{web_port}",
-             "-w", "2", "--threads", "4", "--access-logfile", str(logs / "access.log")],
+            [str(BIN / "python"), "-m", "fleet.serve", "--host", "127.0.0.1", "--port",
+             str(web_port), "--workers", "2", "--access-log"],
+            stdout=open(logs / "access.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
         ))
         wait_for(web_port, "the web server")
         say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")

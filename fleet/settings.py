@@ -267,6 +267,9 @@ CORRAL_BOOT_LOG_FLUSH_SECONDS = env.float("CORRAL_BOOT_LOG_FLUSH_SECONDS", defau
 # seconds (0 = ask the database on every /boot/ipxe request); see provisioning/bootcache.py.
 CORRAL_BOOT_CACHE_SECONDS = env.float("CORRAL_BOOT_CACHE_SECONDS", default=0.0)
 CORRAL_BOOT_CACHE_FULL_SECONDS = env.float("CORRAL_BOOT_CACHE_FULL_SECONDS", default=60.0)
+# Under the production ASGI server (fleet.asgi): threads per web process running Django's
+# views, and as many again for boot requests that need the database.
+CORRAL_WEB_THREADS = env.int("CORRAL_WEB_THREADS", default=8)
 # Transient BMC errors (unreachable, 5xx, 409) are retried this many times, waiting
 # base, 2 x base, 4 x base ... seconds; fatal ones (credentials, unsupported) never are.
 CORRAL_BMC_RETRIES = env.int("CORRAL_BMC_RETRIES", default=4)

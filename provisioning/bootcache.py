@@ -18,13 +18,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections
+from django.db.models import Q
 from django.utils import timezone
 
 from inventory.models import NetworkInterface
+
+from .models import Deployment, DeploymentStatus
 
 log = logging.getLogger(__name__)
 FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
@@ -32,12 +36,17 @@ FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
 
 
 class SubjectCache:
-    def __init__(self, interval: float, full_interval: float, start: bool = True) -> None:
+    def __init__(self, interval: float, full_interval: float, start: bool = True,
+                 warm: Callable[[Iterable], None] | None = None) -> None:
         from .bootserve import BootSubject
 
         self._subject = BootSubject
         self.interval, self.full_interval = interval, full_interval
+        self.warm = warm
         self.by_mac: dict[str, object] = {}
+        # node id -> its waiting Deployment (image loaded): a deploying node's script is
+        # rendered from memory too, the first time it asks as well as every time after.
+        self.deployments: dict[int, Deployment] = {}
         self.synced: datetime | None = None
         self.full_at = 0.0
         self.ready = threading.Event()
@@ -47,6 +56,15 @@ class SubjectCache:
     def get(self, mac: str):
         return self.by_mac.get(mac) if self.ready.is_set() else None
 
+    def deployment(self, node_id: int) -> Deployment | None:
+        return self.deployments.get(node_id) if self.ready.is_set() else None
+
+    @staticmethod
+    def _deployments(*filters: Q) -> dict[int, Deployment]:
+        rows = (Deployment.objects.filter(*filters, status=DeploymentStatus.WAITING)
+                .select_related("image").order_by())
+        return {d.node_id: d for d in rows}
+
     def _rows(self, **filters) -> dict[str, object]:
         rows = NetworkInterface.objects.filter(**filters).order_by().values_list(*FIELDS)
         return {mac: self._subject(node_id, hostname, serial, state, site or "unracked", mac,
@@ -55,16 +73,33 @@ class SubjectCache:
 
     def refresh(self) -> None:
         started = timezone.now()
+        changed: dict[str, object] = {}
         if time.monotonic() - self.full_at > self.full_interval or self.synced is None:
-            self.by_mac = self._rows()  # swapped whole: readers never see a half map
+            by_mac = changed = self._rows()
+            deployments = self._deployments()
             self.full_at = time.monotonic()
         else:
             # One second of overlap: a transition committed during the last read is seen.
-            changed = self._rows(node__updated__gte=self.synced - timedelta(seconds=1))
-            if changed:
-                self.by_mac = {**self.by_mac, **changed}
+            since = self.synced - timedelta(seconds=1)
+            changed = self._rows(node__updated__gte=since)
+            touched = {subject.node_id for subject in changed.values()}
+            by_mac = {**self.by_mac, **changed} if changed else self.by_mac
+            # A changed node keeps a deployment only if it still has a waiting one.
+            fresh = self._deployments(Q(created__gte=since) | Q(node_id__in=touched))
+            deployments = self.deployments
+            if touched or fresh:
+                deployments = {node_id: d for node_id, d in self.deployments.items()
+                               if node_id not in touched}
+                deployments.update(fresh)
+        # Swapped whole, deployments first: readers never see a half-built map, and a
+        # subject seen deploying finds the deployment read after it.
+        self.deployments, self.by_mac = deployments, by_mac
         self.synced = started
         self.ready.set()
+        if self.warm is not None and changed:
+            # Off the request path: in a real storm each node asks once, so a script
+            # rendered on demand would be rendered while the node waits.
+            self.warm(changed.values())
 
     def _run(self) -> None:
         while True:
@@ -85,8 +120,12 @@ def cache() -> SubjectCache | None:
     global _cache
     if settings.CORRAL_BOOT_CACHE_SECONDS <= 0:
         return None
+    if _cache is not None:  # every boot request asks: no lock once it exists
+        return _cache
     with _lock:
         if _cache is None:
+            from .bootserve import prerender
+
             _cache = SubjectCache(settings.CORRAL_BOOT_CACHE_SECONDS,
-                                  settings.CORRAL_BOOT_CACHE_FULL_SECONDS)
+                                  settings.CORRAL_BOOT_CACHE_FULL_SECONDS, warm=prerender)
     return _cache

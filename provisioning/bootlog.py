@@ -12,36 +12,47 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
 
 from .models import BootRequest
 
 log = logging.getLogger(__name__)
 
 
-def _insert(rows: list[dict[str, Any]]) -> None:
-    # Telemetry: do not make the booting node wait for a WAL flush.
+COLUMNS = ("node_id", "mac", "state", "answer", "client", "remote_addr", "created")
+
+
+def _insert(rows: list[tuple]) -> None:
+    """One COPY on PostgreSQL: building thousands of model instances for bulk_create
+    held the GIL long enough to stall the web process's event loop in a boot storm."""
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        BootRequest.objects.bulk_create([BootRequest(**row) for row in rows])
+        if connection.vendor != "postgresql":
+            BootRequest.objects.bulk_create(
+                [BootRequest(**dict(zip(COLUMNS, row, strict=True))) for row in rows])
+            return
+        with connection.cursor() as cursor:
+            # Telemetry: do not make the booting node wait for a WAL flush.
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            table = connection.ops.quote_name(BootRequest._meta.db_table)
+            with cursor.cursor.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
 
 
 class _Buffer:
     def __init__(self, interval: float) -> None:
         self.interval = interval
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[tuple] = []
         self.lock = threading.Lock()
         self.wake = threading.Event()
         thread = threading.Thread(target=self._run, name="corral-bootlog", daemon=True)
         thread.start()
         atexit.register(self.flush)
 
-    def add(self, row: dict[str, Any]) -> None:
+    def add(self, row: tuple) -> None:
         with self.lock:
             self.rows.append(row)
 
@@ -64,13 +75,23 @@ _buffer: _Buffer | None = None
 _buffer_lock = threading.Lock()
 
 
-def record(**row: Any) -> None:
+def record(*, node_id: int | None, mac: str, state: str, answer: str, client: str,
+           remote_addr: str | None) -> None:
+    """Record one answered request, stamped now (not when the batch is written)."""
     global _buffer
+    row = (node_id, mac, state, answer, client, remote_addr, timezone.now())
     interval = settings.CORRAL_BOOT_LOG_FLUSH_SECONDS
     if interval <= 0:
         _insert([row])
         return
-    with _buffer_lock:
-        if _buffer is None:
-            _buffer = _Buffer(interval)
+    if _buffer is None:
+        with _buffer_lock:
+            if _buffer is None:
+                _buffer = _Buffer(interval)
     _buffer.add(row)
+
+
+def flush() -> None:
+    """Write buffered records now (a server shutting down calls this)."""
+    if _buffer is not None:
+        _buffer.flush()

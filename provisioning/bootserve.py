@@ -9,7 +9,9 @@ stack (iPXE sends no cookies and needs no session, CSRF or messages).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -106,6 +108,16 @@ def _local_script(subject: BootSubject, arch: str) -> str:
     return render_ipxe_local(target_for(subject, arch))
 
 
+def prerender(subjects: Iterable[BootSubject]) -> None:
+    """Render the local-boot scripts of subjects the node copy just loaded (x86_64, the
+    usual case), so a node's first request in a boot storm is answered from memory."""
+    for subject in subjects:
+        if subject.state != NodeState.DEPLOYING:
+            # A script that cannot be rendered is answered (and logged) when the node asks.
+            with contextlib.suppress(RenderError):
+                _local_script(subject, "x86_64")
+
+
 _DEPLOY_SCRIPTS: dict[tuple, str] = {}
 
 
@@ -120,10 +132,25 @@ def _deploy_script(subject: BootSubject, arch: str, base_url: str) -> str | None
             return None
         image, boot = boot_inputs(deployment, base_url)
         script = render_ipxe_deploy(target_for(subject, arch), image, boot)
-        if len(_DEPLOY_SCRIPTS) > 50_000:
-            _DEPLOY_SCRIPTS.clear()
-        _DEPLOY_SCRIPTS[key] = script
+        _remember(key, script)
     return script
+
+
+def _cached_deploy_script(copy: bootcache.SubjectCache, subject: BootSubject, arch: str,
+                          base_url: str) -> str | None:
+    key = (subject, arch, base_url)
+    script = _DEPLOY_SCRIPTS.get(key)
+    if script is None and (deployment := copy.deployment(subject.node_id)) is not None:
+        image, boot = boot_inputs(deployment, base_url)
+        script = render_ipxe_deploy(target_for(subject, arch), image, boot)
+        _remember(key, script)
+    return script
+
+
+def _remember(key: tuple, script: str) -> None:
+    if len(_DEPLOY_SCRIPTS) > 50_000:
+        _DEPLOY_SCRIPTS.clear()
+    _DEPLOY_SCRIPTS[key] = script
 
 
 def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, BootDeployment]:
@@ -167,6 +194,41 @@ def ipxe_script(raw_mac: str, arch: str, base_url: str, client: str,
                           f"cannot render a boot script: {exc}")
     bootlog.record(node_id=subject.node_id if subject else None, mac=(mac or raw_mac)[:17],
                    state=state, answer=answer, client=client[:200], remote_addr=remote_addr)
+    return script
+
+
+def memory_script(raw_mac: str, arch: str, base_url: str, client: str,
+                  remote_addr: str | None) -> str | None:
+    """The script when memory alone can answer, else None (the caller then runs
+    ipxe_script in a thread).
+
+    fleet.asgi calls this on its event loop, where one database query would stall every
+    connection of the process (Django refuses ORM calls there anyway). In a boot storm
+    nearly every request is a node the per-process copy knows and a script already
+    rendered, so answering those without leaving the loop is most of the throughput."""
+    copy = bootcache.cache()
+    if copy is None or settings.CORRAL_BOOT_LOG_FLUSH_SECONDS <= 0:
+        return None
+    mac = raw_mac.lower()  # iPXE sends aa:bb:cc:dd:ee:ff, the copy's own spelling
+    if (subject := copy.get(mac)) is None:
+        try:
+            mac = normalise_mac(raw_mac)
+        except ValueError:
+            return None
+        if (subject := copy.get(mac)) is None:
+            return None
+    arch = ARCH.get(arch, "x86_64")
+    try:
+        if subject.state == NodeState.DEPLOYING:
+            script, answer = _cached_deploy_script(copy, subject, arch, base_url), "deploy"
+        else:
+            script, answer = _local_script(subject, arch), "local"
+    except RenderError:
+        return None  # the database path logs it and fails the deploy
+    if script is None:
+        return None
+    bootlog.record(node_id=subject.node_id, mac=mac, state=subject.state, answer=answer,
+                   client=client[:200], remote_addr=remote_addr)
     return script
 
 

@@ -1,4 +1,5 @@
 from django.db import models
+from django.utils import timezone
 
 from inventory.fields import EncryptedTextField
 
@@ -58,7 +59,8 @@ class BootRequest(models.Model):
     answer = models.CharField(max_length=12)  # deploy / local / unknown
     client = models.CharField(max_length=200, blank=True)
     remote_addr = models.GenericIPAddressField(null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
+    # Stamped when the request is answered, not when its batch is written (bootlog).
+    created = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -1,0 +1,88 @@
+"""ASGI entry point, the one production serves (granian, started by fleet.serve).
+
+Why ASGI for a sync Django project: a hall of GPU servers network-booting at once asks
+/boot/ipxe thousands of times a second over hundreds of connections, and the cheapest
+answer is one that never leaves the server's event loop. So:
+
+- GET /boot/ipxe is answered on the event loop from the per-process node copy and the
+  rendered-script caches (provisioning.bootserve.memory_script); anything that needs the
+  database (a MAC the copy does not know yet, a deploy script not rendered yet, boot-storm
+  caches switched off) goes to a small thread pool running the same code as fleet.wsgi.
+- Every other path is Django's unchanged WSGI application run in a thread pool (a2wsgi),
+  so views, middleware and database connections behave exactly as under a WSGI server,
+  with real thread concurrency (Django's own ASGI handler would serialise sync views onto
+  one thread per process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from a2wsgi import WSGIMiddleware
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+
+from django.conf import settings  # noqa: E402
+
+from fleet import bootfront  # noqa: E402
+from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
+from provisioning import bootlog, bootserve  # noqa: E402
+
+django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THREADS)
+_boot_pool = ThreadPoolExecutor(max_workers=settings.CORRAL_WEB_THREADS,
+                                thread_name_prefix="corral-boot")
+_HEADERS = [(name.lower().encode(), value.encode()) for name, value in bootfront.HEADERS]
+
+
+def _header(scope: dict, name: bytes) -> str:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return ""
+
+
+async def _respond(send, status: int, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*_HEADERS, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def boot_ipxe(scope: dict, send) -> None:
+    server = scope.get("server") or ("", None)
+    host = _header(scope, b"host") or server[0] or ""
+    if not bootfront.host_allowed(host):
+        await _respond(send, 400, bootfront.BAD_HOST)
+        return
+    mac, arch = bootfront.parse(scope.get("query_string", b"").decode("latin-1"))
+    base_url = bootserve.base_url_for(scope.get("scheme", "http"), host)
+    client = _header(scope, b"user-agent")
+    remote_addr = (scope.get("client") or (None,))[0]
+    script = bootserve.memory_script(mac, arch, base_url, client, remote_addr)
+    if script is None:
+        script = await asyncio.get_running_loop().run_in_executor(
+            _boot_pool, boot_ipxe_script, mac, arch, base_url, client, remote_addr)
+    await _respond(send, 200, script.encode())
+
+
+async def _lifespan(receive, send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            # Batched boot records still in memory are written before the process exits.
+            await asyncio.get_running_loop().run_in_executor(_boot_pool, bootlog.flush)
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def application(scope: dict, receive, send) -> None:
+    if scope["type"] == "http" and scope["path"] == bootfront.PATH \
+            and scope["method"] == "GET":
+        await boot_ipxe(scope, send)
+    elif scope["type"] == "lifespan":
+        await _lifespan(receive, send)
+    else:
+        await django_app(scope, receive, send)

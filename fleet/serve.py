@@ -1,0 +1,49 @@
+"""`python -m fleet.serve [granian flags]`: Corral's production web server.
+
+Docker, Compose, `make run` and `make bench-boot` all start the web tier through this, so
+what is benchmarked is what is deployed. It runs granian (HTTP in Rust, the app in
+Python) on fleet.asgi. Why not gunicorn: on the 2-core reference machine gunicorn's own
+pure-Python HTTP handling answered an empty WSGI app at ~5,000 req/s with a p99 of
+134 ms at 256 connections, above the boot-storm target before Corral did any work, and
+gunicorn with uvicorn workers gave p99s from 100 ms to 1.5 s run to run under the same
+load; granian served the same Corral app with a stable p99 (README, "Production").
+
+Settings are granian's own environment variables (GRANIAN_HOST, GRANIAN_PORT,
+GRANIAN_WORKERS, GRANIAN_LOG_ACCESS_ENABLED, ...) or flags after the command; this only
+supplies Corral's defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+DEFAULTS = {
+    "GRANIAN_INTERFACE": "asgi",
+    # One process per core: /boot/ipxe is answered on each process's event loop.
+    "GRANIAN_WORKERS": str(os.cpu_count() or 2),
+    # A hall powering on opens thousands of connections within a second.
+    "GRANIAN_BACKLOG": "2048",
+    "GRANIAN_RESPAWN_FAILED_WORKERS": "true",
+}
+APP = "fleet.asgi:application"
+
+
+def command(argv: list[str]) -> list[str]:
+    here = Path(sys.executable).parent / "granian"
+    granian = str(here) if here.exists() else shutil.which("granian") or "granian"
+    return [granian, *argv, APP]
+
+
+def main() -> None:
+    for key, value in DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+    cmd = command(sys.argv[1:])
+    os.execv(cmd[0], cmd)  # noqa: S606  (our own argv: granian's path and the caller's flags)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""The production front door (fleet.asgi): /boot/ipxe from memory, everything else Django.
+
+Called in-process with real ASGI messages; tests/provisioning/test_serve.py runs the same
+app under the real server.
+"""
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from inventory.lifecycle import transition
+from inventory.models import Node
+from provisioning import bootcache, bootlog
+from provisioning.bootcache import SubjectCache
+from provisioning.deployments import phone_home, token_hash
+from provisioning.models import BootRequest, Deployment, Image
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def serve(coroutine) -> None:
+    """Run on a thread of its own, as a server's event loop does (and because the browser
+    tests leave Playwright's loop set on the main thread)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
+
+
+def call(path: str, query: str = "", host: str = "127.0.0.1", method: str = "GET"):
+    """(status, headers, body) as a client of the ASGI app would see them."""
+    from fleet.asgi import application
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": query.encode(), "root_path": "",
+             "headers": [(b"host", host.encode()), (b"user-agent", b"iPXE/1.21.1")],
+             "client": ("10.1.2.3", 50000), "server": ("127.0.0.1", 8000)}
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    serve(application(scope, receive, send))
+    start = sent[0]
+    body = b"".join(m.get("body", b"") for m in sent[1:])
+    return start["status"], dict(start["headers"]), body
+
+
+@pytest.fixture
+def storm_mode(settings):
+    """Boot-storm settings with a node copy the test refreshes by hand."""
+    settings.CORRAL_BOOT_CACHE_SECONDS = 3600
+    settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
+    copy = SubjectCache(interval=3600, full_interval=3600, start=False)
+    bootcache._cache = copy
+    yield copy
+    bootcache._cache = None
+    bootlog.flush()
+
+
+@pytest.fixture
+def image(db):
+    return Image.objects.create(
+        name="ubuntu-gpu", version="2026.11.1", state="published",
+        kernel_url="http://10.0.0.5/k", initrd_url="http://10.0.0.5/i",
+        kernel_sha256="1" * 64, initrd_sha256="2" * 64)
+
+
+def start_deploy(node: Node, image: Image, token: str) -> Deployment:
+    Node.objects.filter(pk=node.pk).update(state="ready")
+    node.refresh_from_db()
+    transition(node, "deploy", "user:alice")
+    return Deployment.objects.create(node=node, image=image, token=token,
+                                     token_sha256=token_hash(token),
+                                     deadline=timezone.now() + timedelta(hours=1))
+
+
+def test_an_enrolled_node_is_answered_from_memory_and_recorded(client, node, storm_mode):
+    mac = node.interfaces.get().mac
+    storm_mode.refresh()
+    status, headers, body = call("/boot/ipxe", f"mac={mac.upper()}&arch=x86_64")
+    assert status == 200 and headers[b"content-type"].startswith(b"text/plain")
+    assert int(headers[b"content-length"]) == len(body)
+    assert body.decode() == client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    assert b"booting from local disk" in body
+    bootlog.flush()
+    record = BootRequest.objects.filter(remote_addr="10.1.2.3").get()
+    assert (record.node_id, record.mac, record.answer) == (node.pk, mac, "local")
+    assert record.client == "iPXE/1.21.1"
+
+
+def test_a_node_the_copy_does_not_know_yet_is_looked_up_in_the_database(node, storm_mode):
+    storm_mode.refresh()
+    from tests.factories import NodeFactory
+
+    newcomer = NodeFactory(rack=node.rack, rack_unit=10, u_height=4)
+    _, _, body = call("/boot/ipxe", f"mac={newcomer.interfaces.get().mac}")
+    assert f"{newcomer.hostname} is not deploying".encode() in body
+    _, _, body = call("/boot/ipxe", "mac=52:54:00:de:ad:01")
+    assert b"not enrolled in Corral" in body and node.hostname.encode() not in body
+
+
+def test_a_deploying_node_gets_its_token_from_memory_until_the_deploy_ends(
+        node, image, storm_mode):
+    token = "tok-" + "a" * 40
+    start_deploy(node, image, token)
+    storm_mode.refresh()
+    mac = node.interfaces.get().mac
+    assert storm_mode.deployment(node.pk).token == token
+    _, _, body = call("/boot/ipxe", f"mac={mac}")
+    assert token.encode() in body and b"kernel" in body
+
+    time_before = timezone.now()
+    transition(node, "fail", "system", "no phone-home within 30 min")
+    storm_mode.refresh()
+    assert storm_mode.deployment(node.pk) is None
+    _, _, body = call("/boot/ipxe", f"mac={mac}")
+    assert token.encode() not in body and b"booting from local disk" in body
+    assert BootRequest.objects.count() == 0  # still buffered: written by the flush thread
+    bootlog.flush()
+    answers = list(BootRequest.objects.order_by("created").values_list("answer", "created"))
+    assert [a for a, _ in answers] == ["deploy", "local"]
+    assert answers[1][1] >= time_before  # stamped when answered, not when written
+
+
+def test_a_deploy_that_fails_closes_its_deployment(node, image):
+    """Its token must not boot or phone home after a later re-deploy begins."""
+    token = "tok-" + "b" * 40
+    deployment = start_deploy(node, image, token)
+    transition(node, "fail", "system", "BMC refused the power cycle")
+    deployment.refresh_from_db()
+    assert deployment.status == "failed"
+    assert deployment.error == "node left deploying: BMC refused the power cycle"
+    transition(node, "deploy", "user:alice")  # the re-deploy's task has not run yet
+    from provisioning.deployments import CallbackRefused
+
+    with pytest.raises(CallbackRefused, match="token already failed"):
+        phone_home(token, {"hostname": node.hostname}, "10.0.0.9")
+    node.refresh_from_db()
+    assert node.state == "deploying"
+
+
+def test_the_host_header_is_checked_like_django_does(node):
+    status, _, body = call("/boot/ipxe", "mac=52:54:00:00:00:01", host="evil.example")
+    assert status == 400 and b"ALLOWED_HOSTS" in body
+
+
+def test_every_other_path_is_django(users):
+    status, _, body = call("/healthz")
+    assert status == 200
+    status, _, body = call("/api/v1/nodes/")
+    assert status == 401 and b"credentials" in body.lower()
+    status, headers, _ = call("/nodes/")
+    assert status == 302 and headers[b"location"].startswith(b"/login/?next=/nodes/")
+
+
+def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):
+    storm_mode.refresh()
+    call("/boot/ipxe", f"mac={node.interfaces.get().mac}")
+    from fleet.asgi import application
+
+    messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent: list[str] = []
+
+    async def receive():
+        return next(messages)
+
+    async def send(message):
+        sent.append(message["type"])
+
+    serve(application({"type": "lifespan"}, receive, send))
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert BootRequest.objects.filter(node=node, answer="local").count() == 1
+
+
+@pytest.mark.parametrize("query", [
+    "mac=52:54:00:12:34:56&arch=x86_64", "arch=arm64&mac=52:54:00:12:34:56", "mac=&arch=",
+    "mac=52%3A54%3A00%3A12%3A34%3A56", "mac=a&mac=b", "mac=&mac=b", "arch=i386", "", "x&y=1",
+    "mac=52-54-00-12-34-56+&arch=x86_64", "mac=52:54:00:12:34:56;arch=arm64"])
+def test_the_query_is_read_as_django_would(query):
+    from urllib.parse import parse_qs
+
+    from fleet.bootfront import parse
+
+    expected = parse_qs(query)
+    assert parse(query) == (expected.get("mac", [""])[0], expected.get("arch", ["x86_64"])[0])
+
+
+def test_a_host_check_is_remembered_per_setting(settings):
+    from fleet.bootfront import host_allowed
+
+    assert host_allowed("127.0.0.1:8000")
+    settings.ALLOWED_HOSTS = ["corral.example.net"]
+    assert not host_allowed("127.0.0.1:8000")
+    assert host_allowed("corral.example.net")

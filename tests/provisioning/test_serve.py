@@ -1,0 +1,78 @@
+"""The production web server as Docker runs it (`python -m fleet.serve`: granian on
+fleet.asgi), over real HTTP, on the test database."""
+
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from inventory.lifecycle import transition
+from inventory.models import Node
+from provisioning.deployments import token_hash
+from provisioning.models import BootRequest, Deployment, Image
+from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process, wait_for_port, wait_until
+from tests.workers import database_url
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def server(tmp_path):
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE":
+           "fleet.settings", "CORRAL_BOOT_CACHE_SECONDS": "0.2",
+           "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2", "GRANIAN_WORKERS": "1"}
+    log = tmp_path / "web.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "fleet.serve", "--host", LOOPBACK,
+                                 "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, timeout=30, proc=proc)
+        yield f"http://{LOOPBACK}:{port}"
+    finally:
+        stop_process(proc, timeout=15)
+    assert proc.returncode == 0, log.read_text(errors="replace")
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310  (loopback)
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_boot_scripts_and_the_dashboard_through_the_production_server(server, node):
+    image = Image.objects.create(
+        name="ubuntu-gpu", version="2026.11.1", state="published",
+        kernel_url="http://10.0.0.5/k", initrd_url="http://10.0.0.5/i",
+        kernel_sha256="1" * 64, initrd_sha256="2" * 64)
+    mac = node.interfaces.get().mac
+    status, body = get(f"{server}/boot/ipxe?mac={mac}&arch=x86_64")
+    assert status == 200 and f"{node.hostname} is not deploying" in body
+
+    Node.objects.filter(pk=node.pk).update(state="ready")
+    node.refresh_from_db()
+    transition(node, "deploy", "user:alice")
+    token = "tok-" + "d" * 40
+    Deployment.objects.create(node=node, image=image, token=token,
+                              token_sha256=token_hash(token),
+                              deadline=timezone.now() + timedelta(hours=1))
+    # Within one refresh of the node copy the deploying node gets its kernel and token.
+    wait_until(lambda: token in get(f"{server}/boot/ipxe?mac={mac}")[1], timeout=10,
+               what="deploy script served")
+    status, body = get(f"{server}/boot/ipxe?mac=52:54:00:de:ad:02")
+    assert status == 200 and "not enrolled in Corral" in body
+
+    wait_until(lambda: BootRequest.objects.filter(node=node, answer="deploy").exists()
+               and BootRequest.objects.filter(answer="unknown").exists(), timeout=10,
+               what="boot records written by the server's flush thread")
+    assert get(f"{server}/healthz")[0] == 200
+    status, body = get(f"{server}/login/")
+    assert status == 200 and "Corral" in body
