@@ -208,6 +208,13 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(work, ignore_errors=True)
+    # The server wrote every answered request on shutdown; they show what was served.
+    from django.db.models import Count
+
+    from provisioning.models import BootRequest
+
+    answers = dict(BootRequest.objects.values_list("answer").annotate(n=Count("id")))
+    print("boot records by answer: " + ", ".join(f"{k}={v}" for k, v in sorted(answers.items())))
     print(f"nginx static p99_ms={static_p99:.1f}")
     print(f"boot_storm rps={rps:.0f} p99_ms={p99:.1f} static_rps={static_rps:.0f} "
           f"ratio={rps / static_rps:.3f}")
