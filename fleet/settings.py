@@ -223,6 +223,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provisioning.tasks.refresh_power_states",
         "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),
     },
+    "prune-boot-records": {
+        "task": "provisioning.tasks.prune_boot_records",
+        "schedule": 3600.0,
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(
     Path(env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(BASE_DIR / ".celerybeat-schedule")))
@@ -267,6 +271,9 @@ CORRAL_BOOT_LOG_FLUSH_SECONDS = env.float("CORRAL_BOOT_LOG_FLUSH_SECONDS", defau
 # seconds (0 = ask the database on every /boot/ipxe request); see provisioning/bootcache.py.
 CORRAL_BOOT_CACHE_SECONDS = env.float("CORRAL_BOOT_CACHE_SECONDS", default=0.0)
 CORRAL_BOOT_CACHE_FULL_SECONDS = env.float("CORRAL_BOOT_CACHE_FULL_SECONDS", default=60.0)
+# Boot records older than this are deleted hourly, except each node's latest (0 = keep all).
+# A node stuck PXE-looping writes thousands a day; a hall of them, millions.
+CORRAL_BOOT_RECORD_DAYS = env.int("CORRAL_BOOT_RECORD_DAYS", default=30)
 # Under the production ASGI server (fleet.asgi): threads per web process running Django's
 # views, and as many again for boot requests that need the database.
 CORRAL_WEB_THREADS = env.int("CORRAL_WEB_THREADS", default=8)

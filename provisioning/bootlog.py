@@ -12,9 +12,11 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from .models import BootRequest
@@ -89,6 +91,21 @@ def record(*, node_id: int | None, mac: str, state: str, answer: str, client: st
             if _buffer is None:
                 _buffer = _Buffer(interval)
     _buffer.add(row)
+
+
+def prune(days: int, batch: int = 10_000) -> int:
+    """Delete records older than `days`, keeping each node's latest so its page still says
+    when it last network-booted. In batches: short transactions, no long table lock."""
+    if days <= 0:
+        return 0
+    cutoff = timezone.now() - timedelta(days=days)
+    newer = BootRequest.objects.filter(node=OuterRef("node"), id__gt=OuterRef("id"))
+    old = (BootRequest.objects.filter(created__lt=cutoff)
+           .filter(Q(node__isnull=True) | Exists(newer)).order_by())
+    deleted = 0
+    while ids := list(old.values_list("id", flat=True)[:batch]):
+        deleted += BootRequest.objects.filter(id__in=ids).delete()[0]
+    return deleted
 
 
 def flush() -> None:

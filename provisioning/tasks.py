@@ -1,10 +1,11 @@
 """Celery tasks: take an Operation id, delegate to runner + services, nothing else."""
 
 from celery import shared_task
+from django.conf import settings
 
 from inventory.models import Node
 
-from . import deployments, images, services
+from . import bootlog, deployments, images, services
 from .runner import run_node_operation
 
 NODE_TASK = {"bind": True, "acks_late": True, "soft_time_limit": 120, "time_limit": 150}
@@ -59,3 +60,9 @@ def deploy_node(self, op_id: int) -> str:
              soft_time_limit=3600, time_limit=3660)
 def publish_image(self, op_id: int) -> None:
     images.publish_task_body(op_id)
+
+
+@shared_task(name="provisioning.tasks.prune_boot_records", soft_time_limit=600, time_limit=660)
+def prune_boot_records() -> int:
+    """Beat, hourly: boot records past CORRAL_BOOT_RECORD_DAYS (each node's latest stays)."""
+    return bootlog.prune(settings.CORRAL_BOOT_RECORD_DAYS)

@@ -78,3 +78,45 @@ def test_a_cached_deploy_script_ends_with_the_deploy(client, node):
     transition(node, "fail", "system", "no phone-home")
     after = client.get("/boot/ipxe", {"mac": mac}).content.decode()
     assert token not in after and "kernel" not in after
+
+
+def test_old_boot_records_are_pruned_but_each_node_keeps_its_latest(node, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from provisioning.tasks import prune_boot_records
+    from tests.factories import NodeFactory
+
+    quiet = NodeFactory(rack=node.rack, rack_unit=20, u_height=4)
+    now = timezone.now()
+
+    def record(target, days_ago: int) -> BootRequest:
+        return BootRequest.objects.create(
+            node=target, mac="52:54:00:00:00:09", answer="local" if target else "unknown",
+            created=now - timedelta(days=days_ago))
+
+    pxe_looping = [record(node, 45), record(node, 40), record(node, 1)]
+    last_boot_of_quiet_node = record(quiet, 90)
+    strangers = [record(None, 60), record(None, 2)]
+    settings.CORRAL_BOOT_RECORD_DAYS = 30
+    assert prune_boot_records() == 3
+    assert set(BootRequest.objects.values_list("id", flat=True)) == {
+        pxe_looping[2].id, last_boot_of_quiet_node.id, strangers[1].id}
+    settings.CORRAL_BOOT_RECORD_DAYS = 0
+    assert prune_boot_records() == 0 and BootRequest.objects.count() == 3
+
+
+def test_pruning_goes_in_batches(node):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from provisioning import bootlog
+
+    old = timezone.now() - timedelta(days=40)
+    BootRequest.objects.bulk_create([BootRequest(node=node, mac="52:54:00:00:00:09",
+                                                 answer="local", created=old)
+                                     for _ in range(7)])
+    assert bootlog.prune(30, batch=2) == 6
+    assert BootRequest.objects.count() == 1
