@@ -25,6 +25,7 @@ from a2wsgi import WSGIMiddleware
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
 from django.conf import settings  # noqa: E402
+from django.db import connections  # noqa: E402
 
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
@@ -66,6 +67,13 @@ async def boot_ipxe(scope: dict, send) -> None:
     await _respond(send, 200, script.encode())
 
 
+def _final_flush() -> None:
+    try:
+        bootlog.flush()
+    finally:
+        connections.close_all()  # this thread's; the process is about to exit
+
+
 async def _lifespan(receive, send) -> None:
     while True:
         message = await receive()
@@ -73,7 +81,7 @@ async def _lifespan(receive, send) -> None:
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             # Batched boot records still in memory are written before the process exits.
-            await asyncio.get_running_loop().run_in_executor(_boot_pool, bootlog.flush)
+            await asyncio.get_running_loop().run_in_executor(_boot_pool, _final_flush)
             await send({"type": "lifespan.shutdown.complete"})
             return
 
