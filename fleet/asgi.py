@@ -93,4 +93,15 @@ async def application(scope: dict, receive, send) -> None:
     elif scope["type"] == "lifespan":
         await _lifespan(receive, send)
     else:
-        await django_app(scope, receive, send)
+        await django_app(scope, _coroutine(receive), send)
+
+
+def _coroutine(receive):
+    """a2wsgi hands receive() to run_coroutine_threadsafe, which takes coroutines only;
+    granian's receive() returns its own awaitable (a request body then fails with a
+    TypeError), so it is wrapped in one."""
+
+    async def receive_coroutine():
+        return await receive()
+
+    return receive_coroutine

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import timedelta
 
@@ -74,5 +75,43 @@ def test_boot_scripts_and_the_dashboard_through_the_production_server(server, no
                and BootRequest.objects.filter(answer="unknown").exists(), timeout=10,
                what="boot records written by the server's flush thread")
     assert get(f"{server}/healthz")[0] == 200
-    status, body = get(f"{server}/login/")
-    assert status == 200 and "Corral" in body
+
+
+def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_server(
+        server, node, users, settings):
+    """Request bodies reach Django (form login with CSRF, a JSON API action)."""
+    import http.cookiejar
+    import json
+    import re
+
+    from rest_framework.authtoken.models import Token
+
+    jar = http.cookiejar.CookieJar()
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    page = browser.open(f"{server}/login/", timeout=10).read().decode()
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    # Hashed as the server (production settings) can check it, not with the tests' MD5.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    users["technician"].set_password("s3cret-pass")
+    users["technician"].save()
+    form = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf, "password": "s3cret-pass",
+                                   "username": users["technician"].username}).encode()
+    request = urllib.request.Request(f"{server}/login/", data=form,
+                                     headers={"Referer": f"{server}/login/"})
+    with browser.open(request, timeout=10) as response:
+        assert response.status == 200 and response.url == f"{server}/fleet/"
+    nodes_page = browser.open(f"{server}/nodes/", timeout=10).read().decode()
+    assert node.hostname in nodes_page
+
+    token, _ = Token.objects.get_or_create(user=users["integration"])
+    request = urllib.request.Request(
+        f"{server}/api/v1/nodes/{node.pk}/actions/drain/", method="POST",
+        data=json.dumps({"reason": "kernel update"}).encode(),
+        headers={"Authorization": f"Token {token.key}", "Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(request, timeout=10)  # noqa: S310  (loopback)
+    except urllib.error.HTTPError as exc:  # enrolled nodes cannot drain: a 409 that says so
+        reply = json.loads(exc.read())
+        assert exc.code == 409 and "allowed" in reply, reply
+    else:
+        raise AssertionError("draining an enrolled node should be refused")
