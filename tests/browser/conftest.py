@@ -1,4 +1,4 @@
-"""Headless Debian Chromium driven by Playwright against the live test server."""
+"""Headless Debian Chromium driven by Playwright against the production web server."""
 
 from __future__ import annotations
 

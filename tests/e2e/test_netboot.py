@@ -1,4 +1,5 @@
-"""The whole deploy path with a real network-boot client: Corral's live server, a Celery
+"""The whole deploy path with a real network-boot client: Corral's production web server
+(granian, answering /boot/ipxe from memory as in a boot storm), a Celery
 worker driving a Redfish emulator, QEMU's iPXE fetching the node's script, a Debian
 kernel + busybox initramfs phoning home with the token from its command line."""
 
@@ -10,14 +11,17 @@ from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the live server (guestfwd)
+GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the web server (guestfwd)
+
+
+@pytest.fixture
+def corral_web_env():
+    return {"ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100", "CORRAL_BOOT_BASE_URL":
+            GUEST_APP, "CORRAL_GATE_ON_PHONE_HOME": "false"}  # gates: see test_gates.py
 
 
 def test_ipxe_boots_the_image_and_the_node_phones_home(
-        api, live_server, settings, netboot, sushy_emulator, celery_worker):
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "10.0.2.100"]
-    settings.CORRAL_BOOT_BASE_URL = GUEST_APP
-    settings.CORRAL_GATE_ON_PHONE_HOME = False  # gates are proven in test_gates.py
+        api, corral_web, netboot, sushy_emulator, celery_worker):
     files = netboot.files
     image = Image.objects.create(
         name="debian-netboot", version=netboot.artifacts.kernel_version.replace("+", "-"),
@@ -39,7 +43,7 @@ def test_ipxe_boots_the_image_and_the_node_phones_home(
     assert node.state == "deploying"
 
     # The BMC powered the machine on; here the test starts the VM in its place.
-    port = int(live_server.url.rsplit(":", 1)[1])
+    port = int(corral_web.rsplit(":", 1)[1])
     result = netboot.boot(port, mac=mac, serial=serial, uuid=uuid, timeout=120)
     print(f"netboot: phoned home after {result.phoned_home_after} s, total {result.elapsed} s")
     assert result.phoned_home, result.tail(40)

@@ -1,9 +1,6 @@
 """The production web server as Docker runs it (`python -m fleet.serve`: granian on
 fleet.asgi), over real HTTP, on the test database."""
 
-import os
-import subprocess
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -16,29 +13,14 @@ from inventory.lifecycle import transition
 from inventory.models import Node
 from provisioning.deployments import token_hash
 from provisioning.models import BootRequest, Deployment, Image
-from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process, wait_for_port, wait_until
-from tests.workers import database_url
+from tests.peers.util import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def server(tmp_path):
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE":
-           "fleet.settings", "CORRAL_BOOT_CACHE_SECONDS": "0.2",
-           "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2", "GRANIAN_WORKERS": "1"}
-    log = tmp_path / "web.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "fleet.serve", "--host", LOOPBACK,
-                                 "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(port, timeout=30, proc=proc)
-        yield f"http://{LOOPBACK}:{port}"
-    finally:
-        stop_process(proc, timeout=15)
-    assert proc.returncode == 0, log.read_text(errors="replace")
+def server(corral_web):
+    return corral_web
 
 
 def get(url: str) -> tuple[int, str]:
