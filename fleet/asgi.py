@@ -29,7 +29,7 @@ from django.db import connections  # noqa: E402
 
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
-from provisioning import bootlog, bootserve  # noqa: E402
+from provisioning import bootcache, bootlog, bootserve  # noqa: E402
 
 django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THREADS)
 _boot_pool = ThreadPoolExecutor(max_workers=settings.CORRAL_WEB_THREADS,
@@ -78,6 +78,9 @@ async def _lifespan(receive, send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            # Start loading the node copy (and pre-rendering scripts) now, not on the first
+            # boot request: a web process restarted mid-storm is ready sooner.
+            bootcache.cache()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             # Batched boot records still in memory are written before the process exits.

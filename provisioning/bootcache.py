@@ -104,11 +104,12 @@ class SubjectCache:
     def _run(self) -> None:
         while True:
             try:
-                close_old_connections()
                 self.refresh()
             except Exception:
                 log.exception("boot cache refresh failed; answering from the database")
                 self.ready.clear()
+            finally:
+                close_old_connections()  # back to the pool between refreshes
             time.sleep(self.interval)
 
 

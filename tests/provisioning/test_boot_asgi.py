@@ -159,9 +159,7 @@ def test_every_other_path_is_django(users):
     assert status == 302 and headers[b"location"].startswith(b"/login/?next=/nodes/")
 
 
-def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):
-    storm_mode.refresh()
-    call("/boot/ipxe", f"mac={node.interfaces.get().mac}")
+def lifespan() -> list[str]:
     from fleet.asgi import application
 
     messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
@@ -174,6 +172,24 @@ def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):
         sent.append(message["type"])
 
     serve(application({"type": "lifespan"}, receive, send))
-    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    return sent
+
+
+def test_startup_begins_loading_the_node_copy(node, settings):
+    settings.CORRAL_BOOT_CACHE_SECONDS = 3600
+    bootcache._cache = None
+    try:
+        assert lifespan() == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+        copy = bootcache._cache
+        assert copy is not None and copy.ready.wait(10)
+        assert copy.get(node.interfaces.get().mac).hostname == node.hostname
+    finally:
+        bootcache._cache = None
+
+
+def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):
+    storm_mode.refresh()
+    call("/boot/ipxe", f"mac={node.interfaces.get().mac}")
+    assert lifespan() == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert BootRequest.objects.filter(node=node, answer="local").count() == 1
 
