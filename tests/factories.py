@@ -1,7 +1,11 @@
+from datetime import timedelta
+
 import factory
 from django.contrib.auth.models import Group, User
+from django.utils import timezone
 
 from inventory.models import BMC, NetworkInterface, Node, Rack, Site
+from provisioning.models import Deployment, Image
 
 
 class SiteFactory(factory.django.DjangoModelFactory):
@@ -61,6 +65,36 @@ class InterfaceFactory(factory.django.DjangoModelFactory):
         lambda n: f"52:54:00:{(n >> 16) & 255:02x}:{(n >> 8) & 255:02x}:{n & 255:02x}"
     )
     boot = True
+
+
+class ImageFactory(factory.django.DjangoModelFactory):
+    """A published golden image (its artifacts are never fetched by these tests)."""
+
+    class Meta:
+        model = Image
+        django_get_or_create = ("name", "version")
+
+    name = "ubuntu-gpu"
+    version = "2026.11.1"
+    state = "published"
+    kernel_url = "http://10.0.0.5/img/vmlinuz"
+    initrd_url = "http://10.0.0.5/img/initrd.gz"
+    kernel_sha256 = "1" * 64
+    initrd_sha256 = "2" * 64
+
+
+def start_deploy(node: Node, image: Image, token: str) -> Deployment:
+    """A ready node moved to deploying by the real transition, with its deployment, as
+    the deploy task leaves it (minus the BMC calls)."""
+    from inventory.lifecycle import transition
+    from provisioning.deployments import token_hash
+
+    Node.objects.filter(pk=node.pk).update(state="ready")
+    node.refresh_from_db()
+    transition(node, "deploy", "user:alice")
+    return Deployment.objects.create(node=node, image=image, token=token,
+                                     token_sha256=token_hash(token),
+                                     deadline=timezone.now() + timedelta(hours=1))
 
 
 def user_in(role: str, username: str | None = None) -> User:

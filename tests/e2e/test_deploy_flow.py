@@ -8,7 +8,7 @@ import pytest
 
 from inventory.models import Node
 from provisioning.models import Deployment, Image
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.factories import ImageFactory, NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -16,10 +16,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def image(db):
-    return Image.objects.create(
-        name="ubuntu-gpu", version="2026.11.1", state="published",
-        kernel_url="http://10.0.0.5/img/vmlinuz", initrd_url="http://10.0.0.5/img/initrd.gz",
-        kernel_sha256="1" * 64, initrd_sha256="2" * 64)
+    return ImageFactory()
 
 
 @pytest.fixture

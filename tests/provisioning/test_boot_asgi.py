@@ -6,17 +6,16 @@ app under the real server.
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from inventory.lifecycle import transition
-from inventory.models import Node
 from provisioning import bootcache, bootlog
 from provisioning.bootcache import SubjectCache
-from provisioning.deployments import phone_home, token_hash
-from provisioning.models import BootRequest, Deployment, Image
+from provisioning.deployments import phone_home
+from provisioning.models import BootRequest
+from tests.factories import ImageFactory, start_deploy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,19 +64,7 @@ def storm_mode(settings):
 
 @pytest.fixture
 def image(db):
-    return Image.objects.create(
-        name="ubuntu-gpu", version="2026.11.1", state="published",
-        kernel_url="http://10.0.0.5/k", initrd_url="http://10.0.0.5/i",
-        kernel_sha256="1" * 64, initrd_sha256="2" * 64)
-
-
-def start_deploy(node: Node, image: Image, token: str) -> Deployment:
-    Node.objects.filter(pk=node.pk).update(state="ready")
-    node.refresh_from_db()
-    transition(node, "deploy", "user:alice")
-    return Deployment.objects.create(node=node, image=image, token=token,
-                                     token_sha256=token_hash(token),
-                                     deadline=timezone.now() + timedelta(hours=1))
+    return ImageFactory()
 
 
 def test_an_enrolled_node_is_answered_from_memory_and_recorded(client, node, storm_mode):

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from inventory.models import Node
 from provisioning.deployments import token_hash
-from provisioning.models import BootRequest, Deployment, Image
-from tests.factories import NodeFactory
+from provisioning.models import BootRequest, Deployment
+from tests.factories import ImageFactory, NodeFactory
 
 pytestmark = pytest.mark.django_db
 TOKEN = "tok-" + "a1b2c3d4" * 6
@@ -17,10 +17,7 @@ TOKEN = "tok-" + "a1b2c3d4" * 6
 
 @pytest.fixture
 def image(db):
-    return Image.objects.create(
-        name="ubuntu-gpu", version="2026.11.1", state="published",
-        kernel_url="http://10.0.0.5/img/vmlinuz", initrd_url="http://10.0.0.5/img/initrd.gz",
-        kernel_sha256="1" * 64, initrd_sha256="2" * 64, baseline={"driver": "550.90.07"})
+    return ImageFactory(baseline={"driver": "550.90.07"})
 
 
 def deploying(node, image, token=TOKEN, **kw) -> Deployment:

@@ -52,25 +52,10 @@ def test_wsgi_fast_path_checks_the_host_header(node):
 
 
 def test_a_cached_deploy_script_ends_with_the_deploy(client, node):
-    from datetime import timedelta
+    from tests.factories import ImageFactory, start_deploy
 
-    from django.utils import timezone
-
-    from provisioning.deployments import token_hash
-    from provisioning.models import Deployment, Image
-
-    image = Image.objects.create(
-        name="img", version="1", state="published", kernel_url="http://10.0.0.5/k",
-        initrd_url="http://10.0.0.5/i", kernel_sha256="1" * 64, initrd_sha256="2" * 64)
-    from inventory.models import Node
-
-    Node.objects.filter(pk=node.pk).update(state="ready")
-    node.refresh_from_db()
-    transition(node, "deploy", "user:alice")
     token = "tok-" + "c" * 40
-    Deployment.objects.create(node=node, image=image, token=token,
-                              token_sha256=token_hash(token),
-                              deadline=timezone.now() + timedelta(hours=1))
+    start_deploy(node, ImageFactory(), token)
     mac = node.interfaces.get().mac
     first = client.get("/boot/ipxe", {"mac": mac}).content.decode()
     again = client.get("/boot/ipxe", {"mac": mac}).content.decode()

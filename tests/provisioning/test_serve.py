@@ -4,15 +4,11 @@ fleet.asgi), over real HTTP, on the test database."""
 import urllib.error
 import urllib.parse
 import urllib.request
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
-from inventory.lifecycle import transition
-from inventory.models import Node
-from provisioning.deployments import token_hash
-from provisioning.models import BootRequest, Deployment, Image
+from provisioning.models import BootRequest
+from tests.factories import ImageFactory, start_deploy
 from tests.peers.util import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,21 +28,12 @@ def get(url: str) -> tuple[int, str]:
 
 
 def test_boot_scripts_and_the_dashboard_through_the_production_server(server, node):
-    image = Image.objects.create(
-        name="ubuntu-gpu", version="2026.11.1", state="published",
-        kernel_url="http://10.0.0.5/k", initrd_url="http://10.0.0.5/i",
-        kernel_sha256="1" * 64, initrd_sha256="2" * 64)
     mac = node.interfaces.get().mac
     status, body = get(f"{server}/boot/ipxe?mac={mac}&arch=x86_64")
     assert status == 200 and f"{node.hostname} is not deploying" in body
 
-    Node.objects.filter(pk=node.pk).update(state="ready")
-    node.refresh_from_db()
-    transition(node, "deploy", "user:alice")
     token = "tok-" + "d" * 40
-    Deployment.objects.create(node=node, image=image, token=token,
-                              token_sha256=token_hash(token),
-                              deadline=timezone.now() + timedelta(hours=1))
+    start_deploy(node, ImageFactory(), token)
     # Within one refresh of the node copy the deploying node gets its kernel and token.
     wait_until(lambda: token in get(f"{server}/boot/ipxe?mac={mac}")[1], timeout=10,
                what="deploy script served")
