@@ -250,6 +250,10 @@ CORRAL_POWER_REFRESH_SECONDS = env.int("CORRAL_POWER_REFRESH_SECONDS", default=3
 # How nodes reach Corral's /boot/ endpoints (e.g. http://10.0.0.5:8000); empty = the
 # host the node used for the request.
 CORRAL_BOOT_BASE_URL = env.str("CORRAL_BOOT_BASE_URL", default="").rstrip("/")
+# UEFI HTTP-boot clients (arch 16 / 19) are sent, by the DHCP exports, to these EFI loader
+# URLs (an iPXE or GRUB image on an HTTP server); empty = no HTTP-boot entry in the export.
+CORRAL_HTTP_BOOT_LOADER_X64 = env.str("CORRAL_HTTP_BOOT_LOADER_X64", default="")
+CORRAL_HTTP_BOOT_LOADER_ARM64 = env.str("CORRAL_HTTP_BOOT_LOADER_ARM64", default="")
 # Image publishing: artifacts above this size are refused; detached signatures are checked
 # against these ed25519 public keys (raw 32-byte keys, base64, comma-separated).
 CORRAL_IMAGE_MAX_BYTES = env.int("CORRAL_IMAGE_MAX_BYTES", default=8 * 1024**3)

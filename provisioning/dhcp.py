@@ -7,9 +7,11 @@ DHCP server.
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from inventory.models import NetworkInterface
 
-from .boot import RenderError, Reservation, render_dnsmasq, render_kea
+from .boot import BootLoaders, RenderError, Reservation, render_dnsmasq, render_kea
 from .boot import Subnet as BootSubnet
 from .models import Subnet
 
@@ -41,8 +43,10 @@ def export(fmt: str, site: str | None = None) -> str:
             raise ExportError(f"no provisioning subnets defined for {where}; add one first")
         reservations = [Reservation(hostname=n.node.hostname, mac=n.mac, ip=n.ip)
                         for n in nics.order_by("node__hostname")]
+        loaders = BootLoaders(http_x64=settings.CORRAL_HTTP_BOOT_LOADER_X64,
+                              http_arm64=settings.CORRAL_HTTP_BOOT_LOADER_ARM64)
         if fmt == "kea":
-            return render_kea(subnets, reservations)
-        return render_dnsmasq(subnets, reservations)
+            return render_kea(subnets, reservations, loaders=loaders)
+        return render_dnsmasq(subnets, reservations, loaders=loaders)
     except RenderError as exc:
         raise ExportError(str(exc)) from exc

@@ -265,14 +265,28 @@ _LOADER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 @dataclass(frozen=True)
 class BootLoaders:
     """iPXE binaries served over TFTP to firmware that is not iPXE yet, by client
-    architecture (DHCP option 93): file names relative to the TFTP root."""
+    architecture (DHCP option 93): file names relative to the TFTP root.
+
+    UEFI HTTP-boot firmware (arch 16 x86-64, 19 arm64; vendor class HTTPClient) takes no
+    TFTP: it is given the URL of an EFI loader instead (an iPXE or GRUB image on an HTTP
+    server; Corral does not serve binaries). Empty = such clients get no boot file."""
 
     bios: str = "undionly.kpxe"
     efi_x64: str = "ipxe.efi"
     efi_arm64: str = "ipxe-arm64.efi"
+    http_x64: str = ""
+    http_arm64: str = ""
 
     def __post_init__(self) -> None:
         for attr in ("bios", "efi_x64", "efi_arm64"):
             value = getattr(self, attr)
             if not isinstance(value, str) or not _LOADER_RE.fullmatch(value) or ".." in value:
                 raise RenderError(f"loader {attr} {value!r} is not a plain TFTP file name")
+        for attr in ("http_x64", "http_arm64"):
+            value = getattr(self, attr)
+            if value:
+                check_base_url(value, f"HTTP-boot loader {attr}")
+                # The BOOTP file field holds 128 bytes, NUL included.
+                if len(value) > 127:
+                    raise RenderError(f"HTTP-boot loader {attr} is {len(value)} characters; "
+                                      "DHCP's boot-file field holds at most 127")

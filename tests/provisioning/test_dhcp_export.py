@@ -62,3 +62,27 @@ def test_api_export_and_errors(api, fleet):
     assert client.get("/api/v1/dhcp/isc/").status_code == 404
     resp = client.get("/api/v1/dhcp/kea/", {"site": "nowhere"})
     assert resp.status_code == 400 and "no provisioning subnets" in resp.data["detail"]
+
+
+@pytest.mark.parametrize("fmt", ["kea", "dnsmasq"])
+def test_uefi_http_boot_clients_are_sent_to_the_configured_loader(
+        fleet, tmp_path, capsys, settings, fmt):
+    settings.CORRAL_HTTP_BOOT_LOADER_X64 = "http://10.20.0.7/efi/ipxe-x64.efi"
+    settings.CORRAL_HTTP_BOOT_LOADER_ARM64 = "http://10.20.0.7/efi/ipxe-arm64.efi"
+    out = export(tmp_path, fmt, capsys)
+    assert "http://10.20.0.7/efi/ipxe-x64.efi" in out and "HTTPClient" in out
+    check = (["kea-dhcp4", "-t", str(tmp_path / "out.kea")] if fmt == "kea" else
+             ["dnsmasq", "--test", f"--conf-file={tmp_path / 'out.dnsmasq'}"])
+    result = subprocess.run(check, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_bad_http_boot_loader_url_is_refused_with_what_to_fix(api, fleet, settings):
+    settings.CORRAL_HTTP_BOOT_LOADER_X64 = "http://10.20.0.7/efi/ipxe.efi,evil"
+    resp = api("manager").get("/api/v1/dhcp/dnsmasq/")
+    assert resp.status_code == 400
+    assert "HTTP-boot loader http_x64" in resp.data["detail"]
+    assert "http://host[:port][/path]" in resp.data["detail"]
+    settings.CORRAL_HTTP_BOOT_LOADER_X64 = "http://10.20.0.7/" + "e" * 120 + ".efi"
+    resp = api("manager").get("/api/v1/dhcp/kea/")
+    assert resp.status_code == 400 and "at most 127" in resp.data["detail"]

@@ -1,6 +1,7 @@
 """A minimal DHCPDISCOVER client for the serving tests (run inside a network namespace).
 
-usage: python dhcp_probe.py IFACE MAC [CODE=HEX ...]   -> prints yiaddr siaddr file as JSON
+usage: python dhcp_probe.py IFACE MAC [CODE=HEX ...]
+  -> prints yiaddr, siaddr, file and vendor_class (option 60, or null) as JSON
 It sends one DISCOVER with the broadcast flag and reads the OFFER off a packet socket,
 so it needs no address on IFACE and no real client package.
 """
@@ -48,11 +49,25 @@ def discover(iface: str, mac: str, options: list[tuple[int, bytes]]) -> dict:
             continue
         data = udp[8:]
         if data[0] == 2 and struct.unpack("!I", data[4:8])[0] == xid:
+            options = parse_options(data[240:])
             return {
                 "yiaddr": socket.inet_ntoa(data[16:20]),
                 "siaddr": socket.inet_ntoa(data[20:24]),
                 "file": data[108:236].rstrip(b"\0").decode(),
+                "vendor_class": options[60].decode() if 60 in options else None,
             }
+
+
+def parse_options(raw: bytes) -> dict[int, bytes]:
+    options, i = {}, 0
+    while i < len(raw) and raw[i] != 255:
+        if raw[i] == 0:  # pad
+            i += 1
+            continue
+        code, length = raw[i], raw[i + 1]
+        options[code] = raw[i + 2 : i + 2 + length]
+        i += 2 + length
+    return options
 
 
 if __name__ == "__main__":

@@ -13,26 +13,35 @@ from pathlib import Path
 
 import pytest
 
-from provisioning.boot import render_dnsmasq, render_kea
+from provisioning.boot import BootLoaders, render_dnsmasq, render_kea
 
 from .conftest import tool
 
 pytestmark = pytest.mark.slow
 PROBE = Path(__file__).with_name("dhcp_probe.py")
 KNOWN, UNKNOWN = "52:54:00:aa:00:01", "52:54:00:bb:00:99"
-CLIENTS = {  # DHCP options a client sends: 77 user class, 93 client architecture
+# UEFI HTTP-boot firmware announces itself like this (OVMF and the UEFI spec's format).
+HTTP_CLIENT = {arch: "60=" + f"HTTPClient:Arch:{arch:05d}:UNDI:003016".encode().hex()
+               for arch in (16, 19)}
+CLIENTS = {  # DHCP options a client sends: 60 vendor class, 77 user class, 93 architecture
     "ipxe": ["77=69505845", "93=0007"],
     "bios": ["93=0000"],
     "efi64": ["93=0007"],
     "efi64-9": ["93=0009"],
     "arm64": ["93=000b"],
+    "http-x64": [HTTP_CLIENT[16], "93=0010"],
+    "http-arm64": [HTTP_CLIENT[19], "93=0013"],
 }
-EXPECTED = {
-    "ipxe": ("http://10.0.0.5:8000/boot/chain.ipxe", None),
-    "bios": ("undionly.kpxe", "10.0.0.5"),
-    "efi64": ("ipxe.efi", "10.0.0.5"),
-    "efi64-9": ("ipxe.efi", "10.0.0.5"),
-    "arm64": ("ipxe-arm64.efi", "10.0.0.5"),
+LOADERS = BootLoaders(http_x64="http://10.0.0.7/efi/ipxe-x64.efi",
+                      http_arm64="http://10.0.0.7/efi/ipxe-arm64.efi")
+EXPECTED = {  # boot file, next server, vendor class echoed back
+    "ipxe": ("http://10.0.0.5:8000/boot/chain.ipxe", None, None),
+    "bios": ("undionly.kpxe", "10.0.0.5", None),
+    "efi64": ("ipxe.efi", "10.0.0.5", None),
+    "efi64-9": ("ipxe.efi", "10.0.0.5", None),
+    "arm64": ("ipxe-arm64.efi", "10.0.0.5", None),
+    "http-x64": (LOADERS.http_x64, None, "HTTPClient"),
+    "http-arm64": (LOADERS.http_arm64, None, "HTTPClient"),
 }
 
 
@@ -97,17 +106,18 @@ def probe(netns, mac, options):
 def assert_boot_files(netns, pool_first):
     for n, (kind, options) in enumerate(CLIENTS.items()):
         offer = probe(netns, KNOWN, options)
-        file, siaddr = EXPECTED[kind]
+        file, siaddr, vendor_class = EXPECTED[kind]
         assert (offer["yiaddr"], offer["file"]) == ("10.0.0.11", file), kind
         if siaddr:
             assert offer["siaddr"] == siaddr, kind
+        assert offer["vendor_class"] == vendor_class, kind
     unknown = probe(netns, UNKNOWN, CLIENTS["ipxe"])
     assert unknown["file"] == EXPECTED["ipxe"][0]
     assert unknown["yiaddr"].startswith(pool_first)
 
 
 def test_kea_serves_boot_files(netns, serve, tmp_path, subnets, reservations):
-    config = json.loads(render_kea(subnets, reservations, interfaces=["vs"]))
+    config = json.loads(render_kea(subnets, reservations, interfaces=["vs"], loaders=LOADERS))
     config["Dhcp4"]["lease-database"]["persist"] = False
     path = tmp_path / "kea.json"
     path.write_text(json.dumps(config))
@@ -118,7 +128,8 @@ def test_kea_serves_boot_files(netns, serve, tmp_path, subnets, reservations):
 
 def test_dnsmasq_serves_boot_files(netns, serve, tmp_path, subnets, reservations):
     path = tmp_path / "dnsmasq.conf"
-    path.write_text(render_dnsmasq(subnets, reservations, tftp_root=str(tmp_path)))
+    path.write_text(render_dnsmasq(subnets, reservations, tftp_root=str(tmp_path),
+                                   loaders=LOADERS))
     # Where and how to listen is the host's business, given here on the command line:
     # no DNS (port 0), only the namespace's veth.
     serve(
