@@ -84,3 +84,21 @@ def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_ser
         assert exc.code == 409 and "allowed" in reply, reply
     else:
         raise AssertionError("draining an enrolled node should be refused")
+
+
+def test_the_entry_point_keeps_the_operators_granian_settings(monkeypatch):
+    import os
+    import sys
+
+    from fleet import serve as entry
+
+    calls = []
+    monkeypatch.setattr(os, "environ", {"GRANIAN_WORKERS": "6"})
+    monkeypatch.setattr(os, "execv", lambda path, argv: calls.append(argv))
+    monkeypatch.setattr(sys, "argv", ["fleet.serve", "--port", "9000"])
+    entry.main()
+    assert calls[0][0].endswith("granian")
+    assert calls[0][1:] == ["--port", "9000", "fleet.asgi:application"]
+    assert os.environ["GRANIAN_WORKERS"] == "6"  # the operator's, not one per core
+    assert os.environ["GRANIAN_INTERFACE"] == "asgi"
+    assert os.environ["DJANGO_SETTINGS_MODULE"] == "fleet.settings"
