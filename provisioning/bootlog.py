@@ -15,9 +15,11 @@ import threading
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+
+from inventory.models import Node
 
 from .models import BootRequest
 
@@ -44,6 +46,18 @@ def _insert(rows: list[tuple]) -> None:
                     copy.write_row(row)
 
 
+def _write(rows: list[tuple]) -> None:
+    """_insert, keeping the batch when a node was deleted after its request was answered:
+    its records stay, without the node (as for an unknown MAC)."""
+    try:
+        _insert(rows)
+    except IntegrityError:
+        ids = {row[0] for row in rows if row[0] is not None}
+        alive = set(Node.objects.filter(pk__in=ids).values_list("pk", flat=True))
+        _insert([row if row[0] is None or row[0] in alive else (None, *row[1:])
+                 for row in rows])
+
+
 class _Buffer:
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -63,7 +77,7 @@ class _Buffer:
             rows, self.rows = self.rows, []
         if rows:
             try:
-                _insert(rows)
+                _write(rows)
             except Exception:
                 log.exception("could not write %d boot records", len(rows))
 
@@ -84,7 +98,7 @@ def record(*, node_id: int | None, mac: str, state: str, answer: str, client: st
     row = (node_id, mac, state, answer, client, remote_addr, timezone.now())
     interval = settings.CORRAL_BOOT_LOG_FLUSH_SECONDS
     if interval <= 0:
-        _insert([row])
+        _write([row])
         return
     if _buffer is None:
         with _buffer_lock:

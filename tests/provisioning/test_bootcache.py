@@ -5,6 +5,7 @@ import time
 from wsgiref.util import setup_testing_defaults
 
 import pytest
+from django.utils import timezone
 
 from inventory.lifecycle import transition
 from provisioning.bootcache import SubjectCache
@@ -105,3 +106,16 @@ def test_pruning_goes_in_batches(node):
                                      for _ in range(7)])
     assert bootlog.prune(30, batch=2) == 6
     assert BootRequest.objects.count() == 1
+
+
+def test_a_batch_keeps_the_records_of_a_node_deleted_before_the_flush(node, rack):
+    from provisioning import bootlog
+    from tests.factories import NodeFactory
+
+    gone = NodeFactory(rack=rack, rack_unit=20, u_height=4)
+    rows = [(n.pk, n.interfaces.get().mac, "in_service", "local", "iPXE/1.21.1", "10.0.0.9",
+             timezone.now()) for n in (node, gone)]
+    gone.delete()
+    bootlog._write(rows)
+    kept = dict(BootRequest.objects.values_list("mac", "node_id"))
+    assert kept == {rows[0][1]: node.pk, rows[1][1]: None}
