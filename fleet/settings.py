@@ -241,7 +241,14 @@ CORRAL_STATE_DEADLINES = {
     "draining": env.int("CORRAL_DEADLINE_DRAINING", default=12 * 3600),
 }
 # A lock older than this is presumed abandoned (its worker died) and is broken by the sweeper.
+# Inventory checks a BMC's settings with the driver's own schema (inventory imports no other
+# app, so it names the function).
+CORRAL_BMC_SETTINGS_CHECK = "provisioning.drivers.validate_settings"
 CORRAL_LOCK_STALE_SECONDS = env.int("CORRAL_LOCK_STALE_SECONDS", default=3600)
+# A task that finds its node locked retries every WAIT_SECONDS, WAIT_RETRIES times, then
+# ends its operation (or gate run) failed with the holder's name.
+CORRAL_LOCK_WAIT_RETRIES = env.int("CORRAL_LOCK_WAIT_RETRIES", default=60)
+CORRAL_LOCK_WAIT_SECONDS = env.float("CORRAL_LOCK_WAIT_SECONDS", default=2)
 # At most this many power-ons at once per rack in a bulk action (0 = no stagger).
 CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
 # How old a node's recorded power state may get before the refresher asks its BMC again;

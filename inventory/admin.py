@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import admin
 
 from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
@@ -15,10 +16,28 @@ class RackAdmin(admin.ModelAdmin):
     list_filter = ["site"]
 
 
+class BMCAdminForm(forms.ModelForm):
+    """The password is write-only here too: admins may set it, nobody can read it back;
+    left empty, the stored one is kept. The model's clean() checks everything with the
+    driver's schema, as the API and the CSV import do."""
+
+    password = forms.CharField(
+        required=False, strip=False, widget=forms.PasswordInput(render_value=False),
+        help_text="Write-only; leave empty to keep the stored password.",
+    )
+
+    class Meta:
+        model = BMC
+        fields = "__all__"
+
+    def clean_password(self) -> str:
+        given = self.cleaned_data.get("password") or ""
+        return given or (self.instance.password if self.instance.pk else "")
+
+
 class BMCInline(admin.StackedInline):
     model = BMC
-    # The password is write-only here too: admins may set it, nobody can read it back.
-    exclude = ["password"]
+    form = BMCAdminForm
 
 
 class InterfaceInline(admin.TabularInline):

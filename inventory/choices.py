@@ -41,6 +41,10 @@ TRANSITIONAL_STATES: frozenset[str] = frozenset(
 )
 
 
+# The Celery queue of work that is not tied to a site's BMC network (and of nodes not racked).
+DEFAULT_QUEUE = "corral"
+
+
 class NodeRole(models.TextChoices):
     COMPUTE = "compute", "Compute"
     STORAGE = "storage", "Storage"

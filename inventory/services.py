@@ -9,14 +9,14 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from . import operations
 from .actions import Action, available_actions, get_action
 from .choices import TRANSITIONAL_STATES, OperationStatus, RMAStatus
 from .lifecycle import IllegalTransition, transition
@@ -186,7 +186,7 @@ def update_node(
     return node
 
 
-# --- actions and operations --------------------------------------------------------------
+# --- actions ------------------------------------------------------------------------------
 
 
 def start_action(
@@ -197,36 +197,73 @@ def start_action(
     Raises UnknownAction, ActionNotAllowed, ValidationError or locking.NodeLocked; in each
     case nothing was written.
     """
-    action = get_action(name)
-    if action is None:
-        raise UnknownAction(name)
+    action = resolve_action(name)
     node.refresh_from_db(fields=["state"])
     if node.state not in action.allowed_states:
         raise ActionNotAllowed(node, name)
-    if action.needs_reason and not reason.strip():
-        raise ValidationError({"reason": f"'{action.label}' needs a reason."})
+    check_reason(action, reason)
     params = validate_params(action, params or {})
-    with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
-        op = Operation.objects.create(
-            kind=action.name, node=node, actor=actor, params=params, message=reason,
-        )
-        if action.event:
-            try:
-                transition(node, action.event, actor, reason or action.label, operation=op)
-            except IllegalTransition:
-                raise ActionNotAllowed(node, name) from None
-        _action_side_effects(action, node, actor, reason)
-        if action.task:
-            transaction.on_commit(lambda: enqueue(action.task, op))
-        else:
-            finish_operation(op, OperationStatus.SUCCEEDED)
-    return op
+    return start_on_node(node, action, actor, reason, params)
+
+
+def resolve_action(name: str) -> Action:
+    action = get_action(name)
+    if action is None:
+        raise UnknownAction(name)
+    return action
+
+
+def check_reason(action: Action, reason: str) -> None:
+    """An action that needs a reason (RMA, decommission) gets one, alone or in bulk."""
+    if action.needs_reason and not (reason or "").strip():
+        raise ValidationError({"reason": f"'{action.label}' needs a reason."})
 
 
 def validate_params(action: Action, params: dict) -> dict:
     if not action.params_validator:
         return params
     return import_string(action.params_validator)(params)
+
+
+def start_on_node(
+    node: Node, action: Action, actor: str, reason: str, params: dict,
+    parent: Operation | None = None,
+) -> Operation:
+    """The one path an action takes on one node, alone or as a child of a bulk action:
+    lock, check the state, record the Operation, apply the starting transition and its side
+    effects (an RMA case opened or closed), then enqueue the work or finish at once.
+
+    The reason and params were checked by the caller. Raises ActionNotAllowed or NodeLocked
+    with nothing written.
+    """
+    with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
+        node.refresh_from_db(fields=["state"])
+        if node.state not in action.allowed_states:
+            raise ActionNotAllowed(node, action.name)
+        op = Operation.objects.create(
+            kind=action.name, node=node, parent=parent, actor=actor, params=params,
+            message=reason, task_id=operations.QUEUED if action.task else "",
+        )
+        if action.event:
+            try:
+                transition(node, action.event, actor, reason or action.label, operation=op)
+            except IllegalTransition:
+                raise ActionNotAllowed(node, action.name) from None
+        _action_side_effects(action, node, actor, reason)
+        if action.task:
+            # Sent once committed: in a bulk action the first BMCs are already being talked
+            # to while later children are still being created.
+            operations.enqueue_on_commit(action.task, op, force=True)
+        else:
+            operations.finish_operation(op, OperationStatus.SUCCEEDED)
+    return op
+
+
+def refusal(node: Node, action: Action) -> str | None:
+    """Why `action` cannot start on `node` in its current state, or None."""
+    if node.state not in action.allowed_states:
+        return str(ActionNotAllowed(node, action.name))
+    return None
 
 
 def _action_side_effects(action: Action, node: Node, actor: str, reason: str) -> None:
@@ -245,84 +282,6 @@ def open_rma_case(node: Node, reason: str, opened_by: str, evidence: dict | None
     return RMACase.objects.create(
         node=node, reason=reason, opened_by=opened_by, evidence=evidence or {}
     )
-
-
-def queue_for(op: Operation) -> str:
-    rack = op.rack if op.rack_id else (op.node.rack if op.node_id and op.node.rack_id else None)
-    return rack.site.queue if rack else "corral"
-
-
-def enqueue(task_name: str, op: Operation, force: bool = False) -> None:
-    """Send the task for `op` to its site's queue and record the Celery task id."""
-    result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
-    rows = Operation.objects.filter(pk=op.pk)
-    if not force:
-        rows = rows.filter(task_id="")
-    rows.update(task_id=result.id or "")
-
-
-def request_power_refresh(node: Node) -> None:
-    """Ask a worker on the node's site queue to read power and health now."""
-    queue = node.rack.site.queue if node.rack_id else "corral"
-    current_app.send_task("provisioning.tasks.refresh_node_power", args=[node.pk], queue=queue)
-
-
-def begin_operation(op: Operation) -> bool:
-    """Mark running; False if it already finished (a redelivered task must not redo it)."""
-    return bool(
-        Operation.objects.filter(
-            pk=op.pk, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
-        ).update(status=OperationStatus.RUNNING, started=timezone.now())
-    )
-
-
-def report_progress(op: Operation, progress: int, message: str = "") -> None:
-    Operation.objects.filter(pk=op.pk).update(progress=max(0, min(100, progress)), message=message)
-
-
-def finish_operation(
-    op: Operation, status: str, error: str = "", result: dict | None = None
-) -> None:
-    now = timezone.now()
-    fields = {"status": status, "finished": now, "error": error[:4000]}
-    if status == OperationStatus.SUCCEEDED:
-        fields["progress"] = 100
-    if result is not None:
-        fields["result"] = result
-    Operation.objects.filter(pk=op.pk).update(**fields)
-    for key, value in fields.items():
-        setattr(op, key, value)
-    if op.parent_id:
-        from .bulk import release_next_child
-
-        release_next_child(op)
-        refresh_parent(op.parent_id)
-
-
-def refresh_parent(parent_id: int) -> None:
-    """An aggregate operation's progress and status follow its children (one aggregate
-    query: a 500-node action refreshes its parent 500 times)."""
-    finished = [OperationStatus.SUCCEEDED, OperationStatus.FAILED, OperationStatus.CANCELLED]
-    agg = Operation.objects.filter(parent_id=parent_id).aggregate(
-        total=Count("id"),
-        done=Count("id", filter=Q(status__in=finished)),
-        failed=Count("id", filter=Q(status__in=finished[1:])),
-        running_progress=Sum("progress", filter=~Q(status__in=finished)),
-    )
-    total, done, failed = agg["total"], agg["done"], agg["failed"]
-    if not total:
-        return
-    progress = (100 * done + (agg["running_progress"] or 0)) // total
-    fields: dict[str, Any] = {"progress": progress}
-    if done == total:
-        fields.update(
-            status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
-            finished=timezone.now(),
-            error=f"{failed} of {total} nodes failed" if failed else "",
-        )
-    else:
-        fields["status"] = OperationStatus.RUNNING
-    Operation.objects.filter(pk=parent_id).update(**fields)
 
 
 def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | None = None) -> None:
@@ -353,6 +312,6 @@ def expire_deadlines() -> int:
             node=node, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
         )
         for op in running:
-            finish_operation(op, OperationStatus.FAILED, deadline_reason(state))
+            operations.finish_operation(op, OperationStatus.FAILED, deadline_reason(state))
     break_stale_locks()
     return expired

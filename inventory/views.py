@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import bulk, imports, selectors, services
+from . import bulk, imports, operations, selectors, services
 from .actions import ACTIONS, available_actions
 from .choices import TRANSITIONAL_STATES
 from .filtersets import NodeFilterSet
@@ -80,7 +80,7 @@ def node_oob(request, pk: int):
     node = get_object_or_404(selectors.node_queryset(), pk=pk)
     if request.method == "POST":
         require(request, ACT)
-        services.request_power_refresh(node)
+        operations.request_power_refresh(node)
     return render(request, "inventory/node_detail.html#node-oob", {"node": node})
 
 

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from inventory import services as inventory
+from inventory import operations
 from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
@@ -92,17 +92,17 @@ def deploy(node: Node, op: Operation) -> dict:
                 token_sha256=token_hash(token), deadline=node.deadline or timezone.now())
     driver = get_driver(bmc_settings(node))
     try:
-        inventory.report_progress(op, 20, "setting one-time network boot")
+        operations.report_progress(op, 20, "setting one-time network boot")
         with bmc_io():
             driver.management.set_boot_device("pxe", once=True)
             action = "cycle" if driver.power.get_power_state() == "on" else "on"
-        inventory.report_progress(op, 50, f"power {action}")
+        operations.report_progress(op, 50, f"power {action}")
         with bmc_io():
             driver.power.set_power(action)
     finally:
         driver.close()
     Deployment.objects.filter(pk=deployment.pk).update(boot_started=timezone.now())
-    inventory.report_progress(op, 100, "powered; waiting for the node to phone home")
+    operations.report_progress(op, 100, "powered; waiting for the node to phone home")
     return {"deployment": deployment.pk, "image": str(image)}
 
 
@@ -160,7 +160,7 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
             gate = Operation.objects.create(kind="validate", node=node, actor="system",
                                             message="acceptance gates after deploy")
             transaction.on_commit(
-                lambda: inventory.enqueue("validation.tasks.start_gate", gate))
+                lambda: operations.enqueue("validation.tasks.start_gate", gate))
     return deployment, True
 
 

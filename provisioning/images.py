@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from inventory import services as inventory
+from inventory import operations
 from inventory.choices import OperationStatus
 from inventory.models import Operation
 
@@ -76,7 +76,7 @@ def start_publish(image: Image, actor: str) -> Operation:
         raise ImageImmutable(image)
     op = Operation.objects.create(kind="publish_image", actor=actor,
                                   params={"image": image.pk, "image_name": str(image)})
-    transaction.on_commit(lambda: inventory.enqueue("provisioning.tasks.publish_image", op))
+    transaction.on_commit(lambda: operations.enqueue("provisioning.tasks.publish_image", op))
     return op
 
 
@@ -131,7 +131,7 @@ def verify_and_publish(op: Operation) -> dict:
         return {"state": image.state}
     artifacts = image.artifacts()
     for index, (name, url, expected) in enumerate(artifacts):
-        inventory.report_progress(op, int(90 * index / len(artifacts)), f"checking {name}")
+        operations.report_progress(op, int(90 * index / len(artifacts)), f"checking {name}")
         got = _download_sha256(name, url)
         if got != expected:
             raise VerifyError(f"{name}: sha256 mismatch: expected {expected}, got {got}")
@@ -145,11 +145,11 @@ def publish_task_body(op_id: int) -> None:
     op = Operation.objects.get(pk=op_id)
     if op.is_finished:
         return
-    inventory.begin_operation(op)
+    operations.begin_operation(op)
     try:
         result = verify_and_publish(op)
     except VerifyError as exc:
         Image.objects.filter(pk=op.params["image"]).update(verify_error=str(exc))
-        inventory.finish_operation(op, OperationStatus.FAILED, error=f"not published: {exc}")
+        operations.finish_operation(op, OperationStatus.FAILED, error=f"not published: {exc}")
         return
-    inventory.finish_operation(op, OperationStatus.SUCCEEDED, result=result)
+    operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result)

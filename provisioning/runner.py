@@ -20,6 +20,7 @@ from celery.exceptions import Retry, SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from inventory import operations
 from inventory import services as inventory
 from inventory.choices import TRANSITIONAL_STATES, OperationStatus
 from inventory.locking import NodeLocked, acquire, release
@@ -30,8 +31,6 @@ from .drivers import BMCFatalError, BMCTransientError
 log = logging.getLogger(__name__)
 
 Work = Callable[[Node, Operation], dict | None]
-
-MAX_LOCK_WAITS = 60
 
 
 def load_operation(op_id: int) -> Operation | None:
@@ -48,18 +47,16 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         return "skipped"  # redelivered or deleted: idempotent no-op
     node = op.node
     holder = f"operation {op.pk} ({op.kind})"
+    if not acquire_or_wait(
+        task, node, holder,
+        give_up=lambda message: _fail(op, node, message),
+        waiting=lambda message: operations.report_progress(op, op.progress, message),
+    ):
+        return "failed"
     try:
-        acquire(node, holder)
-    except NodeLocked as exc:
-        if task.request.retries >= MAX_LOCK_WAITS:
-            _fail(op, node, f"gave up waiting: {exc}")
-            return "failed"
-        inventory.report_progress(op, op.progress, f"waiting: {exc}")
-        raise task.retry(countdown=2, max_retries=MAX_LOCK_WAITS) from None
-    try:
-        inventory.begin_operation(op)
+        operations.begin_operation(op)
         result = work(node, op)
-        inventory.finish_operation(op, OperationStatus.SUCCEEDED, result=result or {})
+        operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result or {})
         return "succeeded"
     except Retry:
         raise
@@ -70,7 +67,7 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         if task.request.retries < retries:
             # Exponential backoff: base, 2 x base, 4 x base ... (2, 4, 8, 16 s by default).
             countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2 ** task.request.retries
-            inventory.report_progress(
+            operations.report_progress(
                 op, op.progress, f"{exc}; retrying in {countdown} s "
                 f"({task.request.retries + 1}/{retries})"
             )
@@ -87,9 +84,34 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     return "failed"
 
 
+def acquire_or_wait(
+    task: Task, node: Node, holder: str, give_up: Callable[[str], None],
+    waiting: Callable[[str], None] | None = None,
+) -> bool:
+    """Take the node lock for a task, or retry the task shortly: the one lock-wait policy
+    of every task that works on a node (operations and gate steps).
+
+    After CORRAL_LOCK_WAIT_RETRIES waits it calls `give_up(reason)` and returns False, so
+    the caller ends its work with that reason instead of leaving it running forever.
+    """
+    try:
+        acquire(node, holder)
+        return True
+    except NodeLocked as exc:
+        retries = settings.CORRAL_LOCK_WAIT_RETRIES
+        if task.request.retries >= retries:
+            give_up(f"gave up waiting for the node after {retries} tries: {exc}")
+            return False
+        if waiting is not None:
+            waiting(f"waiting: {exc}")
+        raise task.retry(
+            countdown=settings.CORRAL_LOCK_WAIT_SECONDS, max_retries=retries
+        ) from None
+
+
 def _fail(op: Operation, node: Node, message: str) -> None:
     log.warning("operation %s on %s failed: %s", op.pk, node, message)
-    inventory.finish_operation(op, OperationStatus.FAILED, error=message)
+    operations.finish_operation(op, OperationStatus.FAILED, error=message)
     Node.objects.filter(pk=node.pk).update(bmc_message=message[:2000])
     node.refresh_from_db(fields=["state"])
     if node.state in TRANSITIONAL_STATES:

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
-from inventory import services as inventory
+from inventory import operations
 from inventory.choices import PowerState
 from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
@@ -34,15 +34,8 @@ def bmc_settings(node: Node) -> BMCSettings:
         bmc: BMC = node.bmc
     except BMC.DoesNotExist:
         raise BMCFatalError(f"{node} has no BMC recorded; add one before out-of-band actions")
-    return BMCSettings(
-        protocol=bmc.protocol,
-        address=bmc.address,
-        port=bmc.port,
-        username=bmc.username,
-        password=bmc.password,
-        verify_tls=bmc.verify_tls,
-        system_id=bmc.system_id or None,
-    )
+    # The same schema that checked the row at enrolment (BMC.clean) builds the settings.
+    return BMCSettings.from_mapping(bmc.protocol, bmc.settings_mapping())
 
 
 def _record_power(node: Node, state: str) -> None:
@@ -54,7 +47,7 @@ def _record_power(node: Node, state: str) -> None:
 def power(node: Node, op: Operation) -> dict:
     action = POWER_ACTIONS[op.kind]
     driver = get_driver(bmc_settings(node))
-    inventory.report_progress(op, 10, f"asking the BMC to power {action}")
+    operations.report_progress(op, 10, f"asking the BMC to power {action}")
     with bmc_io():
         try:
             driver.power.set_power(action)
@@ -94,13 +87,13 @@ def inspect(node: Node, op: Operation) -> dict:
     """Read identity, hardware and firmware; then inspecting -> ready."""
     driver = get_driver(bmc_settings(node))
     try:
-        inventory.report_progress(op, 10, "reading power state")
+        operations.report_progress(op, 10, "reading power state")
         with bmc_io():
             state = driver.power.get_power_state()
-        inventory.report_progress(op, 30, "reading hardware inventory")
+        operations.report_progress(op, 30, "reading hardware inventory")
         with bmc_io():
             hardware = driver.inspect.inspect().to_dict()
-        inventory.report_progress(op, 70, "reading firmware inventory")
+        operations.report_progress(op, 70, "reading firmware inventory")
         with bmc_io():
             firmware = [c.to_dict() for c in driver.firmware.firmware()]
     finally:

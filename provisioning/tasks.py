@@ -46,8 +46,7 @@ def refresh_power_states() -> int:
     due = services.nodes_due_for_refresh()
     nodes = Node.objects.select_related("rack__site").filter(pk__in=due)
     for node in nodes:
-        queue = node.rack.site.queue if node.rack_id else "corral"
-        refresh_node_power.apply_async(args=[node.pk], queue=queue)
+        refresh_node_power.apply_async(args=[node.pk], queue=node.queue)
     return len(due)
 
 

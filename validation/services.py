@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from inventory import operations
 from inventory import services as inventory
 from inventory.choices import NodeState, OperationStatus
 from inventory.lifecycle import IllegalTransition, transition
@@ -79,11 +80,10 @@ def enqueue_step(run: GateRun, step: int) -> None:
     from celery import current_app
 
     node = Node.objects.select_related("rack__site").get(pk=run.node_id)
-    queue = node.rack.site.queue if node.rack_id else "corral"
     spec = parse_profile(run.spec)
     phase = spec.phases[min(run.phase_index, len(spec.phases) - 1)]
     budget = sum(c.timeout_s for c in phase.checks) + 120
-    current_app.send_task(STEP_TASK, args=[run.pk, step], queue=queue,
+    current_app.send_task(STEP_TASK, args=[run.pk, step], queue=node.queue,
                           soft_time_limit=budget, time_limit=budget + 60)
 
 
@@ -178,7 +178,7 @@ def gate_step(run_id: int, step: int) -> str:
         planned = (phase.duration_s or 0) * phase.repeat
         run.soak_started, run.soak_until = now, now + timedelta(seconds=planned)
     if run.operation_id:
-        inventory.report_progress(run.operation, progress(run, spec),
+        operations.report_progress(run.operation, progress(run, spec),
                                   f"{phase.name} (iteration {run.iteration + 1})"
                                   if phase.soak else phase.name)
     verdicts = _run_phase(run, node, phase, context)
@@ -251,7 +251,7 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
         except IllegalTransition as exc:
             log.warning("gate run %s finished but node moved on: %s", run.pk, exc)
         if run.operation_id:
-            inventory.finish_operation(
+            operations.finish_operation(
                 run.operation,
                 OperationStatus.SUCCEEDED if status == RunStatus.PASSED
                 else OperationStatus.FAILED, error="" if status == RunStatus.PASSED else reason,

@@ -3,10 +3,12 @@
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
+from inventory import operations
 from inventory import services as inventory
 from inventory.choices import OperationStatus
-from inventory.locking import NodeLocked, acquire, release
+from inventory.locking import release
 from inventory.models import Operation
+from provisioning.runner import acquire_or_wait
 
 from . import services
 from .models import GateRun
@@ -19,11 +21,11 @@ def start_gate(self, op_id: int) -> str:
     op = Operation.objects.select_related("node").filter(pk=op_id).first()
     if op is None or op.is_finished:
         return "skipped"
-    inventory.begin_operation(op)
+    operations.begin_operation(op)
     try:
         services.start_gate_run(op.node, op)
     except services.NoProfile as exc:
-        inventory.finish_operation(op, OperationStatus.FAILED, error=str(exc))
+        operations.finish_operation(op, OperationStatus.FAILED, error=str(exc))
         inventory.fail_node(op.node, str(exc), op=op)
         return "failed"
     return "started"
@@ -35,10 +37,9 @@ def gate_step(self, run_id: int, step: int) -> str:
     if run is None:
         return "skipped"
     holder = f"gate run {run_id} step {step}"
-    try:
-        acquire(run.node, holder)
-    except NodeLocked:
-        raise self.retry(countdown=5, max_retries=120) from None
+    if not acquire_or_wait(self, run.node, holder,
+                           give_up=lambda reason: services.abort_run(run_id, reason)):
+        return "failed"
     try:
         return services.gate_step(run_id, step)
     except SoftTimeLimitExceeded:

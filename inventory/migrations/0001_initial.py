@@ -99,7 +99,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('protocol', models.CharField(choices=[('redfish', 'Redfish'), ('ipmi', 'IPMI')], max_length=10)),
-                ('address', models.CharField(help_text='Host, IP or URL (https://10.0.0.21, 10.0.0.21, bmc1.example:8443).', max_length=255, validators=[inventory.validators.validate_bmc_address])),
+                ('address', models.CharField(help_text='Host, IP or URL (https://10.0.0.21, 10.0.0.21, bmc1.example:8443).', max_length=255)),
                 ('port', models.PositiveIntegerField(blank=True, null=True)),
                 ('username', models.CharField(max_length=64)),
                 ('password', inventory.fields.EncryptedTextField(blank=True)),

@@ -2,7 +2,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.urls import reverse
 
-from ..choices import STATE_COLOURS, NodeRole, NodeState, PowerState
+from ..choices import DEFAULT_QUEUE, STATE_COLOURS, NodeRole, NodeState, PowerState
 
 hostname_validator = RegexValidator(
     r"^(?=.{1,63}\Z)[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z",
@@ -108,6 +108,11 @@ class Node(models.Model):
         if self.rack_unit is None:
             return None
         return self.rack_unit + self.u_height - 1
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue of the node's site: its BMC network is reachable only there."""
+        return self.rack.site.queue if self.rack_id else DEFAULT_QUEUE
 
     @property
     def effective_fabric(self) -> str:

@@ -57,7 +57,6 @@ from provisioning.drivers.results import (
     HardwareFacts,
     Health,
     Sensor,
-    normalize_mac,
 )
 from provisioning.drivers.settings import (
     BMCSettings,
@@ -75,7 +74,7 @@ __all__ = [
     "BMCSettings", "BMCSettingsError", "BMCTransientError", "BMCUnsupportedError", "Drive",
     "Driver", "FirmwareComponent", "FirmwareInterface", "HardwareFacts", "Health",
     "HealthInterface", "InspectInterface", "ManagementInterface", "PowerInterface", "Sensor",
-    "SettingField", "get_driver", "normalize_mac", "settings_schema", "validate_settings",
+    "SettingField", "get_driver", "settings_schema", "validate_settings",
 ]
 
 

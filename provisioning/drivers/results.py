@@ -7,24 +7,10 @@ so each has ``to_dict()`` returning only JSON types.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from provisioning.drivers.base import HEALTH_UNKNOWN
-
-_MAC_HEX = re.compile(r"[0-9a-fA-F]{12}")
-
-
-def normalize_mac(value: str | None) -> str | None:
-    """Lower-case colon form, so MACs from BMCs, DHCP and iPXE compare equal."""
-    if not value:
-        return None
-    digits = re.sub(r"[^0-9a-fA-F]", "", value)
-    if not _MAC_HEX.fullmatch(digits):
-        return None
-    digits = digits.lower()
-    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
 
 
 class _Serializable:

@@ -62,7 +62,8 @@ def test_password_is_ciphertext_in_the_database(rack):
     [
         (lambda b: b["interfaces"][0].update(mac="52:54:00:zz:00:01"), "interfaces",
          "is not a MAC address"),
-        (lambda b: b["bmc"].update(address="not a host!"), "bmc", "is not a BMC address"),
+        (lambda b: b["bmc"].update(address="not a host!"), "bmc.address",
+         "is not a valid host name or IP address"),
         (lambda b: b.update(rack_unit=40), "rack_unit", "does not fit in rack r01"),
         (lambda b: b.update(hostname="GPU_001"), "hostname", "short hostname"),
         (lambda b: b["bmc"].update(protocol="snmp"), "bmc", "not a valid choice"),
@@ -240,3 +241,45 @@ def test_a_trailing_newline_cannot_sneak_into_a_hostname(rack):
     with pytest.raises(ValidationError) as info:
         create_node(rack=rack, serial="SN9", hostname="gpu001\n", gpu_count=8)
     assert "hostname" in info.value.message_dict
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("bmc", "field", "text"),
+    [
+        ({"protocol": "ipmi", "address": "10.0.0.21", "username": "u" * 17},
+         "bmc.username", "IPMI user names are at most 16 bytes"),
+        ({"protocol": "ipmi", "address": "10.0.0.21", "password": "p" * 21},
+         "bmc.password", "IPMI passwords are at most 20 bytes"),
+        ({"protocol": "ipmi", "address": "https://10.0.0.21"},
+         "bmc.address", "must be a host name or IP address"),
+        ({"address": "https://admin:pw@10.0.0.21"}, "bmc.address", "must not contain credentials"),
+        ({"address": "https://10.0.0.21/some/path"}, "bmc.address", "must not have a path"),
+        ({"protocol": "ipmi", "address": "10.0.0.21", "system_id": "Blade2"},
+         "bmc.system_id", "is not a setting of the ipmi driver"),
+        ({"password": ""}, "bmc.password", "is required"),
+    ],
+    ids=["ipmi-user-too-long", "ipmi-password-too-long", "ipmi-url", "credentials-in-url",
+         "url-path", "ipmi-system-id", "no-password"],
+)
+def test_enrolment_refuses_bmc_settings_the_driver_would_refuse(api, rack, bmc, field, text):
+    """Before, these enrolled fine and every action then failed with a settings error."""
+    body = node_payload(rack)
+    body["bmc"].update(bmc)
+    resp = api("integration").post("/api/v1/nodes/", body, format="json")
+    assert resp.status_code == 400, resp.content
+    assert text in json.dumps(resp.data[field])
+    assert not Node.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_enrolled_bmc_passes_the_driver_check(api, rack):
+    from provisioning.services import bmc_settings
+
+    body = node_payload(rack)
+    body["bmc"].update(protocol="ipmi", address="10.0.0.21", port=6230, username="u" * 16,
+                       password="p" * 20)
+    resp = api("integration").post("/api/v1/nodes/", body, format="json")
+    assert resp.status_code == 201, resp.content
+    settings = bmc_settings(Node.objects.get(pk=resp.data["id"]))
+    assert (settings.address, settings.port, settings.password) == ("10.0.0.21", 6230, "p" * 20)

@@ -111,3 +111,15 @@ def test_corral_token_creates_user_in_group(capsys):
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     resp = client.post("/api/v1/sites/", {"name": "x", "slug": "x"}, format="json")
     assert resp.status_code == 201
+
+
+@pytest.mark.django_db
+def test_import_checks_bmc_settings_with_the_driver_schema(rack):
+    rows = HEADER + (
+        "dc1,r01,1,SN-C1,gpu-c1,HGX H100,H100-SXM,8,ipmi,10.0.0.1,a-very-long-ipmi-user,pw,"
+        "52:54:00:00:0c:01\n"
+    )
+    report = import_nodes(io.BytesIO(rows.encode()))
+    assert not report.ok and not Node.objects.exists()
+    assert [(e.line, e.field) for e in report.errors] == [(2, "bmc_username")]
+    assert "IPMI user names are at most 16 bytes" in report.errors[0].message

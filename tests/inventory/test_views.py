@@ -124,3 +124,20 @@ def test_admin_pages_render_without_secrets(client, node):
         resp = client.get(url)
         assert resp.status_code == 200, url
         assert "s3cret-bmc-pass" not in resp.content.decode()
+
+
+@pytest.mark.django_db
+def test_admin_bmc_form_uses_the_driver_rules_and_keeps_a_blank_password(node):
+    from inventory.admin import BMCAdminForm
+
+    bmc = node.bmc
+    data = {"node": node.pk, "protocol": "ipmi", "address": "10.0.0.9", "port": "623",
+            "username": "u" * 17, "password": "", "verify_tls": "on", "system_id": ""}
+    form = BMCAdminForm(data=data, instance=bmc)
+    assert not form.is_valid()
+    assert "IPMI user names are at most 16 bytes" in str(form.errors["username"])
+    form = BMCAdminForm(data={**data, "username": "admin"}, instance=bmc)
+    assert form.is_valid(), form.errors
+    form.save()
+    bmc.refresh_from_db()
+    assert (bmc.protocol, bmc.username, bmc.password) == ("ipmi", "admin", "s3cret-bmc-pass")

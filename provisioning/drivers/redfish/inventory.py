@@ -11,6 +11,7 @@ from typing import Any
 
 from sushy import exceptions as sushy_exc
 
+from inventory.macs import mac_or_none
 from provisioning.drivers.base import (
     HEALTH_CRITICAL,
     HEALTH_OK,
@@ -29,7 +30,6 @@ from provisioning.drivers.results import (
     HardwareFacts,
     Health,
     Sensor,
-    normalize_mac,
 )
 
 _HEALTH = {"OK": HEALTH_OK, "Warning": HEALTH_WARNING, "Critical": HEALTH_CRITICAL}
@@ -136,14 +136,14 @@ class RedfishInspect(InspectInterface):
             if nic.get("EthernetInterfaceType") == "Virtual" or _link(
                     nic.get("Links") or {}, "HostInterface"):
                 continue
-            mac = normalize_mac(nic.get("MACAddress")) or normalize_mac(
+            mac = mac_or_none(nic.get("MACAddress")) or mac_or_none(
                 nic.get("PermanentMACAddress"))
             if not mac or mac in seen:
                 continue
             seen.add(mac)
             link = nic.get("LinkStatus")
             nics.append(NIC(id=str(nic.get("Id")), mac=mac,
-                            permanent_mac=normalize_mac(nic.get("PermanentMACAddress")),
+                            permanent_mac=mac_or_none(nic.get("PermanentMACAddress")),
                             speed_mbps=nic.get("SpeedMbps"),
                             link_up=None if link is None else link == "LinkUp"))
         return nics

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from inventory.macs import mac_or_none
 from provisioning.drivers import (
     BMCError,
     BMCFatalError,
@@ -16,7 +17,6 @@ from provisioning.drivers import (
     BMCSettingsError,
     BMCTransientError,
     get_driver,
-    normalize_mac,
     settings_schema,
     validate_settings,
 )
@@ -85,9 +85,10 @@ def test_error_hierarchy_tells_the_caller_whether_to_retry():
 
 
 def test_mac_normalisation():
-    assert normalize_mac("AA-BB-CC-00-11-22") == "aa:bb:cc:00:11:22"
-    assert normalize_mac("aabb.cc00.1122") == "aa:bb:cc:00:11:22"
-    assert normalize_mac("not a mac") is None and normalize_mac(None) is None
+    """BMC NIC lists go through the same normaliser as enrolment, leniently."""
+    assert mac_or_none("AA-BB-CC-00-11-22") == "aa:bb:cc:00:11:22"
+    assert mac_or_none("aabb.cc00.1122") == "aa:bb:cc:00:11:22"
+    assert mac_or_none("not a mac") is None and mac_or_none(None) is None
 
 
 def test_package_imports_without_django_sushy_or_pyghmi():

@@ -1,0 +1,28 @@
+"""The one MAC normaliser. Pure Python (no Django), so the BMC drivers, which must import
+without Django, use the same rules as enrolment, DHCP exports and the boot server."""
+
+from __future__ import annotations
+
+import re
+
+_MAC_HEX = re.compile(r"^[0-9a-f]{12}\Z")
+
+
+def normalise_mac(value: str) -> str:
+    """Accept aa:bb.., AA-BB-.., aabb.ccdd.eeff or aabbccddeeff; return aa:bb:cc:dd:ee:ff.
+
+    Raises ValueError for anything else."""
+    hexdigits = re.sub(r"[:\-.\s]", "", str(value).strip().lower())
+    if not _MAC_HEX.match(hexdigits):
+        raise ValueError(value)
+    return ":".join(hexdigits[i : i + 2] for i in range(0, 12, 2))
+
+
+def mac_or_none(value: str | None) -> str | None:
+    """normalise_mac for data we only read (a BMC's NIC list): no MAC rather than an error."""
+    if not value:
+        return None
+    try:
+        return normalise_mac(value)
+    except ValueError:
+        return None

@@ -1,0 +1,144 @@
+"""Operation bookkeeping, in one place: enqueue to the right queue, begin, report, finish,
+and keep an aggregate parent in step with its children.
+
+Single actions, bulk actions, deploys, image publishing and gates all record their work as
+Operations and go through these functions, so the rules (a redelivered task does not redo
+finished work; a finished child releases the next staggered sibling; a parent's progress is
+one aggregate query) are written once. This module sits below `services` and `bulk`: it
+imports neither.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from .actions import get_action
+from .choices import DEFAULT_QUEUE, FINISHED_OPERATION_STATUSES, OperationStatus
+from .models import Node, Operation
+
+# task_id placeholder claimed before the real id is known (a child about to be sent).
+QUEUED = "queued"
+# Actions whose bulk children are released a few per rack at a time (PDUs, DHCP).
+STAGGERED = frozenset({"power_on", "power_cycle"})
+
+
+def queue_for(op: Operation) -> str:
+    """The Celery queue of the site the operation's rack or node is in."""
+    if op.rack_id:
+        return op.rack.site.queue
+    if op.node_id:
+        return op.node.queue
+    return DEFAULT_QUEUE
+
+
+def enqueue(task_name: str, op: Operation, force: bool = False) -> None:
+    """Send the task for `op` to its site's queue and record the Celery task id.
+
+    Without `force`, only an operation that has no task yet records the id (a second send
+    of the same operation keeps the first id); bulk fan-out claims children with QUEUED
+    first and forces the real id in.
+    """
+    result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
+    rows = Operation.objects.filter(pk=op.pk)
+    if not force:
+        rows = rows.filter(task_id="")
+    rows.update(task_id=result.id or "")
+
+
+def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> None:
+    """Send once the transaction that created `op` has committed (a worker must find it)."""
+    transaction.on_commit(lambda: enqueue(task_name, op, force=force))
+
+
+def request_power_refresh(node: Node) -> None:
+    """Ask a worker on the node's site queue to read power and health now."""
+    current_app.send_task(
+        "provisioning.tasks.refresh_node_power", args=[node.pk], queue=node.queue
+    )
+
+
+def begin_operation(op: Operation) -> bool:
+    """Mark running; False if it already finished (a redelivered task must not redo it)."""
+    return bool(
+        Operation.objects.filter(
+            pk=op.pk, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
+        ).update(status=OperationStatus.RUNNING, started=timezone.now())
+    )
+
+
+def report_progress(op: Operation, progress: int, message: str = "") -> None:
+    Operation.objects.filter(pk=op.pk).update(progress=max(0, min(100, progress)), message=message)
+
+
+def finish_operation(
+    op: Operation, status: str, error: str = "", result: dict | None = None
+) -> None:
+    """Record the end of `op`; a bulk child also releases its next sibling and refreshes
+    its parent."""
+    now = timezone.now()
+    fields: dict[str, Any] = {"status": status, "finished": now, "error": error[:4000]}
+    if status == OperationStatus.SUCCEEDED:
+        fields["progress"] = 100
+    if result is not None:
+        fields["result"] = result
+    Operation.objects.filter(pk=op.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(op, key, value)
+    if op.parent_id:
+        release_next_child(op)
+        refresh_parent(op.parent_id)
+
+
+def refresh_parent(parent_id: int) -> None:
+    """An aggregate operation's progress and status follow its children (one aggregate
+    query: a 500-node action refreshes its parent 500 times)."""
+    finished = list(FINISHED_OPERATION_STATUSES)
+    unsuccessful = [OperationStatus.FAILED, OperationStatus.CANCELLED]
+    agg = Operation.objects.filter(parent_id=parent_id).aggregate(
+        total=Count("id"),
+        done=Count("id", filter=Q(status__in=finished)),
+        failed=Count("id", filter=Q(status__in=unsuccessful)),
+        running_progress=Sum("progress", filter=~Q(status__in=finished)),
+    )
+    total, done, failed = agg["total"], agg["done"], agg["failed"]
+    if not total:
+        return
+    progress = (100 * done + (agg["running_progress"] or 0)) // total
+    fields: dict[str, Any] = {"progress": progress}
+    if done == total:
+        fields.update(
+            status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
+            finished=timezone.now(),
+            error=f"{failed} of {total} nodes failed" if failed else "",
+        )
+    else:
+        fields["status"] = OperationStatus.RUNNING
+    Operation.objects.filter(pk=parent_id).update(**fields)
+
+
+def release_next_child(finished: Operation) -> None:
+    """A staggered child finished: start the next waiting sibling in the same rack.
+
+    Power-ons are staggered per rack (CORRAL_POWER_ON_STAGGER at a time): only the first
+    slots are enqueued and each finished child releases the next, so no timer or
+    countdown is involved.
+    """
+    if not finished.parent_id or finished.kind not in STAGGERED:
+        return
+    action = get_action(finished.kind)
+    if action is None or not action.task:
+        return
+    waiting = Operation.objects.filter(
+        parent_id=finished.parent_id, status=OperationStatus.PENDING, task_id="",
+        node__rack_id=finished.node.rack_id if finished.node_id else None,
+    ).order_by("pk")
+    for candidate in waiting[:3]:
+        # The conditional UPDATE is the claim: two finishing siblings never release one child.
+        if Operation.objects.filter(pk=candidate.pk, task_id="").update(task_id=QUEUED):
+            enqueue_on_commit(action.task, candidate, force=True)
+            return
