@@ -76,7 +76,7 @@ def run(n: int, Node, Rack, Site) -> int:  # noqa: N803
          (fixtures / "dcgmi-diag-r3-dcgm4.0-4gpu-pass.txt").read_text()),
     ]
 
-    class Result:  # what runners.Session.run returns, minus the SSH
+    class Result:  # what ssh.Session.run returns, minus the SSH
         def __init__(self, text: str):
             self.stdout, self.stderr, self.exit_code, self.duration_s = text, "", 0, 0.1
 

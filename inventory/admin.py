@@ -28,7 +28,8 @@ class BMCAdminForm(forms.ModelForm):
 
     class Meta:
         model = BMC
-        fields = "__all__"
+        fields = ["protocol", "address", "port", "username", "password", "verify_tls",
+                  "system_id"]
 
     def clean_password(self) -> str:
         given = self.cleaned_data.get("password") or ""

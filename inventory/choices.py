@@ -85,6 +85,7 @@ OPERATION_COLOURS: dict[str, str] = {
     OperationStatus.CANCELLED: "dark",
 }
 
+ACTIVE_OPERATION_STATUSES = frozenset({OperationStatus.PENDING, OperationStatus.RUNNING})
 FINISHED_OPERATION_STATUSES = frozenset(
     {OperationStatus.SUCCEEDED, OperationStatus.FAILED, OperationStatus.CANCELLED}
 )

@@ -18,7 +18,12 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from .actions import get_action
-from .choices import DEFAULT_QUEUE, FINISHED_OPERATION_STATUSES, OperationStatus
+from .choices import (
+    ACTIVE_OPERATION_STATUSES,
+    DEFAULT_QUEUE,
+    FINISHED_OPERATION_STATUSES,
+    OperationStatus,
+)
 from .models import Node, Operation
 
 # task_id placeholder claimed before the real id is known (a child about to be sent).
@@ -66,7 +71,7 @@ def begin_operation(op: Operation) -> bool:
     """Mark running; False if it already finished (a redelivered task must not redo it)."""
     return bool(
         Operation.objects.filter(
-            pk=op.pk, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
+            pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES
         ).update(status=OperationStatus.RUNNING, started=timezone.now())
     )
 

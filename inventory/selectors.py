@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch, QuerySet
 
-from .choices import STATE_COLOURS, NodeState
+from .choices import ACTIVE_OPERATION_STATUSES, STATE_COLOURS, NodeState
 from .models import LifecycleEvent, Node, Operation, Rack, Site
 
 
@@ -30,7 +30,7 @@ def recent_operations(node: Node, limit: int = 10) -> list[Operation]:
 
 def active_operation(node: Node) -> Operation | None:
     return (
-        Operation.objects.filter(node=node, status__in=["pending", "running"])
+        Operation.objects.filter(node=node, status__in=ACTIVE_OPERATION_STATUSES)
         .order_by("-created")
         .first()
     )

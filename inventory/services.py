@@ -18,7 +18,13 @@ from django.utils.module_loading import import_string
 
 from . import operations
 from .actions import Action, available_actions, get_action
-from .choices import TRANSITIONAL_STATES, OperationStatus, RMAStatus
+from .choices import (
+    ACTIVE_OPERATION_STATUSES,
+    TRANSITIONAL_STATES,
+    NodeState,
+    OperationStatus,
+    RMAStatus,
+)
 from .lifecycle import IllegalTransition, transition
 from .locking import break_stale_locks, node_lock
 from .models import BMC, Label, NetworkInterface, Node, Operation, Rack, RMACase
@@ -293,7 +299,7 @@ def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | No
 
 
 def deadline_reason(state: str) -> str:
-    if state == "deploying":
+    if state == NodeState.DEPLOYING:
         minutes = settings.CORRAL_STATE_DEADLINES[state] // 60
         return f"no phone-home within {minutes} min"
     return f"deadline exceeded in {state}"
@@ -309,7 +315,7 @@ def expire_deadlines() -> int:
         fail_node(node, deadline_reason(state))
         expired += 1
         running = Operation.objects.filter(
-            node=node, status__in=[OperationStatus.PENDING, OperationStatus.RUNNING]
+            node=node, status__in=ACTIVE_OPERATION_STATUSES
         )
         for op in running:
             operations.finish_operation(op, OperationStatus.FAILED, deadline_reason(state))

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import bulk, imports, operations, selectors, services
 from .actions import ACTIONS, available_actions
-from .choices import TRANSITIONAL_STATES
+from .choices import TRANSITIONAL_STATES, NodeState
 from .filtersets import NodeFilterSet
 from .forms import ImportForm
 from .lifecycle import IllegalTransition
@@ -142,7 +142,7 @@ def rack_action(request, pk: int, name: str):
     if name not in RACK_ACTIONS:
         messages.error(request, f"'{name}' is not a rack action.")
         return redirect(rack)
-    nodes = rack.nodes.exclude(state="decommissioned").order_by("rack_unit", "pk")
+    nodes = rack.nodes.exclude(state=NodeState.DECOMMISSIONED).order_by("rack_unit", "pk")
     op = bulk.start_bulk_action(nodes, name, actor_of(request.user), rack=rack)
     if not request.htmx:
         return redirect(rack)

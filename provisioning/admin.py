@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import BootRequest, Deployment, Image, Subnet
+from .models import BootRequest, Deployment, Image, ImageState, Subnet
 
 
 @admin.register(Image)
@@ -11,7 +11,7 @@ class ImageAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # A published image is immutable here too: only a new version changes it.
-        if obj is not None and obj.state != "draft":
+        if obj is not None and obj.state != ImageState.DRAFT:
             return [f.name for f in obj._meta.fields]
         return super().get_readonly_fields(request, obj)
 

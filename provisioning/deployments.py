@@ -27,7 +27,7 @@ from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
 
-from .drivers import get_driver
+from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
 from .models.images import ImageState
@@ -94,8 +94,8 @@ def deploy(node: Node, op: Operation) -> dict:
     try:
         operations.report_progress(op, 20, "setting one-time network boot")
         with bmc_io():
-            driver.management.set_boot_device("pxe", once=True)
-            action = "cycle" if driver.power.get_power_state() == "on" else "on"
+            driver.management.set_boot_device(BOOT_PXE, once=True)
+            action = ACTION_CYCLE if driver.power.get_power_state() == POWER_ON else ACTION_ON
         operations.report_progress(op, 50, f"power {action}")
         with bmc_io():
             driver.power.set_power(action)

@@ -18,15 +18,29 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from inventory import operations
-from inventory.choices import PowerState
+from inventory.choices import NodeState, PowerState
 from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
 
-from .drivers import BMCError, BMCFatalError, BMCSettings, BMCTransientError, get_driver
+from .drivers import (
+    ACTION_CYCLE,
+    ACTION_OFF,
+    ACTION_ON,
+    BOOT_PXE,
+    POWER_OFF,
+    POWER_ON,
+    BMCError,
+    BMCFatalError,
+    BMCSettings,
+    BMCTransientError,
+    get_driver,
+)
 from .runner import bmc_io
 from .schedulers import get_scheduler
 
-POWER_ACTIONS = {"power_on": "on", "power_off": "off", "power_cycle": "cycle"}
+# Corral action -> (driver power action, the power state it should end in).
+POWER_ACTIONS = {"power_on": (ACTION_ON, POWER_ON), "power_off": (ACTION_OFF, POWER_OFF),
+                 "power_cycle": (ACTION_CYCLE, POWER_ON)}
 
 
 def bmc_settings(node: Node) -> BMCSettings:
@@ -45,17 +59,17 @@ def _record_power(node: Node, state: str) -> None:
 
 
 def power(node: Node, op: Operation) -> dict:
-    action = POWER_ACTIONS[op.kind]
+    action, target = POWER_ACTIONS[op.kind]
     driver = get_driver(bmc_settings(node))
     operations.report_progress(op, 10, f"asking the BMC to power {action}")
     with bmc_io():
         try:
             driver.power.set_power(action)
-            state = wait_for_power(driver, "off" if action == "off" else "on")
+            state = wait_for_power(driver, target)
         finally:
             driver.close()
     _record_power(node, state)
-    if state != ("off" if action == "off" else "on"):
+    if state != target:
         # Accepted but not applied in time: say so rather than record a silent success.
         raise BMCTransientError(
             f"BMC at {node.bmc.address} accepted power {action} but still reports {state} "
@@ -77,10 +91,10 @@ def set_boot_pxe(node: Node, op: Operation) -> dict:
     driver = get_driver(bmc_settings(node))
     with bmc_io():
         try:
-            driver.management.set_boot_device("pxe", once=True)
+            driver.management.set_boot_device(BOOT_PXE, once=True)
         finally:
             driver.close()
-    return {"boot_device": "pxe", "once": True}
+    return {"boot_device": BOOT_PXE, "once": True}
 
 
 def inspect(node: Node, op: Operation) -> dict:
@@ -146,7 +160,7 @@ def nodes_due_for_refresh(limit: int = 500) -> list[int]:
     cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_POWER_REFRESH_SECONDS)
     return list(
         Node.objects.filter(bmc__isnull=False, reservation__isnull=True)
-        .exclude(state="decommissioned")
+        .exclude(state=NodeState.DECOMMISSIONED)
         .filter(Q(power_state_at__isnull=True) | Q(power_state_at__lt=cutoff))
         .order_by(F("power_state_at").asc(nulls_first=True))
         .values_list("pk", flat=True)[:limit]

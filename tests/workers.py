@@ -61,7 +61,9 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
            "CORRAL_SSH_PORT": str(sshd.port), "CORRAL_SSH_USER": sshd.username,
            "CORRAL_SSH_KEY_PATH": str(sshd.client_key_path),
            # Transient BMC faults retried quickly, so a test of giving up takes seconds.
-           "CORRAL_BMC_RETRIES": "2", "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5"}
+           "CORRAL_BMC_RETRIES": "2", "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5",
+           # A task waiting on a node held elsewhere gives up after about 5 s, not 2 min.
+           "CORRAL_LOCK_WAIT_RETRIES": "10", "CORRAL_LOCK_WAIT_SECONDS": "0.5"}
     celery = [sys.executable, "-m", "celery", "-A", "fleet"]
     # Messages left by an earlier run name operation ids that mean other rows now.
     subprocess.run([*celery, "purge", "-f", "-Q", QUEUES], env=env, cwd=ROOT,

@@ -47,8 +47,8 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-RUN_COLOURS = {"running": "info", "passed": "success", "failed": "danger", "rma": "danger",
-               "cancelled": "dark"}
+RUN_COLOURS = {RunStatus.RUNNING: "info", RunStatus.PASSED: "success",
+               RunStatus.FAILED: "danger", RunStatus.RMA: "danger", RunStatus.CANCELLED: "dark"}
 
 
 class GateRun(models.Model):
@@ -77,7 +77,7 @@ class GateRun(models.Model):
     class Meta:
         ordering = ["-started", "-id"]
         constraints = [models.UniqueConstraint(fields=["node"],
-                                               condition=models.Q(status="running"),
+                                               condition=models.Q(status=RunStatus.RUNNING),
                                                name="one_running_gate_per_node")]
 
     def __str__(self) -> str:

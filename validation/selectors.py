@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from inventory.models import Node
 
 from .models import CheckResult, GateRun, RunStatus
 from .services import progress
+from .verdicts.model import DEGRADED, FAIL, PASS
 
 
 @dataclass
@@ -26,16 +26,16 @@ def run_phases(run: GateRun) -> list[PhaseRow]:
     rows = []
     for index, name in enumerate(run.phase_names):
         mine = [r for r in results if r.phase == name]
-        if any(r.status == "fail" for r in mine):
-            status = "fail"
+        if any(r.status == FAIL for r in mine):
+            status = FAIL
         elif run.status == RunStatus.RUNNING and index == run.phase_index:
             status = "running"
         elif not mine:
             status = "pending"
-        elif any(r.status == "degraded" for r in mine):
-            status = "degraded"
+        elif any(r.status == DEGRADED for r in mine):
+            status = DEGRADED
         else:
-            status = "pass"
+            status = PASS
         rows.append(PhaseRow(name, status, mine))
     return rows
 
@@ -71,10 +71,3 @@ def validating_queue() -> list[tuple[GateRun, int, SoakInfo | None]]:
     runs = (GateRun.objects.filter(status=RunStatus.RUNNING)
             .select_related("node", "profile").order_by("started"))
     return [(run, progress(run), soak_info(run)) for run in runs]
-
-
-def result_counts(run: GateRun) -> dict[str, int]:
-    return run.results.aggregate(
-        passed=Count("id", filter=Q(status="pass")),
-        degraded=Count("id", filter=Q(status="degraded")),
-        failed=Count("id", filter=Q(status="fail")))

@@ -23,10 +23,11 @@ from inventory import services as inventory
 from inventory.choices import NodeState, OperationStatus
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
+from provisioning.models import DeploymentStatus
 from provisioning.schedulers import get_scheduler
 from provisioning.selectors import latest_deployment
 
-from . import runners
+from . import ssh
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus
 from .verdicts import NodeContext, Verdict, classify_run, judge_output, parse_profile
 from .verdicts.model import FAIL, RUN_PASS, RUN_RMA
@@ -53,8 +54,8 @@ def default_profile() -> GateProfile:
 
 def node_context(node: Node) -> NodeContext:
     deployment = latest_deployment(node)
-    baseline = deployment.image.baseline if deployment and deployment.status == "succeeded" \
-        else {}
+    succeeded = deployment is not None and deployment.status == DeploymentStatus.SUCCEEDED
+    baseline = deployment.image.baseline if succeeded else {}
     return NodeContext(
         hostname=node.hostname, gpu_model=node.gpu_model, gpu_count=node.gpu_count,
         fabric=node.effective_fabric,
@@ -87,11 +88,11 @@ def enqueue_step(run: GateRun, step: int) -> None:
                           soft_time_limit=budget, time_limit=budget + 60)
 
 
-def ssh_target(node: Node) -> runners.SSHTarget:
+def ssh_target(node: Node) -> ssh.SSHTarget:
     nic = node.interfaces.filter(boot=True).first() or node.interfaces.first()
     host = (nic.ip if nic and nic.ip else None) or node.hostname
     known = NodeHostKey.objects.filter(node=node).values_list("key", flat=True).first()
-    return runners.SSHTarget(host=host, port=settings.CORRAL_SSH_PORT,
+    return ssh.SSHTarget(host=host, port=settings.CORRAL_SSH_PORT,
                              username=settings.CORRAL_SSH_USER,
                              key=settings.CORRAL_SSH_KEY_PATH, known_host_key=known,
                              connect_timeout=settings.CORRAL_SSH_CONNECT_TIMEOUT)
@@ -106,7 +107,7 @@ def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Ve
     verdicts: list[Verdict] = []
     target = ssh_target(node)
     try:
-        with runners.Session(target) as session:
+        with ssh.Session(target) as session:
             if target.known_host_key is None:
                 NodeHostKey.objects.get_or_create(node=node, defaults={"key": session.host_key})
             for check in phase.checks:
@@ -125,7 +126,7 @@ def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Ve
                     verdict = judge_output(check, result.stdout, context)
                 _store(run, phase.name, check, verdict, result)
                 verdicts.append(verdict)
-    except runners.RunnerError as exc:
+    except ssh.SSHError as exc:
         # No connection, or the node's host key changed: every check of the phase fails
         # with that reason, none is run.
         for check in phase.checks:
@@ -135,7 +136,7 @@ def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Ve
     return verdicts
 
 
-def _command_for(command: str, node: Node, target: runners.SSHTarget) -> tuple[str, str]:
+def _command_for(command: str, node: Node, target: ssh.SSHTarget) -> tuple[str, str]:
     """Fill {node} and {peer}; a peer comes from the node's `peer=<hostname>` label."""
     peer = next((lb.name.split("=", 1)[1] for lb in node.labels.all()
                  if lb.name.startswith("peer=")), None)

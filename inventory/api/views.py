@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from .. import bulk, selectors, services
 from ..actions import ACTIONS
+from ..choices import NodeState
 from ..filtersets import (
     LifecycleEventFilterSet,
     NodeFilterSet,
@@ -73,7 +74,7 @@ class RackViewSet(viewsets.ModelViewSet):
     def run_action(self, request, pk=None, name=None):
         """Run an action on every node of the rack; one aggregate Operation with children."""
         rack = self.get_object()
-        nodes = (Node.objects.filter(rack=rack).exclude(state="decommissioned")
+        nodes = (Node.objects.filter(rack=rack).exclude(state=NodeState.DECOMMISSIONED)
                  .select_related("rack__site").order_by("rack_unit", "pk"))
         return start_bulk(request, nodes, name, rack=rack)
 

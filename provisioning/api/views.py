@@ -11,7 +11,7 @@ from inventory.api.serializers import OperationSerializer
 from inventory.api.views import request_actor
 
 from .. import dhcp, images, selectors
-from ..models import BootRequest, Deployment, Subnet
+from ..models import BootRequest, Deployment, ImageState, Subnet
 from . import serializers as s
 
 
@@ -33,7 +33,7 @@ class ImageViewSet(viewsets.ModelViewSet):
                                                   **serializer.validated_data)
 
     def perform_destroy(self, instance):
-        if instance.state != "draft":
+        if instance.state != ImageState.DRAFT:
             raise images.ImageImmutable(instance)
         instance.delete()
 

@@ -1,5 +1,5 @@
 from .deployments import BootRequest, Deployment, DeploymentStatus
-from .images import Image
+from .images import Image, ImageState
 from .networks import Subnet
 
-__all__ = ["BootRequest", "Deployment", "DeploymentStatus", "Image", "Subnet"]
+__all__ = ["BootRequest", "Deployment", "DeploymentStatus", "Image", "ImageState", "Subnet"]

@@ -35,8 +35,9 @@ class Deployment(models.Model):
     class Meta:
         ordering = ["-created"]
         constraints = [
-            models.UniqueConstraint(fields=["node"], condition=models.Q(status="waiting"),
-                                    name="one_waiting_deployment_per_node"),
+            models.UniqueConstraint(
+                fields=["node"], condition=models.Q(status=DeploymentStatus.WAITING),
+                name="one_waiting_deployment_per_node"),
         ]
 
     def __str__(self) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from inventory.locking import acquire, release
 from inventory.models import NetworkInterface, Node, RMACase
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.sshd import TOOL_OUTPUTS
@@ -146,6 +147,24 @@ def test_a_soak_shows_progress_and_can_be_cancelled(api, client, users, sshd, fa
     failed_node.refresh_from_db()
     assert failed_node.state == "failed"
     assert "cancelled" in failed_node.failure_reason
+
+
+def test_a_gate_step_that_cannot_get_the_node_ends_the_run_with_the_reason(
+        api, sshd, failed_node, celery_worker):
+    """Before, a step that ran out of lock waits left its run `running` for ever."""
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt"))
+    op_id = revalidate(api, failed_node)
+    acquire(failed_node, "operation 4242 (power_cycle)")  # a holder that never lets go
+    try:
+        op = wait_operation(op_id, timeout=60)
+    finally:
+        release(failed_node, "operation 4242 (power_cycle)")
+    run = GateRun.objects.get(node=failed_node)
+    assert run.status == "failed" and op.status == "failed"
+    assert "gave up waiting for the node" in run.outcome_reason
+    assert "locked by operation 4242 (power_cycle)" in op.error
+    failed_node.refresh_from_db()
+    assert failed_node.state == "failed" and "4242" in failed_node.failure_reason
 
 
 def test_a_profile_with_a_typo_is_refused(api, sshd):

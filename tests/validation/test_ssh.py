@@ -17,7 +17,7 @@ import pytest
 
 from tests.peers.sshd import TOOL_OUTPUTS, SSHServer
 from tests.peers.util import LOOPBACK, free_port, wait_until
-from validation.runners import (
+from validation.ssh import (
     TRUNCATION_MARKER,
     AuthError,
     ConnectError,

@@ -45,19 +45,19 @@ _CHUNK = 65536
 _TIMEOUT_EXIT_CODES = {124, 137, None}  # timeout's "timed out", 128+KILL, killed by signal
 
 
-class RunnerError(Exception):
+class SSHError(Exception):
     """The check could not be run at all; its output, if any, means nothing."""
 
 
-class ConnectError(RunnerError):
+class ConnectError(SSHError):
     """No SSH session with the node: refused, unreachable, handshake failed or lost."""
 
 
-class AuthError(RunnerError):
+class AuthError(SSHError):
     """The node answered but would not let us in (or our own key is unusable)."""
 
 
-class HostKeyMismatch(RunnerError):
+class HostKeyMismatch(SSHError):
     """The node presented a host key other than the recorded one: nothing was run.
 
     A re-imaged node gets a new key legitimately; a spoofed address does too. Only an
@@ -348,7 +348,7 @@ def _key_blob_or_error(key_line: str | None, where: str) -> bytes | None:
     try:
         return _key_blob(key_line)
     except (ValueError, binascii.Error):
-        raise RunnerError(f"recorded host key of {where} is not '<keytype> <base64>'")
+        raise SSHError(f"recorded host key of {where} is not '<keytype> <base64>'")
 
 
 def _prefer_key_type(transport: paramiko.Transport, key_type: str) -> None:
