@@ -4,6 +4,10 @@ Without a chassis program ipmi_sim refuses every power and boot command, so
 ``chassis_control.sh`` keeps power and boot device in files and logs every call in
 ``chassis.log``; tests assert on that log (``get_bootdev`` always reads back
 ``default``, so the log is the only witness of a boot-device request).
+
+Each BMC also answers FRU 0 reads with an identity (``FRUIdentity``: manufacturer,
+product name, part number, serial) encoded in the IPMI FRU format, so inspection has a
+system serial and model to find; ``fru=None`` starts a BMC without FRU data.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -43,8 +48,58 @@ EMU_COMMANDS = """\
 mc_setbmc 0x20
 mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr
 sel_enable 0x20 1000 0x0a
-mc_enable 0x20
+{fru}mc_enable 0x20
 """
+# Get System GUID answers the lan.conf guid above; this is how SMBIOS (and so dmidecode,
+# Redfish and pyghmi) spells it: the first three fields are little-endian on the wire.
+SYSTEM_UUID = "674523a1-ab89-efcd-a123-456789abcdef"
+
+
+@dataclass(frozen=True)
+class FRUIdentity:
+    """What FRU 0 of a simulated BMC says about the system."""
+
+    serial: str
+    manufacturer: str = "Corral Test Systems"
+    product: str = "HGX H100 8-GPU"
+    part_number: str = "CTS-8125GS"
+
+
+def _fru_area(body: bytes) -> bytes:
+    """One FRU info area: version, length in 8-byte units, fields, end, pad, checksum."""
+    area = bytearray([0x01, 0]) + body + b"\xc1"
+    while (len(area) + 1) % 8:
+        area.append(0)
+    area[1] = (len(area) + 1) // 8
+    area.append(-sum(area) & 0xFF)
+    return bytes(area)
+
+
+def _fru_field(text: str) -> bytes:
+    raw = text.encode("ascii")
+    assert len(raw) < 64, text
+    return bytes([0xC0 | len(raw)]) + raw  # type 3: 8-bit ASCII
+
+
+def fru_bytes(fru: FRUIdentity) -> bytes:
+    """FRU 0 per the IPMI Platform Management FRU Information Storage Definition 1.0."""
+    chassis = _fru_area(bytes([0x17]) + _fru_field(fru.part_number) + _fru_field(fru.serial))
+    board = _fru_area(bytes(4) + b"".join(_fru_field(t) for t in (
+        fru.manufacturer, "GPU baseboard", f"BRD-{fru.serial}", "BRD-PN", "")))
+    product = _fru_area(b"\x00" + b"".join(_fru_field(t) for t in (
+        fru.manufacturer, fru.product, fru.part_number, "1.0", fru.serial, "", "")))
+    header = bytearray([0x01, 0, 1, 1 + len(chassis) // 8,
+                        1 + (len(chassis) + len(board)) // 8, 0, 0])
+    header.append(-sum(header) & 0xFF)
+    return bytes(header) + chassis + board + product
+
+
+def _emu_commands(fru: FRUIdentity | None) -> str:
+    if fru is None:
+        return EMU_COMMANDS.format(fru="")
+    data = fru_bytes(fru)
+    line = f"mc_add_fru_data 0x20 0 {len(data):#x} data " + " ".join(f"{b:#04x}" for b in data)
+    return EMU_COMMANDS.format(fru=line + "\n")
 
 
 @dataclass
@@ -55,6 +110,7 @@ class IPMISim:
     port: int
     username: str
     password: str = field(repr=False)
+    fru: FRUIdentity | None = None
     state_dir: Path = field(default=Path())
     log_path: Path = field(default=Path())
     argv: list[str] = field(default_factory=list, repr=False)
@@ -126,14 +182,20 @@ def ipmi_sim_binary() -> str:
 
 @contextlib.contextmanager
 def run_ipmi_sim(workdir: Path, username: str = "admin", password: str = "password",
-                 name: str = "gpu001") -> Iterator[IPMISim]:
-    """Start one ipmi_sim BMC on a free loopback UDP port; stop it on exit."""
+                 name: str = "gpu001",
+                 fru: FRUIdentity | None | Literal["default"] = "default") -> Iterator[IPMISim]:
+    """Start one ipmi_sim BMC on a free loopback UDP port; stop it on exit.
+
+    ``fru`` defaults to an identity with serial ``SIM-<NAME>``; None leaves FRU 0 empty.
+    """
+    if fru == "default":
+        fru = FRUIdentity(serial=f"SIM-{name.upper()}")
     binary = ipmi_sim_binary()
     chassis_dir = workdir / "chassis"
     sim_state = workdir / "sim-state"
     chassis_dir.mkdir(parents=True, exist_ok=True)
     sim_state.mkdir(exist_ok=True)
-    (workdir / "gpu.emu").write_text(EMU_COMMANDS)
+    (workdir / "gpu.emu").write_text(_emu_commands(fru))
     for _attempt in range(3):
         port = free_port(kind=socket.SOCK_DGRAM)
         (workdir / "lan.conf").write_text(LAN_CONF.format(
@@ -153,7 +215,7 @@ def run_ipmi_sim(workdir: Path, username: str = "admin", password: str = "passwo
         time.sleep(0.1)
     else:
         raise RuntimeError(f"ipmi_sim did not start, see {workdir / 'ipmi_sim.log'}")
-    sim = IPMISim(host=LOOPBACK, port=port, username=username, password=password,
+    sim = IPMISim(host=LOOPBACK, port=port, username=username, password=password, fru=fru,
                   state_dir=chassis_dir, log_path=chassis_dir / "chassis.log", argv=argv,
                   process=proc)
     sim.reset()
@@ -168,16 +230,17 @@ IPMISimFactory = Callable[..., IPMISim]
 
 @pytest.fixture(scope="session")
 def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMISimFactory]:
-    """Start extra BMCs: ``factory(username="admin", password="password", name="gpu001")``.
+    """Start extra BMCs: ``factory(username="admin", password="password", name="gpu001",
+    fru="default")`` (see ``run_ipmi_sim`` for ``fru``).
 
     One ipmi_sim process per BMC (~4 MB each); all are stopped at session end.
     """
     stack = contextlib.ExitStack()
 
-    def start(username: str = "admin", password: str = "password",
-              name: str = "gpu001") -> IPMISim:
+    def start(username: str = "admin", password: str = "password", name: str = "gpu001",
+              fru: FRUIdentity | None | Literal["default"] = "default") -> IPMISim:
         workdir = tmp_path_factory.mktemp("ipmi-sim")
-        return stack.enter_context(run_ipmi_sim(workdir, username, password, name))
+        return stack.enter_context(run_ipmi_sim(workdir, username, password, name, fru))
 
     with stack:
         yield start

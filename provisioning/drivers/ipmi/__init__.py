@@ -6,10 +6,10 @@ from provisioning.drivers.base import PROTOCOL_IPMI, Driver
 from provisioning.drivers.ipmi.interfaces import (
     IPMIFirmware,
     IPMIHealth,
-    IPMIInspect,
     IPMIManagement,
     IPMIPower,
 )
+from provisioning.drivers.ipmi.inventory import IPMIInspect
 from provisioning.drivers.ipmi.session import IPMIConnection, cached_session_count
 from provisioning.drivers.settings import BMCSettings
 

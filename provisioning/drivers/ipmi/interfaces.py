@@ -1,7 +1,7 @@
-"""IPMI capabilities on top of the cached pyghmi session.
+"""IPMI power, boot, firmware and health on top of the cached pyghmi session.
 
-IPMI cannot list NICs, drives or GPUs out of band, so inspection is reported as
-unsupported and left to in-band inspection (the deploy ramdisk).
+Inspection lives in ``inventory.py``: it reads what IPMI can (FRU identity, GUID) and
+lists the rest as unavailable.
 """
 
 from __future__ import annotations
@@ -31,14 +31,13 @@ from provisioning.drivers.base import (
     BMCUnsupportedError,
     FirmwareInterface,
     HealthInterface,
-    InspectInterface,
     ManagementInterface,
     PowerInterface,
     check_boot_request,
     check_power_action,
 )
 from provisioning.drivers.ipmi.session import IPMIConnection
-from provisioning.drivers.results import FirmwareComponent, HardwareFacts, Health, Sensor
+from provisioning.drivers.results import FirmwareComponent, Health, Sensor
 
 _POWER_ACTIONS = {ACTION_ON: "on", ACTION_OFF: "off", ACTION_GRACEFUL_OFF: "softoff",
                   ACTION_FORCE_RESTART: "reset"}
@@ -89,16 +88,6 @@ class IPMIManagement(ManagementInterface):
         doing = f"setting the boot device to {device}" + (" once" if once else "")
         self.conn.call(doing, lambda c: c.set_bootdev(
             _BOOT_DEVICES[device], persist=not once, uefiboot=mode == BOOT_MODE_UEFI))
-
-
-class IPMIInspect(InspectInterface):
-    def __init__(self, conn: IPMIConnection) -> None:
-        self.conn = conn
-
-    def inspect(self) -> HardwareFacts:
-        raise BMCUnsupportedError(
-            f"BMC at {self.conn.address} speaks IPMI, which cannot list NICs, drives or GPUs; "
-            "inventory comes from in-band inspection instead", address=self.conn.address)
 
 
 class IPMIFirmware(FirmwareInterface):

@@ -1,4 +1,5 @@
-"""IPMI power and boot against a real ipmi_sim; its chassis program's log is the witness."""
+"""IPMI power, boot and inspection against a real ipmi_sim; its chassis program's log is
+the witness of power and boot requests."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from provisioning.drivers import (
     get_driver,
 )
 from provisioning.drivers.ipmi import cached_session_count
+from tests.peers.ipmi import SYSTEM_UUID, FRUIdentity, fru_bytes
 from tests.peers.util import free_port, wait_until
 
 
@@ -149,13 +151,50 @@ def test_unreachable_bmc_is_transient_within_the_timeout():
     assert caught.value.retryable
 
 
-def test_firmware_health_and_inspect(ipmi_bmc):
+def test_firmware_and_health(ipmi_bmc):
     with get_driver(settings_for(ipmi_bmc)) as driver:
         firmware = driver.firmware.firmware()
         health = driver.health.health()
-        with pytest.raises(BMCUnsupportedError, match="in-band inspection"):
-            driver.inspect.inspect()
     # gpu.emu declares firmware revision 9.8 (mc_add ... 9 8 ...).
     assert [(c.id, c.version) for c in firmware] == [("BMC", "9.8")]
     # ipmi_sim without SDRs has no sensors.
     assert (health.status, health.sensors) == (HEALTH_UNKNOWN, [])
+
+
+def test_inspect_reads_the_fru_identity_and_lists_the_rest_as_unavailable(ipmi_bmc):
+    # ipmi_sim refuses FRU reads of more than ~60 bytes at once (0xC8); this FRU is
+    # bigger, so the read has to shrink its requests to get it all.
+    assert len(fru_bytes(ipmi_bmc.fru)) > 64
+    with get_driver(settings_for(ipmi_bmc)) as driver:
+        facts = driver.inspect.inspect()
+    assert (facts.manufacturer, facts.model, facts.serial) == (
+        "Corral Test Systems", "HGX H100 8-GPU", ipmi_bmc.fru.serial)
+    assert facts.uuid == SYSTEM_UUID
+    assert (facts.cpu_count, facts.memory_gib, facts.nics, facts.drives, facts.gpus) == (
+        None, None, [], [], [])
+    assert set(facts.unavailable) == {"processors", "memory", "nics", "storage", "gpus"}
+    assert facts.unavailable["nics"] == (
+        "IPMI has no standard command that lists NICs; only the booted OS can")
+    assert ipmi_bmc.sets() == []  # reading the inventory changes nothing on the machine
+
+
+def test_inspect_of_a_bmc_without_fru_data_lists_the_identity_as_unavailable(
+        ipmi_sim_factory):
+    bare = ipmi_sim_factory(password="no-fru-pw", fru=None)
+    with get_driver(settings_for(bare)) as driver:
+        facts = driver.inspect.inspect()
+    assert (facts.manufacturer, facts.model, facts.serial) == (None, None, None)
+    assert facts.unavailable["identity"] == (
+        f"BMC at 127.0.0.1:{bare.port}: no FRU inventory (Invalid data field in request)")
+    assert "nics" in facts.unavailable
+
+
+def test_inspect_finds_each_bmcs_own_serial(ipmi_sim_factory):
+    long_serial = "SN-" + "7" * 50  # one field near the 63-byte limit of a FRU string
+    other = ipmi_sim_factory(password="other-fru-pw", name="gpu042",
+                             fru=FRUIdentity(serial=long_serial, product="HGX B200 8-GPU",
+                                             manufacturer="Example Corp"))
+    with get_driver(settings_for(other)) as driver:
+        facts = driver.inspect.inspect()
+    assert (facts.manufacturer, facts.model, facts.serial) == (
+        "Example Corp", "HGX B200 8-GPU", long_serial)
