@@ -39,11 +39,12 @@ class BMC(models.Model):
         return f"<BMC node={self.node_id} {self.protocol} {self.address}>"
 
     def settings_mapping(self) -> dict:
-        """The fields as the driver's settings schema names them. Fields a protocol does
-        not have are left out when unset (an IPMI row still carries verify_tls=True)."""
+        """The fields as the driver's settings schema names them. IPMI has no TLS, so its
+        verify_tls (a column every row has) is left out; a system_id is passed only when
+        set, so asking an IPMI BMC for one blade is refused rather than ignored."""
         mapping = {"protocol": self.protocol, "address": self.address, "port": self.port,
                    "username": self.username, "password": self.password}
-        if self.protocol != BMCProtocol.IPMI or not self.verify_tls:
+        if self.protocol != BMCProtocol.IPMI:
             mapping["verify_tls"] = self.verify_tls
         if self.protocol != BMCProtocol.IPMI or self.system_id:
             mapping["system_id"] = self.system_id
