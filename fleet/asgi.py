@@ -5,9 +5,10 @@ Why ASGI for a sync Django project: a hall of GPU servers network-booting at onc
 answer is one that never leaves the server's event loop. So:
 
 - GET /boot/ipxe is answered on the event loop from the per-process node copy and the
-  rendered-script caches (provisioning.bootserve.memory_script); anything that needs the
-  database (a MAC the copy does not know yet, a deploy script not rendered yet, boot-storm
-  caches switched off) goes to a small thread pool running the same code as fleet.wsgi.
+  rendered scripts (provisioning.bootserver.serve.memory_script); anything that needs the
+  database (a MAC the copy does not know yet, a deployment it has not loaded yet,
+  boot-storm caches switched off) goes to a small thread pool running the same code as
+  fleet.wsgi, which ends in the same decision.
 - Every other path is Django's unchanged WSGI application run in a thread pool (a2wsgi),
   so views, middleware and database connections behave exactly as under a WSGI server,
   with real thread concurrency (Django's own ASGI handler would serialise sync views onto
@@ -29,7 +30,7 @@ from django.db import connections  # noqa: E402
 
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
-from provisioning import bootcache, bootlog, bootserve  # noqa: E402
+from provisioning.bootserver import cache, records, serve  # noqa: E402
 
 django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THREADS)
 _boot_pool = ThreadPoolExecutor(max_workers=settings.CORRAL_WEB_THREADS,
@@ -57,10 +58,10 @@ async def boot_ipxe(scope: dict, send) -> None:
         await _respond(send, 400, bootfront.BAD_HOST)
         return
     mac, arch = bootfront.parse(scope.get("query_string", b"").decode("latin-1"))
-    base_url = bootserve.base_url_for(scope.get("scheme", "http"), host)
+    base_url = serve.base_url_for(scope.get("scheme", "http"), host)
     client = _header(scope, b"user-agent")
     remote_addr = (scope.get("client") or (None,))[0]
-    script = bootserve.memory_script(mac, arch, base_url, client, remote_addr)
+    script = serve.memory_script(mac, arch, base_url, client, remote_addr)
     if script is None:
         script = await asyncio.get_running_loop().run_in_executor(
             _boot_pool, boot_ipxe_script, mac, arch, base_url, client, remote_addr)
@@ -69,7 +70,7 @@ async def boot_ipxe(scope: dict, send) -> None:
 
 def _final_flush() -> None:
     try:
-        bootlog.flush()
+        records.flush()
     finally:
         connections.close_all()  # this thread's; the process is about to exit
 
@@ -80,7 +81,7 @@ async def _lifespan(receive, send) -> None:
         if message["type"] == "lifespan.startup":
             # Start loading the node copy (and pre-rendering scripts) now, not on the first
             # boot request: a web process restarted mid-storm is ready sooner.
-            bootcache.cache()
+            cache.cache()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             # Batched boot records still in memory are written before the process exits.

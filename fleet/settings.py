@@ -278,8 +278,8 @@ CORRAL_GATE_ON_PHONE_HOME = env.bool("CORRAL_GATE_ON_PHONE_HOME", default=True)
 # Boot-request records: 0 = one INSERT per request; > 0 = batched every N seconds per web
 # process (set it, e.g. 0.5, where a whole hall network-boots at once).
 CORRAL_BOOT_LOG_FLUSH_SECONDS = env.float("CORRAL_BOOT_LOG_FLUSH_SECONDS", default=0.0)
-# Boot storms: each web process keeps a copy of MAC -> node state refreshed every N
-# seconds (0 = ask the database on every /boot/ipxe request); see provisioning/bootcache.py.
+# Boot storms: each web process keeps a copy of MAC -> node state refreshed every N seconds
+# (0 = ask the database on every /boot/ipxe request); see provisioning/bootserver/cache.py.
 CORRAL_BOOT_CACHE_SECONDS = env.float("CORRAL_BOOT_CACHE_SECONDS", default=0.0)
 CORRAL_BOOT_CACHE_FULL_SECONDS = env.float("CORRAL_BOOT_CACHE_FULL_SECONDS", default=60.0)
 # Boot records older than this are deleted hourly, except each node's latest (0 = keep all).

@@ -2,8 +2,9 @@
 
 A hall of machines network-booting at once asks /boot/ipxe thousands of times a second;
 iPXE sends no cookies and needs no session, CSRF, auth or messages, so that one path is
-answered by provisioning.bootserve directly, with Django's host validation and database
-connection handling, but without the middleware stack. Every other path is plain Django.
+answered by provisioning.bootserver.serve directly, with Django's host validation and
+database connection handling, but without the middleware stack. Every other path is plain
+Django.
 """
 
 import os
@@ -16,14 +17,14 @@ django_application = get_wsgi_application()
 from django.db import close_old_connections  # noqa: E402  (after Django is set up)
 
 from fleet import bootfront  # noqa: E402
-from provisioning import bootserve  # noqa: E402
+from provisioning.bootserver import serve  # noqa: E402
 
 
 def boot_ipxe_script(mac: str, arch: str, base_url: str, client: str,
                      remote_addr: str | None) -> str:
-    """bootserve.ipxe_script with the connection handling Django's handler would do."""
+    """serve.ipxe_script with the connection handling Django's handler would do."""
     try:
-        return bootserve.ipxe_script(mac, arch, base_url, client, remote_addr)
+        return serve.ipxe_script(mac, arch, base_url, client, remote_addr)
     finally:
         close_old_connections()
 
@@ -35,7 +36,7 @@ def boot_ipxe(environ, start_response):
         return [bootfront.BAD_HOST]
     mac, arch = bootfront.parse(environ.get("QUERY_STRING", ""))
     script = boot_ipxe_script(
-        mac, arch, bootserve.base_url_for(environ.get("wsgi.url_scheme", "http"), host),
+        mac, arch, serve.base_url_for(environ.get("wsgi.url_scheme", "http"), host),
         environ.get("HTTP_USER_AGENT", ""), environ.get("REMOTE_ADDR") or None)
     body = script.encode()
     start_response("200 OK", [*bootfront.HEADERS, ("Content-Length", str(len(body)))])

@@ -5,7 +5,8 @@ from django.conf import settings
 
 from inventory.models import Node
 
-from . import bootlog, deployments, images, services
+from . import deployments, images, services
+from .bootserver import records as bootlog
 from .runner import run_node_operation
 
 NODE_TASK = {"bind": True, "acks_late": True, "soft_time_limit": 120, "time_limit": 150}

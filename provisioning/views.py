@@ -1,90 +1,29 @@
-"""Boot endpoints that machines call: iPXE scripts, GRUB, NoCloud, phone-home.
+"""Dashboard pages of provisioning. The node page pulls the boot panel in over HTMX, so
+inventory's templates need no provisioning import."""
 
-They take no session or CSRF (machines have neither); what they reveal is limited by
-design: an unknown MAC learns nothing, a node's script carries only its own token.
-"""
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
 
-from __future__ import annotations
+from inventory.models import Node
+from inventory.permissions import VIEW
+from inventory.views import require
 
-import json
-import logging
-
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
-
-from . import bootserve, deployments
-from .boot import render_grub, render_ipxe_chain, render_meta_data, render_user_data
-
-log = logging.getLogger("corral.boot")
-IPXE = "text/plain; charset=utf-8"
+from . import selectors
 
 
-def boot_base_url(request: HttpRequest) -> str:
-    return bootserve.base_url_for(request.scheme, request.get_host())
+@login_required
+def image_list(request):
+    require(request, VIEW)
+    images = selectors.images_with_node_counts().order_by("name", "-created")
+    return render(request, "provisioning/image_list.html", {"images": images})
 
 
-def _client_ip(request: HttpRequest) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
-
-
-@never_cache
-@require_GET
-def ipxe_script(request: HttpRequest) -> HttpResponse:
-    """Per-node iPXE script (fleet.wsgi serves the same answer without middleware)."""
-    script = bootserve.ipxe_script(
-        request.GET.get("mac", ""), request.GET.get("arch", "x86_64"), boot_base_url(request),
-        request.headers.get("User-Agent", ""), _client_ip(request))
-    return HttpResponse(script, content_type=IPXE)
-
-
-@require_GET
-def chain_script(request: HttpRequest) -> HttpResponse:
-    """What DHCP hands iPXE clients: a script can expand ${net0/mac}, a DHCP filename can't."""
-    return HttpResponse(render_ipxe_chain(boot_base_url(request)), content_type=IPXE)
-
-
-def _deploying(request: HttpRequest, mac: str):
-    return bootserve.deploying(mac, request.GET.get("arch", "x86_64"), boot_base_url(request))
-
-
-@never_cache
-@require_GET
-def grub_config(request: HttpRequest) -> HttpResponse:
-    found = _deploying(request, request.GET.get("mac", ""))
-    if found is None:
-        return HttpResponse("# not deploying: boot from disk\nexit\n", content_type=IPXE)
-    return HttpResponse(render_grub(*found), content_type=IPXE)
-
-
-@never_cache
-@require_GET
-def nocloud(request: HttpRequest, mac: str, part: str) -> HttpResponse:
-    found = _deploying(request, mac)
-    if found is None:
-        return HttpResponse("not deploying\n", status=404, content_type=IPXE)
-    target, image, boot = found
-    body = render_meta_data(target, boot) if part == "meta-data" else \
-        render_user_data(target, image, boot)
-    return HttpResponse(body, content_type="text/yaml; charset=utf-8")
-
-
-@csrf_exempt
-@require_POST
-def callback(request: HttpRequest) -> JsonResponse:
-    """Phone-home. 403 for any token that does not open this node's waiting deployment."""
-    try:
-        report = json.loads(request.body or b"{}")
-        if not isinstance(report, dict):
-            raise ValueError
-    except ValueError:
-        return JsonResponse({"detail": "Send a JSON object with your token."}, status=400)
-    token = report.get("token")
-    try:
-        deployment, changed = deployments.phone_home(token, report, _client_ip(request))
-    except deployments.CallbackRefused as exc:
-        log.warning("phone-home refused from %s: %s", _client_ip(request), exc)
-        return JsonResponse({"detail": "Token refused."}, status=403)
-    return JsonResponse({"status": "recorded" if changed else "already recorded",
-                         "node": deployment.node.hostname, "image": str(deployment.image)})
+@login_required
+def node_boot_panel(request, pk: int):
+    require(request, VIEW)
+    node = get_object_or_404(Node, pk=pk)
+    return render(request, "provisioning/_node_boot_panel.html", {
+        "node": node,
+        "last_boot": selectors.last_boot_request(node),
+        "deployment": selectors.latest_deployment(node),
+    })

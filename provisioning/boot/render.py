@@ -26,7 +26,7 @@ from .types import (
     BootImage,
     BootLoaders,
     BootTarget,
-    Deployment,
+    PhoneHome,
     RenderError,
     Reservation,
     Subnet,
@@ -65,18 +65,18 @@ def _render(name: str, context: dict) -> str:
     return render_to_string(f"{TEMPLATE_DIR}/{name}", context)
 
 
-def render_cmdline(target: BootTarget, image: BootImage, deployment: Deployment) -> str:
+def render_cmdline(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
     """Fill the image's cmdline template with known keys only.
 
-    str.format would allow `{deployment.__class__}` or `{token:>500}`; parsing the
+    str.format would allow `{phone_home.__class__}` or `{token:>500}`; parsing the
     template ourselves allows plain `{key}` and nothing else.
     """
     values = {
         "kernel_url": image.kernel_url,
         "initrd_url": image.initrd_url,
         "rootfs_url": image.rootfs_url,
-        "callback_url": deployment.callback_url,
-        "token": deployment.token,
+        "callback_url": phone_home.callback_url,
+        "token": phone_home.token,
         "hostname": target.hostname,
         "mac": target.mac,
         "ip": target.ip,
@@ -121,10 +121,10 @@ def _header(target: BootTarget, image: BootImage) -> dict:
     return {"target": target, "image": image}
 
 
-def render_ipxe_deploy(target: BootTarget, image: BootImage, deployment: Deployment) -> str:
+def render_ipxe_deploy(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
     """The script a deploying node gets: fetch kernel + initrd, boot, retry a few times."""
     ctx = _header(target, image) | {
-        "cmdline": render_cmdline(target, image, deployment),
+        "cmdline": render_cmdline(target, image, phone_home),
         "attempts": 3,
     }
     return _render("deploy.ipxe", ctx)
@@ -161,32 +161,33 @@ def _grub_path(url: str, what: str) -> str:
     return f"(http,{host}){path}" + (f"?{parts.query}" if parts.query else "")
 
 
-def render_grub(target: BootTarget, image: BootImage, deployment: Deployment) -> str:
+def render_grub(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
     """grub.cfg for UEFI HTTP boot. Each argument is single-quoted because GRUB would
     otherwise treat `&`, `$` and friends in image URLs as its own syntax."""
     ctx = _header(target, image) | {
-        "args": render_cmdline(target, image, deployment).split(),
+        "args": render_cmdline(target, image, phone_home).split(),
         "kernel": _grub_path(image.kernel_url, "the kernel"),
         "initrd": _grub_path(image.initrd_url, "the initrd"),
     }
     return _render("grub.cfg", ctx)
 
 
-def _instance_id(target: BootTarget, deployment: Deployment) -> str:
+def _instance_id(target: BootTarget, phone_home: PhoneHome) -> str:
     # New per deployment, so cloud-init runs again on a reimage, without exposing the token.
-    return f"corral-{target.hostname}-{hashlib.sha256(deployment.token.encode()).hexdigest()[:12]}"
+    digest = hashlib.sha256(phone_home.token.encode()).hexdigest()[:12]
+    return f"corral-{target.hostname}-{digest}"
 
 
-def render_meta_data(target: BootTarget, deployment: Deployment) -> str:
+def render_meta_data(target: BootTarget, phone_home: PhoneHome) -> str:
     """NoCloud meta-data."""
     out = _render(
-        "meta-data.yaml", {"target": target, "instance_id": _instance_id(target, deployment)}
+        "meta-data.yaml", {"target": target, "instance_id": _instance_id(target, phone_home)}
     )
     _parse_yaml(out, "meta-data")
     return out
 
 
-def render_user_data(target: BootTarget, image: BootImage, deployment: Deployment) -> str:
+def render_user_data(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
     """NoCloud user-data: hostname, fabric rails as netplan, and the phone-home POST.
 
     The POST is an argv list (no shell), and curl retries only transient failures, so a
@@ -196,13 +197,14 @@ def render_user_data(target: BootTarget, image: BootImage, deployment: Deploymen
         {
             "hostname": target.hostname,
             "image": image.name,
-            "token": deployment.token,
+            "token": phone_home.token,
             "version": image.version,
         },
         sort_keys=True,
     )
     out = _render(
-        "user-data.yaml", {"target": target, "image": image, "deployment": deployment, "body": body}
+        "user-data.yaml",
+        {"target": target, "image": image, "phone_home": phone_home, "body": body},
     )
     _parse_yaml(out, "user-data")
     return out

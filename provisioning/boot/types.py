@@ -180,7 +180,10 @@ class BootImage:
 
 
 @dataclass(frozen=True)
-class Deployment:
+class PhoneHome:
+    """Where a deploying node reports that it booted, and the deployment's one-time token
+    it proves itself with (the model behind it is provisioning.models.Deployment)."""
+
     callback_url: str
     token: str
 

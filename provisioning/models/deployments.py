@@ -57,10 +57,11 @@ class BootRequest(models.Model):
                              related_name="boot_requests")
     mac = models.CharField(max_length=17, db_index=True)
     state = models.CharField(max_length=20, blank=True)
-    answer = models.CharField(max_length=12)  # deploy / local / unknown
+    answer = models.CharField(max_length=12)  # deploy / local / unknown / error
     client = models.CharField(max_length=200, blank=True)
     remote_addr = models.GenericIPAddressField(null=True, blank=True)
-    # Stamped when the request is answered, not when its batch is written (bootlog).
+    # Stamped when the request is answered, not when its batch is written
+    # (bootserver.records).
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

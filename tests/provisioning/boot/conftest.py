@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioning.boot import BootImage, BootTarget, Deployment, Reservation, Subnet
+from provisioning.boot import BootImage, BootTarget, PhoneHome, Reservation, Subnet
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -51,8 +51,8 @@ def image() -> BootImage:
 
 
 @pytest.fixture
-def deployment() -> Deployment:
-    return Deployment(
+def phone_home() -> PhoneHome:
+    return PhoneHome(
         callback_url="http://10.0.0.5:8000/boot/phone-home/42", token="tok_Zq3LwQ8vN2mX7pR4sT9uY1aB"
     )
 

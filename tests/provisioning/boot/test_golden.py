@@ -21,8 +21,8 @@ FORMATS = {
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
-def test_golden(name, target, image, deployment, subnets, reservations):
-    out = FORMATS[name](target, image, deployment, subnets, reservations)
+def test_golden(name, target, image, phone_home, subnets, reservations):
+    out = FORMATS[name](target, image, phone_home, subnets, reservations)
     path = GOLDEN / name
     if UPDATE:
         path.write_text(out)
@@ -30,7 +30,7 @@ def test_golden(name, target, image, deployment, subnets, reservations):
     assert out == path.read_text()
 
 
-def test_rendering_is_deterministic(target, image, deployment, subnets, reservations):
+def test_rendering_is_deterministic(target, image, phone_home, subnets, reservations):
     for render in FORMATS.values():
-        args = (target, image, deployment, subnets, reservations)
+        args = (target, image, phone_home, subnets, reservations)
         assert render(*args) == render(*args)

@@ -8,8 +8,8 @@ from provisioning.boot import (
     BootImage,
     BootLoaders,
     BootTarget,
-    Deployment,
     FabricAddress,
+    PhoneHome,
     RenderError,
     Reservation,
     Subnet,
@@ -64,7 +64,7 @@ def test_bad_hostname_refused(hostname):
 )
 def test_bad_url_refused(url):
     with pytest.raises(RenderError):
-        Deployment(callback_url=url, token="t" * 20)
+        PhoneHome(callback_url=url, token="t" * 20)
 
 
 def test_bad_image_url_refused(image):
@@ -91,13 +91,13 @@ def test_bad_boot_base_url_refused(base):
 @pytest.mark.parametrize("token", ["short", "a" * 20 + "\n", "a" * 20 + " x", "a" * 20 + "'"])
 def test_bad_token_refused(token):
     with pytest.raises(RenderError, match="token"):
-        Deployment(callback_url="http://10.0.0.5/cb", token=token)
+        PhoneHome(callback_url="http://10.0.0.5/cb", token=token)
 
 
 @pytest.mark.parametrize(
     "cmdline, match",
     [
-        ("console=ttyS0 token={deployment.token}", "unknown key"),
+        ("console=ttyS0 token={phone_home.token}", "unknown key"),
         ("x={token.__class__}", "unknown key"),
         ("x={token[0]}", "unknown key"),
         ("x={0}", "unknown key"),
@@ -113,29 +113,29 @@ def test_bad_token_refused(token):
         ("x=" + "a" * 2100, "limit 2048"),
     ],
 )
-def test_cmdline_template_is_limited(image, deployment, cmdline, match):
+def test_cmdline_template_is_limited(image, phone_home, cmdline, match):
     target = BootTarget(hostname="gpu001", **TARGET)
     with pytest.raises(RenderError, match=match):
-        render_ipxe_deploy(target, replace(image, cmdline=cmdline), deployment)
+        render_ipxe_deploy(target, replace(image, cmdline=cmdline), phone_home)
 
 
-def test_cmdline_keys_render(image, deployment, target):
+def test_cmdline_keys_render(image, phone_home, target):
     image = replace(
         image,
         cmdline="h={hostname} m={mac} s={serial} u={uuid} a={arch} "
         "site={site} v={image_version} sum={rootfs_sha256}",
     )
-    out = render_ipxe_deploy(target, image, deployment)
+    out = render_ipxe_deploy(target, image, phone_home)
     assert (
         "h=gpu001 m=52:54:00:aa:00:01 s=SN-GPU001 u=11111111-2222-3333-4444-555555555555"
         " a=x86_64 site=dc1 v=2025.06.1 sum=" + "ab" * 32
     ) in out
 
 
-def test_grub_refuses_https(target, image, deployment):
+def test_grub_refuses_https(target, image, phone_home):
     image = replace(image, kernel_url="https://10.0.0.5/vmlinuz")
     with pytest.raises(RenderError, match="GRUB cannot fetch the kernel over https"):
-        render_grub(target, image, deployment)
+        render_grub(target, image, phone_home)
 
 
 @pytest.mark.parametrize(
@@ -232,7 +232,7 @@ def test_export_options_refused(subnets, reservations):
         lambda: BootTarget(hostname="gpu001", **(TARGET | {"mac": "52:54:00:aa:00:01\n"})),
         lambda: BootTarget(hostname="gpu001", **(TARGET | {"serial": "SN1\n"})),
         lambda: Reservation(hostname="gpu001", mac="52:54:00:aa:00:01", ip="10.0.0.11\n"),
-        lambda: Deployment(callback_url="http://10.0.0.5/cb\n", token="t" * 20),
+        lambda: PhoneHome(callback_url="http://10.0.0.5/cb\n", token="t" * 20),
         lambda: Subnet(cidr="10.0.0.0/24", gateway="10.0.0.1", boot_base_url="http://10.0.0.5\n"),
         lambda: BootLoaders(bios="undionly.kpxe\n"),
     ],

@@ -133,13 +133,3 @@ def test_nocloud_and_grub_for_a_deploying_node(client, node, image):
 def test_chain_script_points_ipxe_at_the_per_node_script(client):
     body = client.get("/boot/chain.ipxe").content.decode()
     assert body.startswith("#!ipxe") and "http://testserver/boot/ipxe?mac=" in body
-
-
-def test_node_page_boot_panel_and_image_list(client, users, node, image):
-    deploying(node, image)
-    ipxe(client, node.interfaces.get().mac)
-    client.force_login(users["manager"])
-    panel = client.get(f"/nodes/{node.pk}/boot-panel/").content.decode()
-    assert "ubuntu-gpu:2026.11.1" in panel and "answered <strong>deploy</strong>" in panel
-    page = client.get("/images/").content.decode()
-    assert "ubuntu-gpu" in page and "published" in page

@@ -3,7 +3,7 @@
 Every /boot/ipxe request is recorded (node, state, answer, client, time) so the node page
 can show "last network boot". One INSERT + COMMIT per request is most of the cost of the
 endpoint; with CORRAL_BOOT_LOG_FLUSH_SECONDS > 0 each web process buffers the rows and a
-background thread writes them with one multi-row INSERT per interval (at most that many
+background thread writes them in one batch (one COPY) per interval (at most that many
 seconds of records are lost if the process is killed). 0 writes synchronously.
 """
 
@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from inventory.models import Node
 
-from .models import BootRequest
+from ..models import BootRequest
 
 log = logging.getLogger(__name__)
 

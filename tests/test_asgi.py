@@ -1,7 +1,7 @@
 """The production front door (fleet.asgi): /boot/ipxe from memory, everything else Django.
 
-Called in-process with real ASGI messages; tests/provisioning/test_serve.py runs the same
-app under the real server.
+Called in-process with real ASGI messages; tests/test_serve.py runs the same app under the
+real server.
 """
 
 import asyncio
@@ -11,8 +11,9 @@ import pytest
 from django.utils import timezone
 
 from inventory.lifecycle import transition
-from provisioning import bootcache, bootlog
-from provisioning.bootcache import SubjectCache
+from provisioning.bootserver import cache as boot_cache
+from provisioning.bootserver import records
+from provisioning.bootserver.cache import SubjectCache
 from provisioning.deployments import phone_home
 from provisioning.models import BootRequest
 from tests.factories import ImageFactory, start_deploy
@@ -56,10 +57,10 @@ def storm_mode(settings):
     settings.CORRAL_BOOT_CACHE_SECONDS = 3600
     settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
     copy = SubjectCache(interval=3600, full_interval=3600, start=False)
-    bootcache._cache = copy
+    boot_cache._cache = copy
     yield copy
-    bootcache._cache = None
-    bootlog.flush()
+    boot_cache._cache = None
+    records.flush()
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def test_an_enrolled_node_is_answered_from_memory_and_recorded(client, node, sto
     assert int(headers[b"content-length"]) == len(body)
     assert body.decode() == client.get("/boot/ipxe", {"mac": mac}).content.decode()
     assert b"booting from local disk" in body
-    bootlog.flush()
+    records.flush()
     record = BootRequest.objects.filter(remote_addr="10.1.2.3").get()
     assert (record.node_id, record.mac, record.answer) == (node.pk, mac, "local")
     assert record.client == "iPXE/1.21.1"
@@ -109,7 +110,7 @@ def test_a_deploying_node_gets_its_token_from_memory_until_the_deploy_ends(
     _, _, body = call("/boot/ipxe", f"mac={mac}")
     assert token.encode() not in body and b"booting from local disk" in body
     assert BootRequest.objects.count() == 0  # still buffered: written by the flush thread
-    bootlog.flush()
+    records.flush()
     answers = list(BootRequest.objects.order_by("created").values_list("answer", "created"))
     assert [a for a, _ in answers] == ["deploy", "local"]
     assert answers[1][1] >= time_before  # stamped when answered, not when written
@@ -164,14 +165,14 @@ def lifespan() -> list[str]:
 
 def test_startup_begins_loading_the_node_copy(node, settings):
     settings.CORRAL_BOOT_CACHE_SECONDS = 3600
-    bootcache._cache = None
+    boot_cache._cache = None
     try:
         assert lifespan() == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
-        copy = bootcache._cache
+        copy = boot_cache._cache
         assert copy is not None and copy.ready.wait(10)
         assert copy.get(node.interfaces.get().mac).hostname == node.hostname
     finally:
-        bootcache._cache = None
+        boot_cache._cache = None
 
 
 def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):

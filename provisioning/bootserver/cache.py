@@ -28,22 +28,18 @@ from django.utils import timezone
 
 from inventory.models import NetworkInterface
 
-from .models import Deployment, DeploymentStatus
+from ..models import Deployment, DeploymentStatus
+from .answers import FIELDS, BootSubject, prerender, subject_from_row
 
 log = logging.getLogger(__name__)
-FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
-          "node__rack__site__slug", "ip", "node__updated")
 
 
 class SubjectCache:
     def __init__(self, interval: float, full_interval: float, start: bool = True,
-                 warm: Callable[[Iterable], None] | None = None) -> None:
-        from .bootserve import BootSubject
-
-        self._subject = BootSubject
+                 warm: Callable[[Iterable[BootSubject]], None] | None = None) -> None:
         self.interval, self.full_interval = interval, full_interval
         self.warm = warm
-        self.by_mac: dict[str, object] = {}
+        self.by_mac: dict[str, BootSubject] = {}
         # node id -> its waiting Deployment (image loaded): a deploying node's script is
         # rendered from memory too, the first time it asks as well as every time after.
         self.deployments: dict[int, Deployment] = {}
@@ -53,7 +49,7 @@ class SubjectCache:
         if start:  # tests refresh by hand
             threading.Thread(target=self._run, name="corral-bootcache", daemon=True).start()
 
-    def get(self, mac: str):
+    def get(self, mac: str) -> BootSubject | None:
         return self.by_mac.get(mac) if self.ready.is_set() else None
 
     def deployment(self, node_id: int) -> Deployment | None:
@@ -65,23 +61,22 @@ class SubjectCache:
                 .select_related("image").order_by())
         return {d.node_id: d for d in rows}
 
-    def _rows(self, **filters) -> dict[str, object]:
+    @staticmethod
+    def _subjects(**filters) -> dict[str, BootSubject]:
         rows = NetworkInterface.objects.filter(**filters).order_by().values_list(*FIELDS)
-        return {mac: self._subject(node_id, hostname, serial, state, site or "unracked", mac,
-                                   str(ip) if ip else None, updated)
-                for mac, node_id, hostname, serial, state, site, ip, updated in rows}
+        return {row[0]: subject_from_row(row) for row in rows}
 
     def refresh(self) -> None:
         started = timezone.now()
-        changed: dict[str, object] = {}
+        changed: dict[str, BootSubject] = {}
         if time.monotonic() - self.full_at > self.full_interval or self.synced is None:
-            by_mac = changed = self._rows()
+            by_mac = changed = self._subjects()
             deployments = self._deployments()
             self.full_at = time.monotonic()
         else:
             # One second of overlap: a transition committed during the last read is seen.
             since = self.synced - timedelta(seconds=1)
-            changed = self._rows(node__updated__gte=since)
+            changed = self._subjects(node__updated__gte=since)
             touched = {subject.node_id for subject in changed.values()}
             by_mac = {**self.by_mac, **changed} if changed else self.by_mac
             # A changed node keeps a deployment only if it still has a waiting one.
@@ -125,8 +120,6 @@ def cache() -> SubjectCache | None:
         return _cache
     with _lock:
         if _cache is None:
-            from .bootserve import prerender
-
             _cache = SubjectCache(settings.CORRAL_BOOT_CACHE_SECONDS,
                                   settings.CORRAL_BOOT_CACHE_FULL_SECONDS, warm=prerender)
     return _cache

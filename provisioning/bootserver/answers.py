@@ -1,0 +1,164 @@
+"""What a booting machine is answered: decided here once, for both ways of finding it.
+
+A MAC is found either in the per-process node copy (bootserver.cache, read on the event
+loop by fleet.asgi) or in the database (bootserver.serve, in a thread). Both build the same
+BootSubject from the same FIELDS and call the same answer(): a deploying node with a
+waiting deployment gets its deploy script, every other known node boots its disk, an
+unknown MAC learns nothing, and every answer is recorded (bootserver.records).
+
+Scripts are rendered once per subject and kept. A subject is immutable and carries
+Node.updated, which every transition changes, so a kept script can never outlive the node
+state, or the deployment (it cannot change without the node's row changing too), it was
+rendered for; the local-or-deploy decision is still made on every request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from inventory.choices import NodeState
+from inventory.models import Node
+from inventory.services import fail_node
+
+from ..boot import (
+    BootImage,
+    BootTarget,
+    PhoneHome,
+    RenderError,
+    render_ipxe_deploy,
+    render_ipxe_local,
+    render_ipxe_unknown,
+)
+from ..models import Deployment
+from . import records
+
+log = logging.getLogger("corral.boot")
+ARCH = {"x86_64": "x86_64", "i386": "x86_64", "arm64": "arm64"}
+FALLBACK_SCRIPT = "#!ipxe\necho Corral cannot build a boot script for this machine.\nexit 1\n"
+# The NetworkInterface columns a subject is read from, in subject_from_row's order: the
+# node copy and the database lookup both select exactly these.
+FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
+          "node__rack__site__slug", "ip", "node__updated")
+DeploymentOf = Callable[[int], Deployment | None]
+
+
+@dataclass(frozen=True)
+class BootSubject:
+    """The few facts a boot script needs, read in one narrow query."""
+
+    node_id: int
+    hostname: str
+    serial: str
+    state: str
+    site: str
+    mac: str
+    ip: str | None
+    # Node.updated: every transition changes it, so a script kept for the subject can
+    # never outlive the node state (or the deployment) it was rendered for.
+    updated: object = None
+
+
+def subject_from_row(row: tuple) -> BootSubject:
+    """A subject from one row of FIELDS."""
+    mac, node_id, hostname, serial, state, site, ip, updated = row
+    return BootSubject(node_id, hostname, serial, state, site or "unracked", mac,
+                       str(ip) if ip else None, updated)
+
+
+def target_for(subject: BootSubject, arch: str) -> BootTarget:
+    return BootTarget(hostname=subject.hostname, mac=subject.mac, ip=subject.ip,
+                      serial=subject.serial, arch=ARCH.get(arch, "x86_64"), site=subject.site)
+
+
+def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, PhoneHome]:
+    """The renderers' inputs for a deployment (its image loaded) served from base_url."""
+    image = deployment.image
+    boot_image = BootImage(
+        name=image.name, version=image.version, kernel_url=image.kernel_url,
+        initrd_url=image.initrd_url, rootfs_url=image.rootfs_url or image.initrd_url,
+        cmdline=image.cmdline,
+        sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256},
+    )
+    return boot_image, PhoneHome(callback_url=f"{base_url}/boot/callback",
+                                 token=deployment.token)
+
+
+@lru_cache(maxsize=50_000)
+def local_script(subject: BootSubject, arch: str) -> str:
+    return render_ipxe_local(target_for(subject, arch))
+
+
+@lru_cache(maxsize=1)
+def unknown_script() -> str:
+    return render_ipxe_unknown()
+
+
+_DEPLOY_SCRIPTS: dict[tuple, str] = {}
+
+
+def deploy_script(subject: BootSubject, arch: str, base_url: str,
+                  deployment_of: DeploymentOf) -> str | None:
+    """The deploy script of the node's waiting deployment, rendered once per subject;
+    None while `deployment_of` (the node copy or the database) knows no such deployment."""
+    key = (subject, arch, base_url)
+    script = _DEPLOY_SCRIPTS.get(key)
+    if script is None:
+        deployment = deployment_of(subject.node_id)
+        if deployment is None:
+            return None
+        script = render_ipxe_deploy(target_for(subject, arch), *boot_inputs(deployment, base_url))
+        if len(_DEPLOY_SCRIPTS) > 50_000:
+            _DEPLOY_SCRIPTS.clear()
+        _DEPLOY_SCRIPTS[key] = script
+    return script
+
+
+def prerender(subjects: Iterable[BootSubject]) -> None:
+    """Render the local-boot scripts of subjects the node copy just loaded (x86_64, the
+    usual case), so a node's first request in a boot storm is answered from memory."""
+    for one in subjects:
+        if one.state != NodeState.DEPLOYING:
+            # A script that cannot be rendered is answered (and logged) when the node asks.
+            with contextlib.suppress(RenderError):
+                local_script(one, "x86_64")
+
+
+def answer(found: BootSubject | None, mac: str, arch: str, base_url: str,
+           deployment_of: DeploymentOf, client: str, remote_addr: str | None, *,
+           settle: bool) -> str | None:
+    """The script for a machine that asked with `mac`, recorded: the one decision.
+
+    What memory cannot settle it leaves to the database (settle=False: None, nothing
+    recorded): a deploying node whose deployment the copy has not loaded, and a script
+    that does not render. The database path settles both (settle=True): the first boots
+    its disk (the deploy task has not created the deployment yet); the second gets
+    FALLBACK_SCRIPT and its deploy fails now, with the reason, not at its deadline.
+    """
+    if found is None:
+        script, kind, state = unknown_script(), "unknown", ""
+    else:
+        arch, state = ARCH.get(arch, "x86_64"), found.state
+        try:
+            script = (deploy_script(found, arch, base_url, deployment_of)
+                      if state == NodeState.DEPLOYING else None)
+            if script is not None:
+                kind = "deploy"
+            elif state == NodeState.DEPLOYING and not settle:
+                return None
+            else:
+                script, kind = local_script(found, arch), "local"
+        except RenderError as exc:
+            if not settle:
+                return None
+            log.error("cannot render a boot script for %s: %s", found.hostname, exc)
+            script, kind = FALLBACK_SCRIPT, "error"
+            if state == NodeState.DEPLOYING:
+                fail_node(Node.objects.get(pk=found.node_id),
+                          f"cannot render a boot script: {exc}")
+    records.record(node_id=found.node_id if found else None, mac=mac[:17], state=state,
+                   answer=kind, client=client[:200], remote_addr=remote_addr)
+    return script

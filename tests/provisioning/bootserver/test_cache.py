@@ -1,0 +1,43 @@
+"""The per-process node copy that memory answers from, and the scripts kept per node."""
+
+import time
+
+import pytest
+
+from inventory.lifecycle import transition
+from provisioning.bootserver.cache import SubjectCache
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_copy_follows_a_transition_within_one_refresh(node):
+    mac = node.interfaces.get().mac
+    copy = SubjectCache(interval=3600, full_interval=3600, start=False)
+    copy.refresh()
+    assert copy.get(mac).state == "enrolled"
+    time.sleep(0.01)
+    transition(node, "inspect", "user:alice")
+    copy.refresh()  # an incremental refresh: only rows updated since the last one
+    assert copy.get(mac).state == "inspecting"
+    assert copy.get("52:54:00:99:99:99") is None  # unknown: the caller asks the database
+
+
+def test_the_copy_warms_the_scripts_of_what_it_loads(node):
+    warmed = []
+    copy = SubjectCache(interval=3600, full_interval=3600, start=False, warm=warmed.extend)
+    copy.refresh()
+    assert [s.hostname for s in warmed] == [node.hostname]
+
+
+def test_a_kept_deploy_script_ends_with_the_deploy(client, node):
+    from tests.factories import ImageFactory, start_deploy
+
+    token = "tok-" + "c" * 40
+    start_deploy(node, ImageFactory(), token)
+    mac = node.interfaces.get().mac
+    first = client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    again = client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    assert token in first and first == again
+    transition(node, "fail", "system", "no phone-home")
+    after = client.get("/boot/ipxe", {"mac": mac}).content.decode()
+    assert token not in after and "kernel" not in after
