@@ -123,6 +123,13 @@ class ImageFactory(factory.django.DjangoModelFactory):
     initrd_sha256 = "2" * 64
 
 
+class DraftImageFactory(ImageFactory):
+    """An image not yet published: still editable and deletable."""
+
+    version = factory.Sequence(lambda n: f"2026.{n}.0")
+    state = "draft"
+
+
 class SubnetFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Subnet
