@@ -1,11 +1,45 @@
+"""Test data. Nodes are placed in a state with `NodeFactory(state=...)` (see put_in), never
+by writing `state` by hand: one path, consistent with what transition() leaves behind."""
+
+import json
 from datetime import timedelta
+from pathlib import Path
 
 import factory
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from inventory.models import BMC, NetworkInterface, Node, Rack, Site
-from provisioning.models import Deployment, Image
+from inventory.lifecycle import deadline_for, transition
+from inventory.models import (
+    BMC,
+    LifecycleEvent,
+    NetworkInterface,
+    Node,
+    Operation,
+    Rack,
+    RMACase,
+    Site,
+)
+from provisioning.deployments import token_hash
+from provisioning.models import BootRequest, Deployment, Image, Subnet
+from validation.models import CheckResult, GateProfile, GateRun
+
+SHIPPED_PROFILE = (Path(__file__).resolve().parent.parent / "validation" / "profiles"
+                   / "hgx_h100_h200.json")
+
+
+def put_in(node: Node, state: str, deadline=None) -> Node:
+    """Place an existing node in `state` as transition() would leave it (state_changed now,
+    the state's deadline unless one is given), without writing an event.
+
+    Test setup only; production moves nodes with inventory.lifecycle.transition().
+    """
+    fields = {"state": state, "state_changed": timezone.now(),
+              "deadline": deadline or deadline_for(state)}
+    Node.objects.filter(pk=node.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(node, key, value)
+    return node
 
 
 class SiteFactory(factory.django.DjangoModelFactory):
@@ -46,6 +80,12 @@ class NodeFactory(factory.django.DjangoModelFactory):
         "tests.factories.InterfaceFactory", factory_related_name="node"
     )
 
+    @factory.post_generation
+    def state(node, create, extracted, **kwargs):
+        """`NodeFactory(state="deploying")`; `deadline=` and `failed_step=` pass through."""
+        if extracted and create:
+            put_in(node, extracted, deadline=node.deadline)
+
 
 class BMCFactory(factory.django.DjangoModelFactory):
     class Meta:
@@ -83,14 +123,121 @@ class ImageFactory(factory.django.DjangoModelFactory):
     initrd_sha256 = "2" * 64
 
 
+class DraftImageFactory(ImageFactory):
+    """An image not yet published: still editable and deletable."""
+
+    version = factory.Sequence(lambda n: f"2026.{n}.0")
+    state = "draft"
+
+
+class SubnetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Subnet
+
+    site = factory.SubFactory(SiteFactory)
+    cidr = factory.Sequence(lambda n: f"10.{100 + n // 250}.{n % 250}.0/24")
+    gateway = factory.LazyAttribute(lambda o: o.cidr.replace(".0/24", ".1"))
+    dns_servers = factory.LazyAttribute(lambda o: [o.cidr.replace(".0/24", ".2")])
+    boot_base_url = "http://10.20.0.5:8000"
+
+
+class DeploymentFactory(factory.django.DjangoModelFactory):
+    """A deployment waiting for phone-home, its single-use token encrypted at rest."""
+
+    class Meta:
+        model = Deployment
+
+    node = factory.SubFactory(NodeFactory, state="deploying")
+    image = factory.SubFactory(ImageFactory)
+    token = factory.Sequence(lambda n: f"tok-{n:08d}-" + "c0ffee" * 6)
+    token_sha256 = factory.LazyAttribute(lambda o: token_hash(o.token))
+    deadline = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=45))
+
+
+class BootRequestFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = BootRequest
+
+    node = factory.SubFactory(NodeFactory)
+    mac = factory.LazyAttribute(lambda o: o.node.interfaces.first().mac)
+    state = "enrolled"
+    answer = "local"
+    client = "iPXE/1.21.1"
+    remote_addr = "10.20.0.11"
+
+
+class OperationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Operation
+
+    kind = "power_on"
+    node = factory.SubFactory(NodeFactory)
+    status = "succeeded"
+    progress = 100
+    actor = "user:alice"
+
+
+class LifecycleEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = LifecycleEvent
+
+    node = factory.SubFactory(NodeFactory)
+    from_state = "enrolled"
+    to_state = "inspecting"
+    event = "inspect"
+    actor = "user:alice"
+
+
+class RMACaseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RMACase
+
+    node = factory.SubFactory(NodeFactory, state="rma")
+    reason = "uncorrected ECC on GPU 3"
+    evidence = {"gpu": 3, "ecc_uncorrected": 12}
+    opened_by = "system"
+
+
+class GateProfileFactory(factory.django.DjangoModelFactory):
+    """The shipped HGX profile under another name (not the default)."""
+
+    class Meta:
+        model = GateProfile
+
+    name = factory.Sequence(lambda n: f"profile-{n}")
+    spec = factory.LazyAttribute(
+        lambda o: {**json.loads(SHIPPED_PROFILE.read_text()), "name": o.name})
+
+
+class GateRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = GateRun
+
+    node = factory.SubFactory(NodeFactory, state="validating")
+    profile = factory.SubFactory(GateProfileFactory)
+    spec = factory.LazyAttribute(lambda o: o.profile.spec)
+    context = {"gpu_model": "H100-SXM", "gpu_count": 8}
+
+
+class CheckResultFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CheckResult
+
+    run = factory.SubFactory(GateRunFactory)
+    phase = "preflight"
+    check_name = "gpu-health"
+    tool = "nvidia-smi-csv"
+    command = "nvidia-smi --query-gpu=name,ecc.errors.uncorrected.volatile.total --format=csv"
+    exit_code = 0
+    stdout = "name, ecc.errors.uncorrected.volatile.total\nNVIDIA H100 80GB HBM3, 0\n"
+    status = "pass"
+    reason = "8 GPUs healthy"
+
+
 def start_deploy(node: Node, image: Image, token: str) -> Deployment:
     """A ready node moved to deploying by the real transition, with its deployment, as
     the deploy task leaves it (minus the BMC calls)."""
-    from inventory.lifecycle import transition
-    from provisioning.deployments import token_hash
-
-    Node.objects.filter(pk=node.pk).update(state="ready")
-    node.refresh_from_db()
+    put_in(node, "ready")
     transition(node, "deploy", "user:alice")
     return Deployment.objects.create(node=node, image=image, token=token,
                                      token_sha256=token_hash(token),

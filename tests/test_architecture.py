@@ -62,14 +62,22 @@ def test_no_source_file_over_600_lines():
     assert not long
 
 
+STATE_WRITES = (re.compile(r"Node\.objects[^\n]*\.update\([^)\n]*\bstate="),
+                re.compile(r"\bnode\.state\s*=[^=]"))
+
+
+def node_state_writers(dirs: tuple[str, ...], allowed: str) -> list[str]:
+    return [str(path.relative_to(ROOT)) for path in python_files(*dirs)
+            if path.name != allowed
+            and any(pattern.search(path.read_text()) for pattern in STATE_WRITES)]
+
+
 def test_only_lifecycle_writes_node_state():
     """`state=` in an UPDATE or assignment of .state outside lifecycle.py is a second writer."""
-    offenders = []
-    for path in python_files(*APPS):
-        if path.name == "lifecycle.py":
-            continue
-        text = path.read_text()
-        if re.search(r"Node\.objects[^\n]*\.update\([^)\n]*\bstate=", text) or re.search(
-                r"\bnode\.state\s*=[^=]", text):
-            offenders.append(str(path.relative_to(ROOT)))
-    assert not offenders
+    assert not node_state_writers(APPS, allowed="lifecycle.py")
+
+
+def test_tests_place_nodes_in_a_state_through_the_factory():
+    """`NodeFactory(state=...)` / `put_in` keep state_changed and deadline consistent; a raw
+    UPDATE in a test sets up a node transition() could never have produced."""
+    assert not node_state_writers(("tests",), allowed="factories.py")

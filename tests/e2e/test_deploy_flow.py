@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from inventory.models import Node
 from provisioning.models import Deployment, Image
 from tests.factories import ImageFactory, NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
@@ -24,8 +23,7 @@ def ready_node(db, sushy_emulator):
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
     system = sushy_emulator.systems[1]
     node = NodeFactory(rack=rack, hostname="gpu-deploy", bmc__address=sushy_emulator.address,
-                       bmc__system_id=system.uuid, bmc__verify_tls=False)
-    Node.objects.filter(pk=node.pk).update(state="ready")
+                       bmc__system_id=system.uuid, bmc__verify_tls=False, state="ready")
     sushy_emulator.force_power(system.uuid, "ForceOff")
     sushy_emulator.clear_journal()
     return node, system

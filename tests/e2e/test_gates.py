@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from inventory.locking import acquire, release
-from inventory.models import NetworkInterface, Node, RMACase
+from inventory.models import NetworkInterface, RMACase
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.sshd import TOOL_OUTPUTS
 from tests.workers import wait_operation
@@ -53,10 +53,9 @@ def profile_spec(sshd, burn_output: str, soak_repeat: int = 3) -> dict:
 def failed_node(db):
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), fabric="ib-400g")
     node = NodeFactory(rack=rack, hostname="gpu-gate", gpu_model="H100-SXM", gpu_count=1,
-                       nic=None)
+                       nic=None, state="failed", failed_step="validating")
     NetworkInterface.objects.create(node=node, mac="52:54:00:9a:7e:01", ip="127.0.0.1",
                                     boot=True)
-    Node.objects.filter(pk=node.pk).update(state="failed", failed_step="validating")
     return node
 
 

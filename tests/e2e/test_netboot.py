@@ -5,7 +5,7 @@ kernel + busybox initramfs phoning home with the token from its command line."""
 
 import pytest
 
-from inventory.models import NetworkInterface, Node
+from inventory.models import NetworkInterface
 from provisioning.models import BootRequest, Deployment, Image
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
@@ -31,9 +31,9 @@ def test_ipxe_boots_the_image_and_the_node_phones_home(
     system = sushy_emulator.systems[2]
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
     node = NodeFactory(rack=rack, hostname="gpu-qemu", serial=serial, nic=None,
-                       bmc__address=sushy_emulator.address, bmc__system_id=system.uuid)
+                       bmc__address=sushy_emulator.address, bmc__system_id=system.uuid,
+                       state="ready")
     NetworkInterface.objects.create(node=node, mac=mac, boot=True)
-    Node.objects.filter(pk=node.pk).update(state="ready")
 
     resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/deploy/",
                                   {"params": {"image": image.pk}}, format="json")

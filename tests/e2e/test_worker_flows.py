@@ -2,7 +2,6 @@
 
 import pytest
 
-from inventory.models import Node
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
 
@@ -11,8 +10,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_drain_runs_on_the_site_queue_and_ends_drained(api, celery_worker):
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
-    node = NodeFactory(rack=rack)
-    Node.objects.filter(pk=node.pk).update(state="in_service")
+    node = NodeFactory(rack=rack, state="in_service")
     resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/drain/",
                                   {"reason": "kernel update"}, format="json")
     assert resp.status_code == 202, resp.content

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.django_db
 
 def test_selection_power_on_records_a_child_per_node(api, rack, settings):
     settings.CORRAL_POWER_ON_STAGGER = 2
-    nodes = [NodeFactory(rack=rack) for _ in range(5)]
-    gone = nodes[-1]
-    Node.objects.filter(pk=gone.pk).update(state="decommissioned")
+    nodes = [NodeFactory(rack=rack) for _ in range(4)]
+    gone = NodeFactory(rack=rack, state="decommissioned")
+    nodes.append(gone)
     resp = api("technician").post("/api/v1/nodes/actions/power_on/",
                                   {"nodes": [n.pk for n in nodes]}, format="json")
     assert resp.status_code == 202, resp.content
@@ -28,8 +28,8 @@ def test_selection_power_on_records_a_child_per_node(api, rack, settings):
 
 
 def test_bulk_lifecycle_action_moves_each_node(api, rack):
-    nodes = [NodeFactory(rack=rack) for _ in range(3)]
-    Node.objects.filter(pk=nodes[0].pk).update(state="in_service")
+    nodes = [NodeFactory(rack=rack, state="in_service"),
+             *(NodeFactory(rack=rack) for _ in range(2))]
     resp = api("technician").post("/api/v1/nodes/actions/decommission/",
                                   {"nodes": [n.pk for n in nodes], "reason": "hall closed"},
                                   format="json")

@@ -11,10 +11,7 @@ pytestmark = pytest.mark.django_db
 
 
 def nodes_in(rack, *states):
-    nodes = [NodeFactory(rack=rack) for _ in states]
-    for node, state in zip(nodes, states, strict=True):
-        Node.objects.filter(pk=node.pk).update(state=state)
-    return nodes
+    return [NodeFactory(rack=rack, state=state) for state in states]
 
 
 def bulk(api, name, nodes, **body):

@@ -23,13 +23,6 @@ ILLEGAL = sorted(
 )
 
 
-def put_in(node: Node, state: str) -> Node:
-    """Place a node in a state for a test (fixtures only; production goes via transition)."""
-    Node.objects.filter(pk=node.pk).update(state=state)
-    node.refresh_from_db()
-    return node
-
-
 def test_table_matches_design():
     # DESIGN.md's lifecycle, read as pairs a reviewer can check against the diagram.
     assert TRANSITIONS[("enrolled", "inspect")] == "inspecting"
@@ -53,7 +46,7 @@ def test_table_matches_design():
 @pytest.mark.parametrize(("pair", "target"), LEGAL, ids=[f"{s}-{e}" for (s, e), _ in LEGAL])
 def test_every_legal_transition_moves_and_records_an_event(pair, target):
     state, event = pair
-    node = put_in(NodeFactory(), state)
+    node = NodeFactory(state=state)
     ev = transition(node, event, actor="user:alice", reason="because")
     node.refresh_from_db()
     assert node.state == target
@@ -68,7 +61,7 @@ def test_every_legal_transition_moves_and_records_an_event(pair, target):
 @pytest.mark.django_db
 @pytest.mark.parametrize(("state", "event"), ILLEGAL, ids=[f"{s}-{e}" for s, e in ILLEGAL])
 def test_every_illegal_pair_is_refused_and_changes_nothing(state, event):
-    node = put_in(NodeFactory(), state)
+    node = NodeFactory(state=state)
     with pytest.raises(IllegalTransition) as info:
         transition(node, event, actor="user:alice")
     assert info.value.state == state
@@ -80,7 +73,7 @@ def test_every_illegal_pair_is_refused_and_changes_nothing(state, event):
 
 @pytest.mark.django_db
 def test_leaving_failed_clears_the_failure():
-    node = put_in(NodeFactory(), NodeState.INSPECTING)
+    node = NodeFactory(state=NodeState.INSPECTING)
     transition(node, "fail", "system", "BMC at 10.0.0.1 rejected the credentials")
     transition(node, "inspect", "user:alice", "retry")
     node.refresh_from_db()
@@ -90,10 +83,9 @@ def test_leaving_failed_clears_the_failure():
 
 @pytest.mark.django_db
 def test_deadline_moves_overdue_nodes_to_failed_and_finishes_their_operations():
-    overdue = put_in(NodeFactory(), NodeState.DEPLOYING)
-    fresh = put_in(NodeFactory(), NodeState.DEPLOYING)
-    Node.objects.filter(pk=overdue.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    Node.objects.filter(pk=fresh.pk).update(deadline=timezone.now() + timedelta(hours=1))
+    overdue = NodeFactory(state=NodeState.DEPLOYING,
+                          deadline=timezone.now() - timedelta(seconds=1))
+    fresh = NodeFactory(state=NodeState.DEPLOYING, deadline=timezone.now() + timedelta(hours=1))
     op = Operation.objects.create(kind="deploy", node=overdue, actor="user:a", status="running")
     assert services.expire_deadlines() == 1
     overdue.refresh_from_db()

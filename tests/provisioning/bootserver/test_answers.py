@@ -3,13 +3,12 @@ what memory cannot settle it leaves to the database without recording anything."
 
 import pytest
 
-from inventory.models import Node
 from provisioning.bootserver import answers, records, serve
 from provisioning.bootserver import cache as boot_cache
 from provisioning.bootserver.answers import FALLBACK_SCRIPT
 from provisioning.bootserver.cache import SubjectCache
 from provisioning.models import BootRequest
-from tests.factories import ImageFactory, NodeFactory, start_deploy
+from tests.factories import ImageFactory, NodeFactory, put_in, start_deploy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BASE = "http://10.0.0.5:8000"
@@ -72,7 +71,7 @@ def test_a_deployment_memory_has_not_loaded_is_left_to_the_database(node, copy):
 
 
 def test_deploying_before_the_task_made_its_deployment_boots_the_disk(node, copy):
-    Node.objects.filter(pk=node.pk).update(state="deploying")
+    put_in(node, "deploying")
     copy.refresh()
     mac = node.interfaces.get().mac
     assert from_memory(mac) is None

@@ -6,10 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from inventory.models import Node
 from provisioning.deployments import token_hash
 from provisioning.models import BootRequest, Deployment
-from tests.factories import ImageFactory, NodeFactory
+from tests.factories import ImageFactory, NodeFactory, put_in
 
 pytestmark = pytest.mark.django_db
 TOKEN = "tok-" + "a1b2c3d4" * 6
@@ -21,9 +20,7 @@ def image(db):
 
 
 def deploying(node, image, token=TOKEN, **kw) -> Deployment:
-    Node.objects.filter(pk=node.pk).update(state="deploying",
-                                           deadline=timezone.now() + timedelta(minutes=45))
-    node.refresh_from_db()
+    put_in(node, "deploying", deadline=timezone.now() + timedelta(minutes=45))
     return Deployment.objects.create(node=node, image=image, token=token,
                                      token_sha256=token_hash(token),
                                      deadline=kw.get("deadline", node.deadline))

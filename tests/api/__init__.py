@@ -1,0 +1,1 @@
+"""Reusable API test machinery (NetBox style): declare a viewset once, inherit its tests."""

@@ -1,0 +1,172 @@
+"""The API as a whole: every route is declared (a new one cannot slip in untested), the
+routes beyond CRUD follow the role table, and no response ever carries a secret."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.urls import get_resolver
+from rest_framework.authtoken.models import Token
+
+from inventory.models import BMC, Node, Operation
+from provisioning.models import Deployment, Image
+from tests.api.base import ACTORS, CALLER_IDS, CALLERS, READERS, WRITERS
+from tests.api.specs import SPECS
+from tests.factories import (
+    DraftImageFactory,
+    GateRunFactory,
+    ImageFactory,
+    InterfaceFactory,
+    NodeFactory,
+    SubnetFactory,
+    start_deploy,
+)
+from validation.models import GateRun
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route outside list/detail. `setup()` makes what it acts on and returns the URL, the
+    body, and `observe()`: a snapshot of what the call changes (unchanged when refused)."""
+
+    name: str
+    method: str
+    setup: Callable[[], tuple[str, dict, Callable[[], object]]]
+    allowed: frozenset[str]
+    success: int
+
+
+def node_action():
+    node = NodeFactory()
+    return (f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "end of life"},
+            lambda: Node.objects.get(pk=node.pk).state)
+
+
+def bulk_action():
+    node = NodeFactory()
+    return ("/api/v1/nodes/actions/decommission/", {"nodes": [node.pk], "reason": "hall closed"},
+            lambda: Node.objects.get(pk=node.pk).state)
+
+
+def rack_action():
+    node = NodeFactory()
+    return (f"/api/v1/racks/{node.rack_id}/actions/decommission/", {"reason": "rack gone"},
+            lambda: Node.objects.get(pk=node.pk).state)
+
+
+def list_actions():
+    return f"/api/v1/nodes/{NodeFactory().pk}/actions/", {}, lambda: None
+
+
+def publish():
+    image = DraftImageFactory()
+    return (f"/api/v1/images/{image.pk}/publish/", {},
+            lambda: Operation.objects.filter(kind="publish_image").count())
+
+
+def deprecate():
+    image = ImageFactory()
+    return (f"/api/v1/images/{image.pk}/deprecate/", {},
+            lambda: Image.objects.get(pk=image.pk).state)
+
+
+def cancel_gate():
+    run = GateRunFactory()
+    return (f"/api/v1/gate-runs/{run.pk}/cancel/", {},
+            lambda: GateRun.objects.get(pk=run.pk).cancel_requested)
+
+
+def dhcp_export():
+    SubnetFactory()
+    return "/api/v1/dhcp/kea/", {}, lambda: None
+
+
+# Today's rules (see specs.ACCESS for CRUD); issue #16 may tighten them.
+ROUTES = (
+    Route("node-run-action", "post", node_action, ACTORS, 202),
+    Route("node-bulk-action", "post", bulk_action, ACTORS, 202),
+    Route("rack-run-action", "post", rack_action, ACTORS, 202),
+    Route("node-list-actions", "get", list_actions, READERS, 200),
+    Route("image-publish", "post", publish, WRITERS, 202),
+    Route("image-deprecate", "post", deprecate, WRITERS, 200),
+    Route("gaterun-cancel", "post", cancel_gate, ACTORS, 202),
+    Route("dhcp-export", "get", dhcp_export, READERS, 200),
+    Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
+)
+
+
+def test_every_api_route_is_declared():
+    _, resolver = get_resolver().namespace_dict["api"]
+    served = {name for name in resolver.reverse_dict if isinstance(name, str)}
+    declared = {f"{s.basename}-{kind}" for s in SPECS for kind in ("list", "detail")}
+    assert served == declared | {r.name for r in ROUTES}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", CALLERS, ids=CALLER_IDS)
+@pytest.mark.parametrize("route", ROUTES, ids=[r.name for r in ROUTES])
+def test_routes_beyond_crud_follow_the_role_table(api, route, role):
+    url, body, observe = route.setup()
+    before = observe()
+    resp = getattr(api(role), route.method)(url, body, format="json")
+    expected = 401 if role is None else route.success if role in route.allowed else 403
+    assert resp.status_code == expected, resp.content
+    if route.method == "post":
+        assert (observe() != before) == (expected == route.success)
+
+
+BMC_PASSWORD = "Walk-S3cret-BMC-pass"
+DEPLOY_TOKEN = "tok-walk-" + "5ec2e7" * 8
+FERNET = re.compile(r"gAAAAA[A-Za-z0-9_=-]{20,}")
+
+
+@pytest.fixture
+def fleet_with_secrets(users):
+    """One of everything, a BMC password, a waiting deployment's token, every role's API
+    token; returns those plaintexts and the ciphertexts the database holds for them."""
+    for spec in SPECS:
+        spec.make()
+    node = NodeFactory(bmc__password=BMC_PASSWORD, nic=None)
+    InterfaceFactory(node=node, ip="10.77.0.11")
+    SubnetFactory(cidr="10.77.0.0/24", gateway="10.77.0.1")
+    start_deploy(node, ImageFactory(), DEPLOY_TOKEN)
+    api_tokens = [Token.objects.get_or_create(user=user)[0].key for user in users.values()]
+    plaintexts = [*BMC.objects.exclude(password="").values_list("password", flat=True),
+                  *Deployment.objects.values_list("token", flat=True)]
+    assert {BMC_PASSWORD, DEPLOY_TOKEN} <= set(plaintexts)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT password FROM inventory_bmc WHERE password <> ''"
+                       " UNION ALL SELECT token FROM provisioning_deployment")
+        ciphertexts = [row[0] for row in cursor.fetchall()]
+    assert ciphertexts and all(FERNET.fullmatch(c) for c in ciphertexts)
+    return [*plaintexts, *api_tokens, *ciphertexts, settings.SECRET_KEY]
+
+
+def every_get_url(client) -> list[str]:
+    urls = ["/api/v1/", "/api/v1/dhcp/kea/", "/api/v1/dhcp/dnsmasq/", "/api/schema/"]
+    for spec in SPECS:
+        rows = client.get(spec.url, {"page_size": 1000}).data["results"]
+        assert rows, spec.url
+        urls.append(spec.url)
+        urls += [spec.detail_url(row["id"]) for row in rows]
+    urls += [f"/api/v1/nodes/{pk}/actions/" for pk in Node.objects.values_list("pk", flat=True)]
+    return urls
+
+
+@pytest.mark.django_db
+def test_no_secret_in_any_list_or_detail_response(api, fleet_with_secrets):
+    client = api("admin")
+    urls = every_get_url(client)
+    assert len(urls) > 2 * len(SPECS)
+    for url in urls:
+        resp = client.get(url)
+        assert resp.status_code == 200, (url, resp.content)
+        body = resp.content.decode()
+        leaked = [secret[:12] for secret in fleet_with_secrets if secret in body]
+        assert not leaked, (url, leaked)
+        assert not FERNET.search(body), url
