@@ -142,17 +142,20 @@ def main() -> int:
         procs.append(subprocess.Popen(
             [celery, "-A", "fleet", "worker", "-Q", queues, "-c", "4", "-l", "INFO",
              "-n", "demo@%h"],
-            stdout=open(logs / "worker.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            stdout=open(logs / "worker.log", "ab"),  # noqa: SIM115
         ))
         procs.append(subprocess.Popen(
             [celery, "-A", "fleet", "beat", "-l", "INFO",
              "-s", str(STATE / "celerybeat-schedule")],
-            stdout=open(logs / "beat.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            stdout=open(logs / "beat.log", "ab"),  # noqa: SIM115
         ))
         procs.append(subprocess.Popen(
             [str(BIN / "python"), "-m", "fleet.serve", "--host", "127.0.0.1", "--port",
              str(web_port), "--workers", "2", "--access-log"],
-            stdout=open(logs / "access.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            stdout=open(logs / "access.log", "ab"),  # noqa: SIM115
         ))
         wait_for(web_port, "the web server")
         say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")
