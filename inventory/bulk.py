@@ -25,7 +25,11 @@ QUEUED = "queued"  # task_id placeholder claimed before the real id is known
 
 
 def start_bulk_action(
-    nodes: Iterable[Node], name: str, actor: str, reason: str = "", rack: Rack | None = None,
+    nodes: Iterable[Node],
+    name: str,
+    actor: str,
+    reason: str = "",
+    rack: Rack | None = None,
     params: dict | None = None,
 ) -> Operation:
     """Start `name` on every node; nodes that cannot take it get a failed child saying why."""
@@ -36,8 +40,12 @@ def start_bulk_action(
     params = validate_params(action, params or {})
     stagger = settings.CORRAL_POWER_ON_STAGGER if name in STAGGERED else 0
     parent = Operation.objects.create(
-        kind=f"bulk_{name}", rack=rack, actor=actor, message=reason,
-        status=OperationStatus.RUNNING, started=timezone.now(),
+        kind=f"bulk_{name}",
+        rack=rack,
+        actor=actor,
+        message=reason,
+        status=OperationStatus.RUNNING,
+        started=timezone.now(),
         params={"nodes": [n.pk for n in nodes], "stagger": stagger},
     )
     if action.event is None and action.task:
@@ -51,16 +59,24 @@ def start_bulk_action(
     return parent
 
 
-def _fan_out_oob(nodes: list[Node], action, parent: Operation, actor: str, reason: str,
-                 params: dict, stagger: int) -> None:
+def _fan_out_oob(
+    nodes: list[Node],
+    action,
+    parent: Operation,
+    actor: str,
+    reason: str,
+    params: dict,
+    stagger: int,
+) -> None:
     """Power and boot: no state changes, so no per-node lock here (each task takes it);
     children are created in one statement and sent at once, because on a 500-node rack the
     request must not spend seconds before the first BMC is asked anything."""
     now = timezone.now()
     children, per_rack = [], {}
     for node in nodes:
-        child = Operation(kind=action.name, node=node, parent=parent, actor=actor,
-                          message=reason, params=params)
+        child = Operation(
+            kind=action.name, node=node, parent=parent, actor=actor, message=reason, params=params
+        )
         if node.state not in action.allowed_states:
             child.status, child.finished = OperationStatus.FAILED, now
             child.error = str(ActionNotAllowed(node, action.name))
@@ -77,12 +93,14 @@ def _fan_out_oob(nodes: list[Node], action, parent: Operation, actor: str, reaso
     transaction.on_commit(lambda: [enqueue(action.task, c, force=True) for c in ready])
 
 
-def _fan_out_lifecycle(nodes: list[Node], action, parent: Operation, actor: str, reason: str,
-                       params: dict) -> None:
+def _fan_out_lifecycle(
+    nodes: list[Node], action, parent: Operation, actor: str, reason: str, params: dict
+) -> None:
     """Lifecycle actions move each node through the table under its lock, one by one."""
     for node in nodes:
-        child = Operation(kind=action.name, node=node, parent=parent, actor=actor,
-                          message=reason, params=params)
+        child = Operation(
+            kind=action.name, node=node, parent=parent, actor=actor, message=reason, params=params
+        )
         try:
             with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
                 node.refresh_from_db(fields=["state"])
@@ -90,16 +108,19 @@ def _fan_out_lifecycle(nodes: list[Node], action, parent: Operation, actor: str,
                     raise ActionNotAllowed(node, action.name)
                 child.save()
                 if action.event:
-                    transition(node, action.event, actor, reason or action.label,
-                               operation=child)
+                    transition(node, action.event, actor, reason or action.label, operation=child)
         except (ActionNotAllowed, IllegalTransition, NodeLocked) as exc:
-            child.status, child.error, child.finished = OperationStatus.FAILED, str(exc), \
-                timezone.now()
+            child.status, child.error, child.finished = (
+                OperationStatus.FAILED,
+                str(exc),
+                timezone.now(),
+            )
             child.save()
             continue
         if not action.task:
             Operation.objects.filter(pk=child.pk).update(
-                status=OperationStatus.SUCCEEDED, progress=100, finished=timezone.now())
+                status=OperationStatus.SUCCEEDED, progress=100, finished=timezone.now()
+            )
             continue
         # Sent as soon as the child is committed: the first BMCs are already being talked
         # to while later children are still being created.
@@ -113,7 +134,9 @@ def release_next_child(finished: Operation) -> None:
         return
     action = get_action(finished.kind)
     waiting = Operation.objects.filter(
-        parent_id=finished.parent_id, status=OperationStatus.PENDING, task_id="",
+        parent_id=finished.parent_id,
+        status=OperationStatus.PENDING,
+        task_id="",
         node__rack_id=finished.node.rack_id if finished.node_id else None,
     ).order_by("pk")
     for candidate in waiting[:3]:

@@ -25,8 +25,18 @@ from .models import BMC, Label, NetworkInterface, Node, Operation, Rack, RMACase
 
 log = logging.getLogger(__name__)
 
-NODE_FIELDS = ("rack", "rack_unit", "u_height", "serial", "hostname", "model", "gpu_model",
-               "gpu_count", "role", "fabric")
+NODE_FIELDS = (
+    "rack",
+    "rack_unit",
+    "u_height",
+    "serial",
+    "hostname",
+    "model",
+    "gpu_model",
+    "gpu_count",
+    "role",
+    "fabric",
+)
 BMC_FIELDS = ("protocol", "address", "port", "username", "password", "verify_tls", "system_id")
 
 
@@ -58,9 +68,13 @@ def check_rack_placement(
         return
     top = rack_unit + u_height - 1
     if rack_unit < 1 or top > rack.u_height:
-        raise ValidationError({"rack_unit": (
-            f"U{rack_unit}-U{top} does not fit in rack {rack.name} (U1-U{rack.u_height})."
-        )})
+        raise ValidationError(
+            {
+                "rack_unit": (
+                    f"U{rack_unit}-U{top} does not fit in rack {rack.name} (U1-U{rack.u_height})."
+                )
+            }
+        )
     clash = (
         Node.objects.filter(rack=rack, rack_unit__isnull=False, rack_unit__lte=top)
         .exclude(pk=exclude_pk)
@@ -70,10 +84,14 @@ def check_rack_placement(
         .first()
     )
     if clash:
-        raise ValidationError({"rack_unit": (
-            f"U{rack_unit}-U{top} overlaps {clash.hostname} at "
-            f"U{clash.rack_unit}-U{clash.top_unit} in rack {rack.name}."
-        )})
+        raise ValidationError(
+            {
+                "rack_unit": (
+                    f"U{rack_unit}-U{top} overlaps {clash.hostname} at "
+                    f"U{clash.rack_unit}-U{clash.top_unit} in rack {rack.name}."
+                )
+            }
+        )
 
 
 def _lock_rack(rack: Rack | None) -> None:
@@ -208,7 +226,11 @@ def start_action(
     params = validate_params(action, params or {})
     with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
         op = Operation.objects.create(
-            kind=action.name, node=node, actor=actor, params=params, message=reason,
+            kind=action.name,
+            node=node,
+            actor=actor,
+            params=params,
+            message=reason,
         )
         if action.event:
             try:

@@ -31,13 +31,26 @@ from inventory.models import NetworkInterface
 from .models import Deployment, DeploymentStatus
 
 log = logging.getLogger(__name__)
-FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
-          "node__rack__site__slug", "ip", "node__updated")
+FIELDS = (
+    "mac",
+    "node_id",
+    "node__hostname",
+    "node__serial",
+    "node__state",
+    "node__rack__site__slug",
+    "ip",
+    "node__updated",
+)
 
 
 class SubjectCache:
-    def __init__(self, interval: float, full_interval: float, start: bool = True,
-                 warm: Callable[[Iterable], None] | None = None) -> None:
+    def __init__(
+        self,
+        interval: float,
+        full_interval: float,
+        start: bool = True,
+        warm: Callable[[Iterable], None] | None = None,
+    ) -> None:
         from .bootserve import BootSubject
 
         self._subject = BootSubject
@@ -61,15 +74,28 @@ class SubjectCache:
 
     @staticmethod
     def _deployments(*filters: Q) -> dict[int, Deployment]:
-        rows = (Deployment.objects.filter(*filters, status=DeploymentStatus.WAITING)
-                .select_related("image").order_by())
+        rows = (
+            Deployment.objects.filter(*filters, status=DeploymentStatus.WAITING)
+            .select_related("image")
+            .order_by()
+        )
         return {d.node_id: d for d in rows}
 
     def _rows(self, **filters) -> dict[str, object]:
         rows = NetworkInterface.objects.filter(**filters).order_by().values_list(*FIELDS)
-        return {mac: self._subject(node_id, hostname, serial, state, site or "unracked", mac,
-                                   str(ip) if ip else None, updated)
-                for mac, node_id, hostname, serial, state, site, ip, updated in rows}
+        return {
+            mac: self._subject(
+                node_id,
+                hostname,
+                serial,
+                state,
+                site or "unracked",
+                mac,
+                str(ip) if ip else None,
+                updated,
+            )
+            for mac, node_id, hostname, serial, state, site, ip, updated in rows
+        }
 
     def refresh(self) -> None:
         started = timezone.now()
@@ -88,8 +114,9 @@ class SubjectCache:
             fresh = self._deployments(Q(created__gte=since) | Q(node_id__in=touched))
             deployments = self.deployments
             if touched or fresh:
-                deployments = {node_id: d for node_id, d in self.deployments.items()
-                               if node_id not in touched}
+                deployments = {
+                    node_id: d for node_id, d in self.deployments.items() if node_id not in touched
+                }
                 deployments.update(fresh)
         # Swapped whole, deployments first: readers never see a half-built map, and a
         # subject seen deploying finds the deployment read after it.
@@ -127,6 +154,9 @@ def cache() -> SubjectCache | None:
         if _cache is None:
             from .bootserve import prerender
 
-            _cache = SubjectCache(settings.CORRAL_BOOT_CACHE_SECONDS,
-                                  settings.CORRAL_BOOT_CACHE_FULL_SECONDS, warm=prerender)
+            _cache = SubjectCache(
+                settings.CORRAL_BOOT_CACHE_SECONDS,
+                settings.CORRAL_BOOT_CACHE_FULL_SECONDS,
+                warm=prerender,
+            )
     return _cache

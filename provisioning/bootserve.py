@@ -64,9 +64,19 @@ def _lookup_sql() -> str:
     """Compiled once by Django's own compiler: no query compile on every boot request."""
     global _LOOKUP_SQL
     if _LOOKUP_SQL is None:
-        query = (NetworkInterface.objects.filter(mac="00:00:00:00:00:00").order_by()
-                 .values_list("node_id", "node__hostname", "node__serial", "node__state",
-                              "node__rack__site__slug", "ip", "node__updated"))
+        query = (
+            NetworkInterface.objects.filter(mac="00:00:00:00:00:00")
+            .order_by()
+            .values_list(
+                "node_id",
+                "node__hostname",
+                "node__serial",
+                "node__state",
+                "node__rack__site__slug",
+                "ip",
+                "node__updated",
+            )
+        )
         _LOOKUP_SQL = query.query.sql_with_params()[0]
     return _LOOKUP_SQL
 
@@ -91,13 +101,20 @@ def lookup(raw_mac: str) -> tuple[str | None, BootSubject | None]:
     if row is None:
         return mac, None
     node_id, hostname, serial, state, site, ip, updated = row
-    return mac, BootSubject(node_id, hostname, serial, state, site or "unracked", mac,
-                            str(ip) if ip else None, updated)
+    return mac, BootSubject(
+        node_id, hostname, serial, state, site or "unracked", mac, str(ip) if ip else None, updated
+    )
 
 
 def target_for(subject: BootSubject, arch: str) -> BootTarget:
-    return BootTarget(hostname=subject.hostname, mac=subject.mac, ip=subject.ip,
-                      serial=subject.serial, arch=ARCH.get(arch, "x86_64"), site=subject.site)
+    return BootTarget(
+        hostname=subject.hostname,
+        mac=subject.mac,
+        ip=subject.ip,
+        serial=subject.serial,
+        arch=ARCH.get(arch, "x86_64"),
+        site=subject.site,
+    )
 
 
 @lru_cache(maxsize=50_000)
@@ -136,8 +153,9 @@ def _deploy_script(subject: BootSubject, arch: str, base_url: str) -> str | None
     return script
 
 
-def _cached_deploy_script(copy: bootcache.SubjectCache, subject: BootSubject, arch: str,
-                          base_url: str) -> str | None:
+def _cached_deploy_script(
+    copy: bootcache.SubjectCache, subject: BootSubject, arch: str, base_url: str
+) -> str | None:
     key = (subject, arch, base_url)
     script = _DEPLOY_SCRIPTS.get(key)
     if script is None and (deployment := copy.deployment(subject.node_id)) is not None:
@@ -156,21 +174,26 @@ def _remember(key: tuple, script: str) -> None:
 def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, BootDeployment]:
     image: Image = deployment.image
     boot_image = BootImage(
-        name=image.name, version=image.version, kernel_url=image.kernel_url,
-        initrd_url=image.initrd_url, rootfs_url=image.rootfs_url or image.initrd_url,
+        name=image.name,
+        version=image.version,
+        kernel_url=image.kernel_url,
+        initrd_url=image.initrd_url,
+        rootfs_url=image.rootfs_url or image.initrd_url,
         cmdline=image.cmdline,
         sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256},
     )
-    return boot_image, BootDeployment(callback_url=f"{base_url}/boot/callback",
-                                      token=deployment.token)
+    return boot_image, BootDeployment(
+        callback_url=f"{base_url}/boot/callback", token=deployment.token
+    )
 
 
 def base_url_for(scheme: str, host: str) -> str:
     return settings.CORRAL_BOOT_BASE_URL or f"{scheme}://{host}"
 
 
-def ipxe_script(raw_mac: str, arch: str, base_url: str, client: str,
-                remote_addr: str | None) -> str:
+def ipxe_script(
+    raw_mac: str, arch: str, base_url: str, client: str, remote_addr: str | None
+) -> str:
     """The per-node iPXE script; every request is recorded for 'last network boot'."""
     mac, subject = lookup(raw_mac)
     answer, state = "unknown", ""
@@ -178,8 +201,11 @@ def ipxe_script(raw_mac: str, arch: str, base_url: str, client: str,
     if subject is not None:
         state = subject.state
         try:
-            deploy_script = (_deploy_script(subject, ARCH.get(arch, "x86_64"), base_url)
-                             if state == NodeState.DEPLOYING else None)
+            deploy_script = (
+                _deploy_script(subject, ARCH.get(arch, "x86_64"), base_url)
+                if state == NodeState.DEPLOYING
+                else None
+            )
             if deploy_script is not None:
                 script, answer = deploy_script, "deploy"
             else:
@@ -190,15 +216,23 @@ def ipxe_script(raw_mac: str, arch: str, base_url: str, client: str,
             log.error("cannot render a boot script for %s: %s", subject.hostname, exc)
             script, answer = FALLBACK_SCRIPT, "error"
             if state == NodeState.DEPLOYING:
-                fail_node(Node.objects.get(pk=subject.node_id),
-                          f"cannot render a boot script: {exc}")
-    bootlog.record(node_id=subject.node_id if subject else None, mac=(mac or raw_mac)[:17],
-                   state=state, answer=answer, client=client[:200], remote_addr=remote_addr)
+                fail_node(
+                    Node.objects.get(pk=subject.node_id), f"cannot render a boot script: {exc}"
+                )
+    bootlog.record(
+        node_id=subject.node_id if subject else None,
+        mac=(mac or raw_mac)[:17],
+        state=state,
+        answer=answer,
+        client=client[:200],
+        remote_addr=remote_addr,
+    )
     return script
 
 
-def memory_script(raw_mac: str, arch: str, base_url: str, client: str,
-                  remote_addr: str | None) -> str | None:
+def memory_script(
+    raw_mac: str, arch: str, base_url: str, client: str, remote_addr: str | None
+) -> str | None:
     """The script when memory alone can answer, else None (the caller then runs
     ipxe_script in a thread).
 
@@ -227,8 +261,14 @@ def memory_script(raw_mac: str, arch: str, base_url: str, client: str,
         return None  # the database path logs it and fails the deploy
     if script is None:
         return None
-    bootlog.record(node_id=subject.node_id, mac=mac, state=subject.state, answer=answer,
-                   client=client[:200], remote_addr=remote_addr)
+    bootlog.record(
+        node_id=subject.node_id,
+        mac=mac,
+        state=subject.state,
+        answer=answer,
+        client=client[:200],
+        remote_addr=remote_addr,
+    )
     return script
 
 

@@ -36,9 +36,7 @@ MAX_LOCK_WAITS = 60
 
 def load_operation(op_id: int) -> Operation | None:
     return (
-        Operation.objects.select_related("node__rack__site", "node__bmc")
-        .filter(pk=op_id)
-        .first()
+        Operation.objects.select_related("node__rack__site", "node__bmc").filter(pk=op_id).first()
     )
 
 
@@ -69,10 +67,11 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         retries = settings.CORRAL_BMC_RETRIES
         if task.request.retries < retries:
             # Exponential backoff: base, 2 x base, 4 x base ... (2, 4, 8, 16 s by default).
-            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2 ** task.request.retries
+            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2**task.request.retries
             inventory.report_progress(
-                op, op.progress, f"{exc}; retrying in {countdown} s "
-                f"({task.request.retries + 1}/{retries})"
+                op,
+                op.progress,
+                f"{exc}; retrying in {countdown} s ({task.request.retries + 1}/{retries})",
             )
             release(node, holder)
             raise task.retry(countdown=countdown, max_retries=retries) from None

@@ -39,12 +39,8 @@ class NodeFactory(factory.django.DjangoModelFactory):
     model = "HGX H100 8-GPU"
     gpu_model = "H100-SXM"
     gpu_count = 8
-    bmc = factory.RelatedFactory(
-        "tests.factories.BMCFactory", factory_related_name="node"
-    )
-    nic = factory.RelatedFactory(
-        "tests.factories.InterfaceFactory", factory_related_name="node"
-    )
+    bmc = factory.RelatedFactory("tests.factories.BMCFactory", factory_related_name="node")
+    nic = factory.RelatedFactory("tests.factories.InterfaceFactory", factory_related_name="node")
 
 
 class BMCFactory(factory.django.DjangoModelFactory):
@@ -92,9 +88,13 @@ def start_deploy(node: Node, image: Image, token: str) -> Deployment:
     Node.objects.filter(pk=node.pk).update(state="ready")
     node.refresh_from_db()
     transition(node, "deploy", "user:alice")
-    return Deployment.objects.create(node=node, image=image, token=token,
-                                     token_sha256=token_hash(token),
-                                     deadline=timezone.now() + timedelta(hours=1))
+    return Deployment.objects.create(
+        node=node,
+        image=image,
+        token=token,
+        token_sha256=token_hash(token),
+        deadline=timezone.now() + timedelta(hours=1),
+    )
 
 
 def user_in(role: str, username: str | None = None) -> User:

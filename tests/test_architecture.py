@@ -7,8 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("inventory", "provisioning", "validation")
 # validation -> provisioning -> inventory; fleet may import all three.
-MAY_IMPORT = {"inventory": set(), "provisioning": {"inventory"},
-              "validation": {"inventory", "provisioning"}}
+MAY_IMPORT = {
+    "inventory": set(),
+    "provisioning": {"inventory"},
+    "validation": {"inventory", "provisioning"},
+}
 SOURCE_DIRS = ("fleet", *APPS, "devtools")
 
 
@@ -43,7 +46,8 @@ def test_apps_depend_one_way():
 def test_only_the_driver_package_imports_sushy_or_pyghmi():
     drivers = ROOT / "provisioning" / "drivers"
     offenders = [
-        str(p.relative_to(ROOT)) for p in python_files(*SOURCE_DIRS)
+        str(p.relative_to(ROOT))
+        for p in python_files(*SOURCE_DIRS)
         if drivers not in p.parents and imported_top_modules(p) & {"sushy", "pyghmi"}
     ]
     assert not offenders
@@ -56,7 +60,8 @@ def test_parsers_do_not_import_django():
 
 def test_no_source_file_over_600_lines():
     long = [
-        f"{p.relative_to(ROOT)}: {n}" for p in python_files(*SOURCE_DIRS, "tests")
+        f"{p.relative_to(ROOT)}: {n}"
+        for p in python_files(*SOURCE_DIRS, "tests")
         if (n := len(p.read_text().splitlines())) > 600
     ]
     assert not long
@@ -70,6 +75,7 @@ def test_only_lifecycle_writes_node_state():
             continue
         text = path.read_text()
         if re.search(r"Node\.objects[^\n]*\.update\([^)\n]*\bstate=", text) or re.search(
-                r"\bnode\.state\s*=[^=]", text):
+            r"\bnode\.state\s*=[^=]", text
+        ):
             offenders.append(str(path.relative_to(ROOT)))
     assert not offenders

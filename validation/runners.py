@@ -72,7 +72,8 @@ class HostKeyMismatch(RunnerError):
         self.presented_fingerprint = fingerprint(presented_key)
         super().__init__(
             f"host key of {_where(host, port)} does not match the recorded one: expected "
-            f"{expected}, presented {self.presented_fingerprint}; nothing was run")
+            f"{expected}, presented {self.presented_fingerprint}; nothing was run"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,8 +116,9 @@ def fingerprint(key_line: str) -> str:
     return f"SHA256:{digest}"
 
 
-def run_command(target: SSHTarget, command: str, timeout_s: float,
-                max_output_bytes: int = 1_000_000) -> RunResult:
+def run_command(
+    target: SSHTarget, command: str, timeout_s: float, max_output_bytes: int = 1_000_000
+) -> RunResult:
     """One command on one node over a fresh connection (see Session to run several)."""
     with Session(target) as session:
         return session.run(command, timeout_s, max_output_bytes)
@@ -142,8 +144,12 @@ class Session:
         self.connect()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def connect(self) -> None:
@@ -166,18 +172,26 @@ class Session:
                 raise ConnectError(f"SSH handshake with {self.where} failed: {_one_line(exc)}")
             if not (transport.is_active() and transport.initial_kex_done):
                 # start_client returns quietly when its timeout passes mid-handshake.
-                raise ConnectError(f"SSH handshake with {self.where} failed: not done "
-                                   f"within {target.connect_timeout:g} s (is it an SSH server?)")
+                raise ConnectError(
+                    f"SSH handshake with {self.where} failed: not done "
+                    f"within {target.connect_timeout:g} s (is it an SSH server?)"
+                )
             server_key = transport.get_remote_server_key()
             self.host_key = f"{server_key.get_name()} {server_key.get_base64()}"
             if expected is not None and expected != server_key.asbytes():
-                raise HostKeyMismatch(target.host, target.port,
-                                      fingerprint(target.known_host_key or ""), self.host_key)
+                raise HostKeyMismatch(
+                    target.host,
+                    target.port,
+                    fingerprint(target.known_host_key or ""),
+                    self.host_key,
+                )
             try:
                 transport.auth_publickey(target.username, pkey)
             except paramiko.AuthenticationException:
-                raise AuthError(f"{target.username}@{self.where} rejected the client key "
-                                f"({pkey.get_name()} {pkey.fingerprint})")
+                raise AuthError(
+                    f"{target.username}@{self.where} rejected the client key "
+                    f"({pkey.get_name()} {pkey.fingerprint})"
+                )
             except (paramiko.SSHException, EOFError, OSError) as exc:
                 raise ConnectError(f"authenticating to {self.where} failed: {_one_line(exc)}")
             if not transport.is_authenticated():
@@ -191,8 +205,7 @@ class Session:
             self._transport.close()
             self._transport = None
 
-    def run(self, command: str, timeout_s: float,
-            max_output_bytes: int = 1_000_000) -> RunResult:
+    def run(self, command: str, timeout_s: float, max_output_bytes: int = 1_000_000) -> RunResult:
         """Run a shell command, killing it on the node if it outlives timeout_s.
 
         Returns within timeout_s + KILL_AFTER_S + GRACE_S (plus network latency).
@@ -222,8 +235,9 @@ class Session:
         duration = time.monotonic() - start
         exit_code = None if status == -1 else status
         lost = self._transport is None or not self._transport.is_active()
-        timed_out = not finished or (duration >= timeout_s and exit_code in _TIMEOUT_EXIT_CODES
-                                     and not lost)
+        timed_out = not finished or (
+            duration >= timeout_s and exit_code in _TIMEOUT_EXIT_CODES and not lost
+        )
         reasons = []
         if timed_out:
             reasons.append(f"timed out after {timeout_s:g} s")
@@ -239,10 +253,18 @@ class Session:
         for name, buf in (("stdout", out), ("stderr", err)):
             if buf.dropped:
                 reasons.append(f"{name} truncated at {max_output_bytes} bytes")
-        return RunResult(command=command, stdout=out.text(), stderr=err.text(),
-                         exit_code=exit_code, duration_s=duration, timed_out=timed_out,
-                         host_key=self.host_key, reason="; ".join(reasons),
-                         stdout_truncated=bool(out.dropped), stderr_truncated=bool(err.dropped))
+        return RunResult(
+            command=command,
+            stdout=out.text(),
+            stderr=err.text(),
+            exit_code=exit_code,
+            duration_s=duration,
+            timed_out=timed_out,
+            host_key=self.host_key,
+            reason="; ".join(reasons),
+            stdout_truncated=bool(out.dropped),
+            stderr_truncated=bool(err.dropped),
+        )
 
 
 class _Capped:
@@ -260,8 +282,10 @@ class _Capped:
     def text(self) -> str:
         text = self.data.decode(errors="replace")
         if self.dropped:
-            text += (f"\n{TRUNCATION_MARKER}: kept the first {self.cap} bytes, "
-                     f"dropped {self.dropped} more]\n")
+            text += (
+                f"\n{TRUNCATION_MARKER}: kept the first {self.cap} bytes, "
+                f"dropped {self.dropped} more]\n"
+            )
         return text
 
 
@@ -294,16 +318,19 @@ def _pump(channel: paramiko.Channel, out: _Capped, err: _Capped, deadline: float
 # $1 is the command. timeout makes itself leader of a new process group, so after it
 # reports a timeout (124), "-$p" names every process the check started: give them
 # KILL_AFTER_S to go after the SIGTERM, then SIGKILL whatever is left.
-_WRAPPER = ('timeout -k {kill} {limit} sh -c "$1" & p=$!; wait "$p"; rc=$?; '
-            'if [ "$rc" -eq 124 ]; then i=0; '
-            'while [ "$i" -lt {ticks} ] && kill -s 0 -- -"$p" 2>/dev/null; '
-            'do sleep 0.1; i=$((i+1)); done; kill -s KILL -- -"$p" 2>/dev/null; fi; '
-            'exit "$rc"')
+_WRAPPER = (
+    'timeout -k {kill} {limit} sh -c "$1" & p=$!; wait "$p"; rc=$?; '
+    'if [ "$rc" -eq 124 ]; then i=0; '
+    'while [ "$i" -lt {ticks} ] && kill -s 0 -- -"$p" 2>/dev/null; '
+    'do sleep 0.1; i=$((i+1)); done; kill -s KILL -- -"$p" 2>/dev/null; fi; '
+    'exit "$rc"'
+)
 
 
 def _wrap(command: str, timeout_s: float) -> str:
-    script = _WRAPPER.format(kill=f"{KILL_AFTER_S:g}", limit=f"{timeout_s:.3f}",
-                             ticks=round(KILL_AFTER_S * 10))
+    script = _WRAPPER.format(
+        kill=f"{KILL_AFTER_S:g}", limit=f"{timeout_s:.3f}", ticks=round(KILL_AFTER_S * 10)
+    )
     return f"exec sh -c {shlex.quote(script)} corral-check {shlex.quote(command)}"
 
 

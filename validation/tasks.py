@@ -12,8 +12,9 @@ from . import services
 from .models import GateRun
 
 
-@shared_task(name="validation.tasks.start_gate", bind=True, acks_late=True,
-             soft_time_limit=60, time_limit=90)
+@shared_task(
+    name="validation.tasks.start_gate", bind=True, acks_late=True, soft_time_limit=60, time_limit=90
+)
 def start_gate(self, op_id: int) -> str:
     """From the validate action or a phone-home: open a run with the default profile."""
     op = Operation.objects.select_related("node").filter(pk=op_id).first()

@@ -24,7 +24,7 @@ def normalize_mac(value: str | None) -> str | None:
     if not _MAC_HEX.fullmatch(digits):
         return None
     digits = digits.lower()
-    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+    return ":".join(digits[i : i + 2] for i in range(0, 12, 2))
 
 
 class _Serializable:

@@ -12,10 +12,20 @@ PASSWORD = "Very-Secret-BMC-Pa55"
 
 def node_payload(rack, **overrides):
     body = {
-        "rack": rack.pk, "rack_unit": 1, "u_height": 4, "serial": "SN1", "hostname": "gpu001",
-        "model": "HGX H100 8-GPU", "gpu_model": "H100-SXM", "gpu_count": 8,
-        "bmc": {"protocol": "redfish", "address": "https://10.0.0.21", "username": "admin",
-                "password": PASSWORD},
+        "rack": rack.pk,
+        "rack_unit": 1,
+        "u_height": 4,
+        "serial": "SN1",
+        "hostname": "gpu001",
+        "model": "HGX H100 8-GPU",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8,
+        "bmc": {
+            "protocol": "redfish",
+            "address": "https://10.0.0.21",
+            "username": "admin",
+            "password": PASSWORD,
+        },
         "interfaces": [{"mac": "52:54:00:00:00:01", "boot": True, "ip": "10.20.0.11"}],
     }
     body.update(overrides)
@@ -60,8 +70,11 @@ def test_password_is_ciphertext_in_the_database(rack):
 @pytest.mark.parametrize(
     ("mutate", "field", "text"),
     [
-        (lambda b: b["interfaces"][0].update(mac="52:54:00:zz:00:01"), "interfaces",
-         "is not a MAC address"),
+        (
+            lambda b: b["interfaces"][0].update(mac="52:54:00:zz:00:01"),
+            "interfaces",
+            "is not a MAC address",
+        ),
         (lambda b: b["bmc"].update(address="not a host!"), "bmc", "is not a BMC address"),
         (lambda b: b.update(rack_unit=40), "rack_unit", "does not fit in rack r01"),
         (lambda b: b.update(hostname="GPU_001"), "hostname", "short hostname"),
@@ -111,9 +124,11 @@ def test_overlapping_units_are_refused_with_the_neighbour_named(api, rack):
 @pytest.mark.django_db
 def test_update_without_password_keeps_it(api, node):
     client = api("integration")
-    resp = client.patch(f"/api/v1/nodes/{node.pk}/",
-                        {"bmc": {"protocol": "ipmi", "address": "10.0.0.9", "username": "root"}},
-                        format="json")
+    resp = client.patch(
+        f"/api/v1/nodes/{node.pk}/",
+        {"bmc": {"protocol": "ipmi", "address": "10.0.0.9", "username": "root"}},
+        format="json",
+    )
     assert resp.status_code == 200, resp.content
     node.bmc.refresh_from_db()
     assert (node.bmc.protocol, node.bmc.password) == ("ipmi", "s3cret-bmc-pass")
@@ -130,16 +145,18 @@ ROLE_MATRIX = [
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("role", "read", "act", "write"), ROLE_MATRIX,
-                         ids=[r[0] or "anonymous" for r in ROLE_MATRIX])
+@pytest.mark.parametrize(
+    ("role", "read", "act", "write"), ROLE_MATRIX, ids=[r[0] or "anonymous" for r in ROLE_MATRIX]
+)
 def test_roles(api, rack, role, read, act, write):
     node = NodeFactory(rack=rack)
     client = api(role)
     assert client.get("/api/v1/nodes/").status_code == read
     assert client.get(f"/api/v1/nodes/{node.pk}/").status_code == read
     assert client.get("/api/v1/events/").status_code == read
-    resp = client.post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
-                       {"reason": "end of life"}, format="json")
+    resp = client.post(
+        f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "end of life"}, format="json"
+    )
     assert resp.status_code == act, resp.content
     body = node_payload(rack, rack_unit=20)
     assert client.post("/api/v1/nodes/", body, format="json").status_code == write
@@ -147,14 +164,17 @@ def test_roles(api, rack, role, read, act, write):
 
 @pytest.mark.django_db
 def test_action_returns_202_with_operation_and_records_the_actor(api, node, users):
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
-                                  {"reason": "cracked board"}, format="json")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "cracked board"}, format="json"
+    )
     assert resp.status_code == 202
     assert resp.data["kind"] == "decommission"
     assert resp.data["status"] == "succeeded"
     event = node.events.get()
     assert (event.actor, event.reason, event.to_state) == (
-        "token:technician-user", "cracked board", "decommissioned"
+        "token:technician-user",
+        "cracked board",
+        "decommissioned",
     )
     op = api("manager").get(f"/api/v1/operations/{resp.data['id']}/")
     assert op.status_code == 200 and op.data["node"] == node.pk
@@ -174,8 +194,9 @@ def test_illegal_action_is_a_409_listing_what_is_allowed(api, node):
 @pytest.mark.django_db
 def test_locked_node_is_a_409_naming_the_holder(api, node):
     Node.objects.filter(pk=node.pk).update(reservation="operation 7 (inspect)")
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
-                                  {"reason": "x"}, format="json")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "x"}, format="json"
+    )
     assert resp.status_code == 409
     assert resp.data["locked_by"] == "operation 7 (inspect)"
     node.refresh_from_db()

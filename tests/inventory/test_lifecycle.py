@@ -58,7 +58,11 @@ def test_every_legal_transition_moves_and_records_an_event(pair, target):
     node.refresh_from_db()
     assert node.state == target
     assert (ev.from_state, ev.to_state, ev.event, ev.actor, ev.reason) == (
-        state, target, event, "user:alice", "because"
+        state,
+        target,
+        event,
+        "user:alice",
+        "because",
     )
     assert (node.deadline is not None) == (target in TRANSITIONAL_STATES)
     if target == NodeState.FAILED:
