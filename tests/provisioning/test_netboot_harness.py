@@ -25,7 +25,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.peers.qemu import GUEST_APP_URL, NetBoot
+from tests.peers.qemu import GUEST_APP_URL
+from tests.peers.qemu_fixture import NetBoot
 from tests.peers.util import LOOPBACK
 
 # Corral's chain.ipxe and deploy.ipxe dialects (templates/provisioning/boot/), so the
