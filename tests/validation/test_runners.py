@@ -17,8 +17,8 @@ import pytest
 
 from tests.peers.sshd import TOOL_OUTPUTS, SSHServer
 from tests.peers.util import LOOPBACK, free_port, wait_until
+from validation.remote_command import TRUNCATION_MARKER
 from validation.runners import (
-    TRUNCATION_MARKER,
     AuthError,
     ConnectError,
     HostKeyMismatch,
