@@ -1,10 +1,12 @@
-# Corral: `make run` (demo on this machine) and `make test` (the whole suite).
+# Corral: `make run` (demo on this machine), `make test` (the whole suite, what CI runs) and
+# `make test-fast` (the inner loop: no QEMU, no browser). docs/testing.md says what runs where.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint check-deploy migrate bench-oob bench-boot bench-gates clean
+.PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
+        bench-gates clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,8 +21,16 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
+
+# Minutes, not tens of minutes: everything but the tests marked slow (QEMU, DHCP servers in
+# network namespaces, full end-to-end flows) or browser (Chromium).
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -m "not slow and not browser"
 
 # Benchmarks print figures; they are not tests. They need PostgreSQL on 127.0.0.1:5432.
 bench-oob: $(STAMP)
@@ -37,9 +47,23 @@ bench-gates: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+# The pure core (lifecycle table, drivers, parsers, verdicts); scope in pyproject.toml.
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# pre-commit runs ruff and mypy from this venv before each commit (.pre-commit-config.yaml).
+hooks: $(STAMP)
+	$(BIN)/pip install -q -c constraints.txt -e '.[test,dev]'
+	$(BIN)/pre-commit install
 
 migrate: $(STAMP)
 	$(BIN)/python manage.py migrate
 
 clean:
-	rm -rf $(VENV) .demo .broker staticfiles corral.sqlite3* .test-db.sqlite3* test-artifacts
+	rm -rf $(VENV) .demo .broker .mypy_cache .ruff_cache staticfiles corral.sqlite3* .test-db.sqlite3* test-artifacts

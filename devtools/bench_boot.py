@@ -72,8 +72,9 @@ def wait_http(url: str, timeout: float = 30) -> None:
 
 
 def need(binary: str, package: str) -> str:
-    path = shutil.which(binary) or (f"/usr/sbin/{binary}" if Path(f"/usr/sbin/{binary}")
-                                    .exists() else None)
+    path = shutil.which(binary) or (
+        f"/usr/sbin/{binary}" if Path(f"/usr/sbin/{binary}").exists() else None
+    )
     if not path:
         raise SystemExit(f"bench-boot needs {binary}: apt-get install {package}")
     return path
@@ -103,28 +104,59 @@ def seed(n: int, macs_file: Path) -> str:
 
     site = Site.objects.create(name="Storm hall", slug="storm")
     racks = Rack.objects.bulk_create(
-        [Rack(site=site, name=f"r{i:03d}", u_height=42) for i in range((n + 9) // 10)])
+        [Rack(site=site, name=f"r{i:03d}", u_height=42) for i in range((n + 9) // 10)]
+    )
     every = int(os.environ.get("BENCH_DEPLOY_EVERY", "20"))  # 5% deploying by default
     deploying = set(range(0, n, every)) if every else set()
-    nodes = Node.objects.bulk_create([
-        Node(rack=racks[i // 10], rack_unit=(i % 10) * 4 + 1, u_height=4,
-             serial=f"SN{i:07d}", hostname=f"gpu{i:05d}", gpu_model="H100-SXM", gpu_count=8,
-             state="deploying" if i in deploying else "in_service",
-             deadline=timezone.now() + timezone.timedelta(hours=2) if i in deploying else None)
-        for i in range(n)], batch_size=2000)
+    nodes = Node.objects.bulk_create(
+        [
+            Node(
+                rack=racks[i // 10],
+                rack_unit=(i % 10) * 4 + 1,
+                u_height=4,
+                serial=f"SN{i:07d}",
+                hostname=f"gpu{i:05d}",
+                gpu_model="H100-SXM",
+                gpu_count=8,
+                state="deploying" if i in deploying else "in_service",
+                deadline=timezone.now() + timezone.timedelta(hours=2) if i in deploying else None,
+            )
+            for i in range(n)
+        ],
+        batch_size=2000,
+    )
     macs = [f"3c:ec:ef:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x}" for i in range(n)]
-    NetworkInterface.objects.bulk_create([
-        NetworkInterface(node=node, mac=mac, boot=True, ip=f"10.{64 + i // 65536}."
-                         f"{i // 256 % 256}.{i % 256}")
-        for i, (node, mac) in enumerate(zip(nodes, macs, strict=True))], batch_size=2000)
+    NetworkInterface.objects.bulk_create(
+        [
+            NetworkInterface(
+                node=node, mac=mac, boot=True, ip=f"10.{64 + i // 65536}.{i // 256 % 256}.{i % 256}"
+            )
+            for i, (node, mac) in enumerate(zip(nodes, macs, strict=True))
+        ],
+        batch_size=2000,
+    )
     image = Image.objects.create(
-        name="ubuntu-gpu", version="2026.11.1", state="published",
-        kernel_url="http://10.0.0.5/img/vmlinuz", initrd_url="http://10.0.0.5/img/initrd.gz",
-        kernel_sha256="1" * 64, initrd_sha256="2" * 64)
-    Deployment.objects.bulk_create([
-        Deployment(node=nodes[i], image=image, token=f"tok-{i:08d}-" + "x" * 24,
-                   token_sha256=token_hash(f"tok-{i:08d}-" + "x" * 24),
-                   deadline=nodes[i].deadline) for i in sorted(deploying)], batch_size=2000)
+        name="ubuntu-gpu",
+        version="2026.11.1",
+        state="published",
+        kernel_url="http://10.0.0.5/img/vmlinuz",
+        initrd_url="http://10.0.0.5/img/initrd.gz",
+        kernel_sha256="1" * 64,
+        initrd_sha256="2" * 64,
+    )
+    Deployment.objects.bulk_create(
+        [
+            Deployment(
+                node=nodes[i],
+                image=image,
+                token=f"tok-{i:08d}-" + "x" * 24,
+                token_sha256=token_hash(f"tok-{i:08d}-" + "x" * 24),
+                deadline=nodes[i].deadline,
+            )
+            for i in sorted(deploying)
+        ],
+        batch_size=2000,
+    )
     macs_file.write_text("\n".join(macs) + "\n")
     from django.db import connection
 
@@ -132,10 +164,18 @@ def seed(n: int, macs_file: Path) -> str:
     return macs[1]
 
 
-def run_wrk(url: str, lua: Path | None, macs: Path | None, seconds: int,
-            connections: int) -> tuple[float, float]:
-    cmd = [need("wrk", "wrk"), "-t2", f"-c{connections}", f"-d{seconds}s", "--latency",
-           "--timeout", "10s"]
+def run_wrk(
+    url: str, lua: Path | None, macs: Path | None, seconds: int, connections: int
+) -> tuple[float, float]:
+    cmd = [
+        need("wrk", "wrk"),
+        "-t2",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "--timeout",
+        "10s",
+    ]
     if lua:
         cmd += ["-s", str(lua), url, "--", str(macs)]
     else:
@@ -164,14 +204,19 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="corral-bench-boot-"))
     work.chmod(0o755)  # nginx's workers run unprivileged and must read www/
-    os.environ.update({
-        "DATABASE_URL": recreate_database(args.admin_url), "DJANGO_SETTINGS_MODULE":
-        "fleet.settings", "CORRAL_ENV_FILE": "/nonexistent", "DEBUG": "false",
-        "LOG_LEVEL": "WARNING", "CORRAL_BOOT_BASE_URL": "http://10.0.0.5:8000",
-        "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.5",
-        "CORRAL_BOOT_CACHE_SECONDS": os.environ.get("CORRAL_BOOT_CACHE_SECONDS", "0.5"),
-        "CORRAL_DB_POOL_SIZE": os.environ.get("CORRAL_DB_POOL_SIZE", "20"),
-    })
+    os.environ.update(
+        {
+            "DATABASE_URL": recreate_database(args.admin_url),
+            "DJANGO_SETTINGS_MODULE": "fleet.settings",
+            "CORRAL_ENV_FILE": "/nonexistent",
+            "DEBUG": "false",
+            "LOG_LEVEL": "WARNING",
+            "CORRAL_BOOT_BASE_URL": "http://10.0.0.5:8000",
+            "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.5",
+            "CORRAL_BOOT_CACHE_SECONDS": os.environ.get("CORRAL_BOOT_CACHE_SECONDS", "0.5"),
+            "CORRAL_DB_POOL_SIZE": os.environ.get("CORRAL_DB_POOL_SIZE", "20"),
+        }
+    )
     sys.path.insert(0, str(ROOT))
     macs = work / "macs.txt"
     print(f"bench-boot: seeding {args.nodes} nodes ...", flush=True)
@@ -180,9 +225,24 @@ def main() -> int:
     procs: list[subprocess.Popen] = []
     try:
         port = free_port()
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "fleet.serve", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(args.workers), "--log-level", "warning"], cwd=ROOT))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "fleet.serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--workers",
+                    str(args.workers),
+                    "--log-level",
+                    "warning",
+                ],
+                cwd=ROOT,
+            )
+        )
         base = f"http://127.0.0.1:{port}"
         wait_http(f"{base}/healthz")
         script = urllib.request.urlopen(f"{base}/boot/ipxe?mac={sample_mac}").read()  # noqa: S310
@@ -191,14 +251,14 @@ def main() -> int:
         (work / "www" / "script.ipxe").write_bytes(script)
         nginx_port = free_port()
         (work / "nginx.conf").write_text(NGINX.format(dir=work, port=nginx_port))
-        procs.append(subprocess.Popen([nginx, "-c", str(work / "nginx.conf"), "-g",
-                                       "daemon off;"]))
+        procs.append(subprocess.Popen([nginx, "-c", str(work / "nginx.conf"), "-g", "daemon off;"]))
         wait_http(f"http://127.0.0.1:{nginx_port}/script.ipxe")
         print(f"bench-boot: {len(script)}-byte script; warming up", flush=True)
         run_wrk(base, work / "storm.lua", macs, 3, 32)
         rps, p99 = run_wrk(base, work / "storm.lua", macs, args.seconds, args.connections)
-        static_rps, static_p99 = run_wrk(f"http://127.0.0.1:{nginx_port}/script.ipxe", None,
-                                         None, args.seconds, args.connections)
+        static_rps, static_p99 = run_wrk(
+            f"http://127.0.0.1:{nginx_port}/script.ipxe", None, None, args.seconds, args.connections
+        )
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
@@ -216,8 +276,10 @@ def main() -> int:
     answers = dict(BootRequest.objects.values_list("answer").annotate(n=Count("id")))
     print("boot records by answer: " + ", ".join(f"{k}={v}" for k, v in sorted(answers.items())))
     print(f"nginx static p99_ms={static_p99:.1f}")
-    print(f"boot_storm rps={rps:.0f} p99_ms={p99:.1f} static_rps={static_rps:.0f} "
-          f"ratio={rps / static_rps:.3f}")
+    print(
+        f"boot_storm rps={rps:.0f} p99_ms={p99:.1f} static_rps={static_rps:.0f} "
+        f"ratio={rps / static_rps:.3f}"
+    )
     return 0
 
 

@@ -48,6 +48,7 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
     from inventory.models import Node, Rack, Site
+
     return run(args.n, Node, Rack, Site)
 
 
@@ -59,21 +60,39 @@ def run(n: int, Node, Rack, Site) -> int:  # noqa: N803
     fixtures = ROOT / "tests" / "fixtures" / "tool_outputs"
     site = Site.objects.create(name="bench", slug="bench")
     rack = Rack.objects.create(site=site, name="r1", fabric="ib-400g")
-    node = Node.objects.create(rack=rack, serial="SN-BENCH", hostname="bench1",
-                               gpu_model="H100-SXM", gpu_count=1)
+    node = Node.objects.create(
+        rack=rack, serial="SN-BENCH", hostname="bench1", gpu_model="H100-SXM", gpu_count=1
+    )
     profile = GateProfile.objects.get(is_default=True)
     run_row = GateRun.objects.create(node=node, profile=profile, spec=profile.spec)
     context = NodeContext("bench1", "H100-SXM", 1, "ib-400g")
     checks = [
-        (CheckSpec("gpu-burn", "gpu-burn", "gpu_burn -tc 120", hardware_evidence=True),
-         (fixtures / "gpu-burn-h100-ok.txt").read_text()),
-        (CheckSpec("nccl", "nccl", "all_reduce_perf -b 8 -e 8G -f 2 -g 8",
-                   thresholds={"busbw_inplace_at_max_gbps": 300}),
-         (fixtures / "nccl-allreduce-2node-16xH100-tcpxo-full.txt").read_text()),
-        (CheckSpec("dcgm", "dcgmi", "dcgmi diag -r 3",
-                   thresholds={"check_driver": False, "level": 3,
-                               "required_tests": ["memory", "pcie", "diagnostic"]}),
-         (fixtures / "dcgmi-diag-r3-dcgm4.0-4gpu-pass.txt").read_text()),
+        (
+            CheckSpec("gpu-burn", "gpu-burn", "gpu_burn -tc 120", hardware_evidence=True),
+            (fixtures / "gpu-burn-h100-ok.txt").read_text(),
+        ),
+        (
+            CheckSpec(
+                "nccl",
+                "nccl",
+                "all_reduce_perf -b 8 -e 8G -f 2 -g 8",
+                thresholds={"busbw_inplace_at_max_gbps": 300},
+            ),
+            (fixtures / "nccl-allreduce-2node-16xH100-tcpxo-full.txt").read_text(),
+        ),
+        (
+            CheckSpec(
+                "dcgm",
+                "dcgmi",
+                "dcgmi diag -r 3",
+                thresholds={
+                    "check_driver": False,
+                    "level": 3,
+                    "required_tests": ["memory", "pcie", "diagnostic"],
+                },
+            ),
+            (fixtures / "dcgmi-diag-r3-dcgm4.0-4gpu-pass.txt").read_text(),
+        ),
     ]
 
     class Result:  # what ssh.Session.run returns, minus the SSH

@@ -5,7 +5,7 @@
 Real BMCs take 1-11 s per Redfish call, so an orchestrator that handles nodes one after the
 other (or a few at a time) turns a fleet-wide action into hours. This benchmark drives the
 real path, API -> Celery -> runner -> Redfish driver (sushy) -> BMC, against N systems
-served by sushy-emulator (4 processes by default, see start_emulators) whose every request
+served by sushy-emulator (4 processes by default, see bench_oob_bmcs) whose every request
 sleeps `--delay` seconds, and compares:
 
 * critical: the same sequence on ONE node (bulk `boot_pxe`, then bulk `power_cycle`, each
@@ -31,28 +31,14 @@ import os
 import secrets
 import shutil
 import signal
-import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
-BIN = Path(PY).parent
-LOOPBACK = "127.0.0.1"
-LAUNCHER = ROOT / "tests" / "peers" / "sushy_emulator_launcher.py"
-SITE_SLUG = "bench"
-NODES_PER_RACK = 40
-FINISHED = ("succeeded", "failed", "cancelled")
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-from devtools.benchproc import (  # noqa: E402
-    Proc,
+from devtools.bench_oob_api import Api, report_sequence
+from devtools.bench_oob_bmcs import node_mac, start_emulators, system_uuid, warm_emulators
+from devtools.benchproc import (
     Procs,
     _machine_cpu,
     _postgres_cpu,
@@ -61,6 +47,13 @@ from devtools.benchproc import (  # noqa: E402
     wait_for_log,
     wait_for_port,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+BIN = Path(PY).parent
+LOOPBACK = "127.0.0.1"
+SITE_SLUG = "bench"
+NODES_PER_RACK = 40
 
 
 def bench_env(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
@@ -108,93 +101,6 @@ def flush_redis(url: str) -> None:
         client.close()
 
 
-# --- emulator ------------------------------------------------------------------------------
-
-
-def system_uuid(i: int) -> str:
-    return f"00000000-0000-0000-0000-{i:012d}"
-
-
-def node_mac(i: int) -> str:
-    return f"52:54:00:{(i >> 16) & 0xff:02x}:{(i >> 8) & 0xff:02x}:{i & 0xff:02x}"
-
-
-def write_emulator_config(workdir: Path, shard: int, system_ids: list[int]) -> Path:
-    """Config of one emulator process serving the systems `system_ids`."""
-    state = workdir / f"emulator{shard}-state"
-    state.mkdir()
-    systems = [{"uuid": system_uuid(i), "name": f"bench{i:04d}", "power_state": "Off",
-                "external_notifier": False, "nics": [{"mac": node_mac(i), "ip": "127.0.0.1"}]}
-               for i in system_ids]
-    # The emulator stores each system's indicator LED in SQLite the first time the system
-    # is read; hundreds of first reads at once then fail with "database is locked" (HTTP
-    # 500) and the driver retries. Real BMCs do not do that, so every LED is preset.
-    leds = {system["uuid"]: "Off" for system in systems}
-    config = workdir / f"emulator{shard}.conf"
-    config.write_text(
-        f"SUSHY_EMULATOR_LISTEN_IP = {LOOPBACK!r}\n"
-        "SUSHY_EMULATOR_FAKE_DRIVER = True\n"
-        f"SUSHY_EMULATOR_STATE_DIR = {str(state)!r}\n"
-        f"SUSHY_EMULATOR_FAKE_SYSTEMS = {systems!r}\n"
-        f"SUSHY_EMULATOR_INDICATOR_LEDS = {leds!r}\n", encoding="utf-8")
-    return config
-
-
-def start_emulators(args: argparse.Namespace, count: int, workdir: Path, env: dict[str, str],
-                    logs: Path, procs: Procs) -> tuple[list[Proc], list[int], dict[int, str]]:
-    """Start `args.emulators` processes sharing `count` systems round-robin.
-
-    One process can hold 500 systems, but it is one GIL and one SQLite state file for all
-    of them: with 500 delayed requests in flight it spent 28-45 CPU-seconds per fleet run
-    (vs 24 for 4 processes) and answered "database is locked" (HTTP 500, so the tasks
-    retried), a bottleneck no real fleet has, since every BMC is its own machine.
-    Returns the processes, their ports, and system number -> BMC URL.
-    """
-    shards = max(1, min(args.emulators, count))
-    ports = [free_port() for _ in range(shards)]
-    members: list[list[int]] = [[] for _ in range(shards)]
-    urls: dict[int, str] = {}
-    for i in range(1, count + 1):
-        members[(i - 1) % shards].append(i)
-        urls[i] = f"http://{LOOPBACK}:{ports[(i - 1) % shards]}"
-    emulators = [procs.start(f"emulator{k}", [
-        PY, str(LAUNCHER), str(workdir / f"journal{k}.jsonl"), "0",
-        "--request-delay", str(args.delay),
-        "--config", str(write_emulator_config(workdir, k, members[k])),
-        "-i", LOOPBACK, "-p", str(ports[k])], env, logs) for k in range(shards)]
-    return emulators, ports, urls
-
-
-def warm_emulators(ports: list[int], uuids: list[str]) -> None:
-    """Read one system from every emulator, all at once, before anything is measured.
-
-    sushy-emulator builds its drivers on first use without a lock; a cold emulator hit by
-    a hundred first requests at once builds them a hundred times over one SQLite file and
-    runs out of file descriptors. One read per process avoids measuring that.
-    """
-    import threading
-
-    import requests
-
-    errors: list[str] = []
-
-    def read(port: int, uuid: str) -> None:
-        url = f"http://{LOOPBACK}:{port}/redfish/v1/Systems/{uuid}"
-        try:
-            requests.get(url, timeout=120).raise_for_status()
-        except requests.RequestException as exc:
-            errors.append(f"{url}: {exc}")
-
-    threads = [threading.Thread(target=read, args=pair) for pair in zip(ports, uuids,
-                                                                        strict=True)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise RuntimeError("emulator warm-up failed: " + "; ".join(errors))
-
-
 # --- fleet and API -------------------------------------------------------------------------
 
 
@@ -215,15 +121,24 @@ def enrol(count: int, bmc_urls: dict[int, str]) -> tuple[list[int], str]:
         for i in range(1, count + 1):
             index, unit = divmod(i - 1, NODES_PER_RACK)
             if index == len(racks):
-                racks.append(Rack.objects.create(site=site, name=f"r{index + 1:02d}",
-                                                 u_height=42))
+                racks.append(Rack.objects.create(site=site, name=f"r{index + 1:02d}", u_height=42))
             node = services.create_node(
-                rack=racks[index], rack_unit=unit + 1, u_height=1, serial=f"SN-BENCH-{i:05d}",
-                hostname=f"bench{i:04d}", model="HGX H100 8-GPU", gpu_model="H100-SXM",
+                rack=racks[index],
+                rack_unit=unit + 1,
+                u_height=1,
+                serial=f"SN-BENCH-{i:05d}",
+                hostname=f"bench{i:04d}",
+                model="HGX H100 8-GPU",
+                gpu_model="H100-SXM",
                 gpu_count=8,
-                bmc={"protocol": "redfish", "address": bmc_urls[i], "username": "admin",
-                     "password": "bench-password", "verify_tls": False,
-                     "system_id": system_uuid(i)},
+                bmc={
+                    "protocol": "redfish",
+                    "address": bmc_urls[i],
+                    "username": "admin",
+                    "password": "bench-password",
+                    "verify_tls": False,
+                    "system_id": system_uuid(i),
+                },
                 interfaces=[{"name": "eno1", "mac": node_mac(i), "boot": True}],
             )
             ids.append(node.pk)
@@ -235,158 +150,53 @@ def enrol(count: int, bmc_urls: dict[int, str]) -> tuple[list[int], str]:
     return ids, token
 
 
-@dataclass
-class PhaseResult:
-    action: str
-    op_id: int
-    post_s: float  # the API call itself: creating children, locking nodes, enqueueing
-    wall_s: float  # from the POST until the aggregate Operation was seen finished
-    status: str
-
-
-@dataclass
-class SequenceResult:
-    nodes: int
-    wall_s: float
-    phases: list[PhaseResult]
-
-
-class Api:
-    def __init__(self, base: str, token: str, poll: float, timeout: float,
-                 poll_api: bool = False) -> None:
-        import requests
-
-        self.base, self.poll, self.timeout, self.poll_api = base, poll, timeout, poll_api
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Token {token}"
-
-    def close(self) -> None:
-        self.session.close()
-
-    def bulk(self, action: str, node_ids: list[int], procs: Procs) -> PhaseResult:
-        """POST a bulk action and poll its aggregate Operation until it finishes."""
-        start = time.monotonic()
-        resp = self.session.post(f"{self.base}/api/v1/nodes/actions/{action}/",
-                                 json={"nodes": node_ids}, timeout=600)
-        posted = time.monotonic()
-        if resp.status_code != 202:
-            raise RuntimeError(f"{action}: HTTP {resp.status_code}: {resp.text[:500]}")
-        op_id = resp.json()["id"]
-        deadline = start + self.timeout
-        while True:
-            data = self.status(op_id)
-            if data["status"] in FINISHED:
-                done = time.monotonic()
-                # Whatever was polled, the API must agree that the operation is over.
-                final = self.session.get(f"{self.base}/api/v1/operations/{op_id}/",
-                                         timeout=60).json()
-                if final["status"] != data["status"]:
-                    raise RuntimeError(f"operation {op_id}: API says {final['status']}, "
-                                       f"row says {data['status']}")
-                return PhaseResult(action, op_id, posted - start, done - start,
-                                   data["status"])
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{action} (operation {op_id}) still {data['status']} "
-                                   f"at {data['progress']}% after {self.timeout} s")
-            procs.check_alive()
-            time.sleep(self.poll)
-
-    def status(self, op_id: int) -> dict[str, Any]:
-        """The aggregate Operation's status and progress.
-
-        By default read from its row: the API's operation view serialises every child id
-        (500 here), and polling it several times a second would bill the web server, on
-        the same 2 cores, for the benchmark's own observation. `--poll-api` polls the
-        endpoint instead, as a dashboard would.
-        """
-        if self.poll_api:
-            return self.session.get(f"{self.base}/api/v1/operations/{op_id}/",
-                                    timeout=60).json()
-        from inventory.models import Operation
-
-        return Operation.objects.values("status", "progress").get(pk=op_id)
-
-    def sequence(self, node_ids: list[int], procs: Procs) -> SequenceResult:
-        """One-time PXE, then a power cycle: what reimaging a fleet starts with."""
-        start = time.monotonic()
-        phases = [self.bulk("boot_pxe", node_ids, procs),
-                  self.bulk("power_cycle", node_ids, procs)]
-        return SequenceResult(len(node_ids), time.monotonic() - start, phases)
-
-
-# --- figures -------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], pct: float) -> float:
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[int(pct) - 1]
-
-
-def child_figures(parent_id: int) -> dict[str, Any]:
-    """Per-node durations from the Operation rows: queued = created -> started (waiting for
-    the broker and a worker thread), run = started -> finished (the runner, BMC included)."""
-    from inventory.models import Operation
-
-    rows = list(Operation.objects.filter(parent_id=parent_id)
-                .values("status", "error", "created", "started", "finished"))
-    total = [(r["finished"] - r["created"]).total_seconds() for r in rows if r["finished"]]
-    queued = [(r["started"] - r["created"]).total_seconds() for r in rows if r["started"]]
-    run = [(r["finished"] - r["started"]).total_seconds()
-           for r in rows if r["started"] and r["finished"]]
-    errors = Counter(r["error"] or r["status"] for r in rows if r["status"] != "succeeded")
-    return {"count": len(rows), "total": total, "queued": queued, "run": run, "errors": errors}
-
-
-def describe(label: str, values: list[float]) -> str:
-    if not values:
-        return f"{label} -"
-    return (f"{label} p50={percentile(values, 50):.2f} p95={percentile(values, 95):.2f} "
-            f"max={max(values):.2f}")
-
-
-def report_sequence(title: str, result: SequenceResult) -> int:
-    say(f"{title}: {result.nodes} node(s) in {result.wall_s:.2f} s")
-    failures = 0
-    for phase in result.phases:
-        figures = child_figures(phase.op_id)
-        failed = sum(figures["errors"].values())
-        failures += failed
-        say(f"  {phase.action:<11} {phase.wall_s:6.2f} s (API call {phase.post_s:.2f} s, "
-            f"{phase.status}, {failed} of {figures['count']} failed)")
-        say(f"    per node, s: {describe('created->finished', figures['total'])}; "
-            f"{describe('queued', figures['queued'])}; {describe('run', figures['run'])}")
-        for error, count in figures["errors"].most_common(5):
-            say(f"    {count} x {error[:300]}")
-    return failures
-
-
 # --- main ----------------------------------------------------------------------------------
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m devtools.bench_oob",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m devtools.bench_oob", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--n", type=int, default=500, help="emulated BMCs in the fleet run")
-    parser.add_argument("--delay", type=float, default=2.0,
-                        help="seconds every Redfish request takes (real BMCs: 1-11)")
-    parser.add_argument("--concurrency", type=int, default=0,
-                        help="Celery worker threads in all (default: n, so every BMC call "
-                             "overlaps)")
-    parser.add_argument("--emulators", type=int, default=4,
-                        help="sushy-emulator processes sharing the systems (the BMC side)")
-    parser.add_argument("--workers", type=int, default=2,
-                        help="worker processes sharing those threads (one GIL each)")
-    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432",
-                        help="PostgreSQL server URL without database")
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=2.0,
+        help="seconds every Redfish request takes (real BMCs: 1-11)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=0,
+        help="Celery worker threads in all (default: n, so every BMC call overlaps)",
+    )
+    parser.add_argument(
+        "--emulators",
+        type=int,
+        default=4,
+        help="sushy-emulator processes sharing the systems (the BMC side)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker processes sharing those threads (one GIL each)",
+    )
+    parser.add_argument(
+        "--pg",
+        default="postgres://postgres@127.0.0.1:5432",
+        help="PostgreSQL server URL without database",
+    )
     parser.add_argument("--db", default="corral_bench", help="database to drop and create")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/14",
-                        help="Redis db to flush and use as broker")
+    parser.add_argument(
+        "--redis", default="redis://127.0.0.1:6379/14", help="Redis db to flush and use as broker"
+    )
     parser.add_argument("--poll", type=float, default=0.1, help="Operation poll interval, s")
-    parser.add_argument("--poll-api", action="store_true",
-                        help="poll the operation through the API instead of its row")
+    parser.add_argument(
+        "--poll-api",
+        action="store_true",
+        help="poll the operation through the API instead of its row",
+    )
     parser.add_argument("--timeout", type=float, default=900, help="per bulk action, s")
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the work dir and its logs")
@@ -431,9 +241,11 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tuple[str, int]:
     env = {**os.environ, **bench_env(args, workdir)}
     os.environ.update(env)
-    say(f"n={args.n} delay={args.delay:g} s, {args.emulators} emulator process(es), "
+    say(
+        f"n={args.n} delay={args.delay:g} s, {args.emulators} emulator process(es), "
         f"{args.workers} worker process(es) --pool threads -c {args.concurrency // args.workers}"
-        f"; work dir {workdir}")
+        f"; work dir {workdir}"
+    )
     recreate_database(args.pg, args.db)
     flush_redis(args.redis)
     sys.path.insert(0, str(ROOT))
@@ -447,15 +259,52 @@ def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tu
     count = args.n + 2  # + warm-up node + critical-path node
     emulators, bmc_ports, bmc_urls = start_emulators(args, count, workdir, env, logs, procs)
     web_port = free_port()
-    web = procs.start("web", [
-        str(BIN / "python"), "-m", "fleet.serve", "--host", LOOPBACK, "--port", str(web_port),
-        "--workers", "2", "--access-log"], env, logs)
-    workers = [procs.start(f"worker{i}", [
-        str(BIN / "celery"), "-A", "fleet", "worker", "-Q", f"site.{SITE_SLUG}",
-        "--pool", "threads", "--concurrency", str(args.concurrency // args.workers),
-        "--prefetch-multiplier", "1", "-l", "INFO", "-n", f"bench-oob-{os.getpid()}-{i}@%h",
-        "--without-heartbeat", "--without-mingle", "--without-gossip"], env, logs)
-        for i in range(args.workers)]
+    web = procs.start(
+        "web",
+        [
+            str(BIN / "python"),
+            "-m",
+            "fleet.serve",
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(web_port),
+            "--workers",
+            "2",
+            "--access-log",
+        ],
+        env,
+        logs,
+    )
+    workers = [
+        procs.start(
+            f"worker{i}",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "fleet",
+                "worker",
+                "-Q",
+                f"site.{SITE_SLUG}",
+                "--pool",
+                "threads",
+                "--concurrency",
+                str(args.concurrency // args.workers),
+                "--prefetch-multiplier",
+                "1",
+                "-l",
+                "INFO",
+                "-n",
+                f"bench-oob-{os.getpid()}-{i}@%h",
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            env,
+            logs,
+        )
+        for i in range(args.workers)
+    ]
 
     started = time.monotonic()
     ids, token = enrol(count, bmc_urls)
@@ -485,16 +334,22 @@ def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tu
     failures += report_sequence("fleet", fleet)
     used = {name: cpu_after[name] - cpu_before.get(name, 0.0) for name in cpu_after}
     machine = machine_after - machine_before
-    say("CPU-seconds during the fleet run: " + ", ".join(
-        f"{name} {secs:.1f}" for name, secs in used.items())
+    say(
+        "CPU-seconds during the fleet run: "
+        + ", ".join(f"{name} {secs:.1f}" for name, secs in used.items())
         + f", everything else (Redis, this client, other users of the machine) "
         f"{machine - sum(used.values()):.1f}; machine {machine:.1f} of "
-        f"{fleet.wall_s * (os.cpu_count() or 1):.1f} available")
+        f"{fleet.wall_s * (os.cpu_count() or 1):.1f} available"
+    )
     ratio = fleet.wall_s / critical.wall_s
-    say(f"total {fleet.wall_s:.2f} s / critical {critical.wall_s:.2f} s = ratio {ratio:.2f}"
-        + (f"; {failures} node operation(s) FAILED" if failures else ""))
-    line = (f"oob_fanout n={args.n} total_s={fleet.wall_s:.2f} "
-            f"critical_s={critical.wall_s:.2f} ratio={ratio:.2f}")
+    say(
+        f"total {fleet.wall_s:.2f} s / critical {critical.wall_s:.2f} s = ratio {ratio:.2f}"
+        + (f"; {failures} node operation(s) FAILED" if failures else "")
+    )
+    line = (
+        f"oob_fanout n={args.n} total_s={fleet.wall_s:.2f} "
+        f"critical_s={critical.wall_s:.2f} ratio={ratio:.2f}"
+    )
     return line, failures
 
 

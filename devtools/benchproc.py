@@ -51,9 +51,15 @@ class Procs:
     def start(self, name: str, argv: list[str], env: dict[str, str], logs: Path) -> Proc:
         log = logs / f"{name}.log"
         with log.open("ab") as out:
-            popen = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
+            popen = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         proc = Proc(name, popen, log)
         self.items.append(proc)
         return proc
@@ -61,8 +67,9 @@ class Procs:
     def check_alive(self) -> None:
         for proc in self.items:
             if proc.popen.poll() is not None:
-                raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode}:\n"
-                                   f"{proc.tail()}")
+                raise RuntimeError(
+                    f"{proc.name} exited with {proc.popen.returncode}:\n{proc.tail()}"
+                )
 
     def stop_all(self, timeout: float = 15.0) -> None:
         """SIGTERM every group (newest first), then SIGKILL what is left after `timeout`."""
@@ -96,7 +103,7 @@ def _proc_stat(pid: str) -> list[str] | None:
     except OSError:
         return None
     # The command name (field 2) may contain spaces; everything after the last ')' is fixed.
-    return raw[raw.rfind(")") + 2:].split()
+    return raw[raw.rfind(")") + 2 :].split()
 
 
 def _group_cpu(pgid: int) -> float:
@@ -150,8 +157,7 @@ def wait_for_port(port: int, proc: Proc, procs: Procs, timeout: float = 60) -> N
         with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), 0.2):
             return
         time.sleep(0.1)
-    raise RuntimeError(f"{proc.name} is not listening on {port} after {timeout} s:\n"
-                       f"{proc.tail()}")
+    raise RuntimeError(f"{proc.name} is not listening on {port} after {timeout} s:\n{proc.tail()}")
 
 
 def wait_for_log(proc: Proc, marker: str, procs: Procs, timeout: float = 60) -> None:

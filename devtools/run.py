@@ -77,8 +77,13 @@ def start_redfish_emulator(port: int) -> subprocess.Popen:
     emu_dir = STATE / "redfish"
     (emu_dir / "state").mkdir(parents=True, exist_ok=True)
     systems = [
-        {"uuid": n.uuid, "name": n.hostname, "power_state": "Off", "external_notifier": False,
-         "nics": [{"mac": n.mac, "ip": n.ip}]}
+        {
+            "uuid": n.uuid,
+            "name": n.hostname,
+            "power_state": "Off",
+            "external_notifier": False,
+            "nics": [{"mac": n.mac, "ip": n.ip}],
+        }
         for n in demo_nodes()
     ]
     conf = emu_dir / "emulator.conf"
@@ -91,7 +96,9 @@ def start_redfish_emulator(port: int) -> subprocess.Popen:
     log = open(emu_dir / "emulator.log", "ab")  # noqa: SIM115  (lives as long as the process)
     return subprocess.Popen(
         [str(BIN / "sushy-emulator"), "--config", str(conf), "-i", "127.0.0.1", "-p", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, cwd=emu_dir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=emu_dir,
     )
 
 
@@ -139,21 +146,60 @@ def main() -> int:
         logs = STATE / "logs"
         logs.mkdir(exist_ok=True)
         celery = str(BIN / "celery")
-        procs.append(subprocess.Popen(
-            [celery, "-A", "fleet", "worker", "-Q", queues, "-c", "4", "-l", "INFO",
-             "-n", "demo@%h"],
-            stdout=open(logs / "worker.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
-        ))
-        procs.append(subprocess.Popen(
-            [celery, "-A", "fleet", "beat", "-l", "INFO",
-             "-s", str(STATE / "celerybeat-schedule")],
-            stdout=open(logs / "beat.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
-        ))
-        procs.append(subprocess.Popen(
-            [str(BIN / "python"), "-m", "fleet.serve", "--host", "127.0.0.1", "--port",
-             str(web_port), "--workers", "2", "--access-log"],
-            stdout=open(logs / "access.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
-        ))
+        procs.append(
+            subprocess.Popen(
+                [
+                    celery,
+                    "-A",
+                    "fleet",
+                    "worker",
+                    "-Q",
+                    queues,
+                    "-c",
+                    "4",
+                    "-l",
+                    "INFO",
+                    "-n",
+                    "demo@%h",
+                ],
+                stderr=subprocess.STDOUT,
+                stdout=open(logs / "worker.log", "ab"),  # noqa: SIM115
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    celery,
+                    "-A",
+                    "fleet",
+                    "beat",
+                    "-l",
+                    "INFO",
+                    "-s",
+                    str(STATE / "celerybeat-schedule"),
+                ],
+                stderr=subprocess.STDOUT,
+                stdout=open(logs / "beat.log", "ab"),  # noqa: SIM115
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(BIN / "python"),
+                    "-m",
+                    "fleet.serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(web_port),
+                    "--workers",
+                    "2",
+                    "--access-log",
+                ],
+                stderr=subprocess.STDOUT,
+                stdout=open(logs / "access.log", "ab"),  # noqa: SIM115
+            )
+        )
         wait_for(web_port, "the web server")
         say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")
         say(f"API docs http://127.0.0.1:{web_port}/api/docs/ · logs in .demo/logs · Ctrl-C stops")

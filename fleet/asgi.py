@@ -33,8 +33,9 @@ from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
 from provisioning.bootserver import cache, records, serve  # noqa: E402
 
 django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THREADS)
-_boot_pool = ThreadPoolExecutor(max_workers=settings.CORRAL_WEB_THREADS,
-                                thread_name_prefix="corral-boot")
+_boot_pool = ThreadPoolExecutor(
+    max_workers=settings.CORRAL_WEB_THREADS, thread_name_prefix="corral-boot"
+)
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in bootfront.HEADERS]
 
 
@@ -46,8 +47,13 @@ def _header(scope: dict, name: bytes) -> str:
 
 
 async def _respond(send, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*_HEADERS, (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*_HEADERS, (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -64,7 +70,8 @@ async def boot_ipxe(scope: dict, send) -> None:
     script = serve.memory_script(mac, arch, base_url, client, remote_addr)
     if script is None:
         script = await asyncio.get_running_loop().run_in_executor(
-            _boot_pool, boot_ipxe_script, mac, arch, base_url, client, remote_addr)
+            _boot_pool, boot_ipxe_script, mac, arch, base_url, client, remote_addr
+        )
     await _respond(send, 200, script.encode())
 
 
@@ -91,8 +98,7 @@ async def _lifespan(receive, send) -> None:
 
 
 async def application(scope: dict, receive, send) -> None:
-    if scope["type"] == "http" and scope["path"] == bootfront.PATH \
-            and scope["method"] == "GET":
+    if scope["type"] == "http" and scope["path"] == bootfront.PATH and scope["method"] == "GET":
         await boot_ipxe(scope, send)
     elif scope["type"] == "lifespan":
         await _lifespan(receive, send)

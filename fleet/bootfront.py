@@ -13,8 +13,10 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 PATH = "/boot/ipxe"
-HEADERS = [("Content-Type", "text/plain; charset=utf-8"),
-           ("Cache-Control", "max-age=0, no-cache, no-store, must-revalidate, private")]
+HEADERS = [
+    ("Content-Type", "text/plain; charset=utf-8"),
+    ("Cache-Control", "max-age=0, no-cache, no-store, must-revalidate, private"),
+]
 BAD_HOST = b"Host not allowed; add it to ALLOWED_HOSTS.\n"
 
 

@@ -30,16 +30,21 @@ def exception_handler(exc, context):
         )
     if isinstance(exc, NodeLocked):
         return Response(
-            {"detail": str(exc), "locked_by": exc.holder,
-             "locked_since": exc.since.isoformat() if exc.since else None},
+            {
+                "detail": str(exc),
+                "locked_by": exc.holder,
+                "locked_since": exc.since.isoformat() if exc.since else None,
+            },
             status=status.HTTP_409_CONFLICT,
         )
     if isinstance(exc, ImageImmutable):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ProtectedError):
         return Response(
-            {"detail": "Still in use: remove what refers to it first "
-             f"({len(exc.protected_objects)} dependent objects)."},
+            {
+                "detail": "Still in use: remove what refers to it first "
+                f"({len(exc.protected_objects)} dependent objects)."
+            },
             status=status.HTTP_409_CONFLICT,
         )
     if isinstance(exc, IntegrityError):

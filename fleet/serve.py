@@ -24,8 +24,9 @@ DEFAULTS = {
     "GRANIAN_INTERFACE": "asgi",
     # One process per usable core (a container's cpuset counts; a CPU quota does not, so
     # set GRANIAN_WORKERS there): /boot/ipxe is answered on each process's event loop.
-    "GRANIAN_WORKERS": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else os.cpu_count() or 2),
+    "GRANIAN_WORKERS": str(
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    ),
     # A hall powering on opens thousands of connections within a second.
     "GRANIAN_BACKLOG": "2048",
     "GRANIAN_RESPAWN_FAILED_WORKERS": "true",

@@ -7,9 +7,11 @@ from provisioning.urls import boot_urlpatterns
 
 from . import views
 
-api_patterns = [path("", include("inventory.api.urls")),
-                path("", include("provisioning.api.urls")),
-                path("", include("validation.api.urls"))]
+api_patterns = [
+    path("", include("inventory.api.urls")),
+    path("", include("provisioning.api.urls")),
+    path("", include("validation.api.urls")),
+]
 
 urlpatterns = [
     path("", views.overview, name="home"),

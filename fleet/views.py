@@ -18,9 +18,14 @@ def overview(request):
     sites, totals = selectors.fleet_overview()
     states = [(s, label, STATE_COLOURS[s], totals.get(s, 0)) for s, label in NodeState.choices]
     return render(
-        request, "fleet/overview.html",
-        {"sites": sites, "states": states, "total": sum(totals.values()),
-         "validating": validation_selectors.validating_queue()},
+        request,
+        "fleet/overview.html",
+        {
+            "sites": sites,
+            "states": states,
+            "total": sum(totals.values()),
+            "validating": validation_selectors.validating_queue(),
+        },
     )
 
 

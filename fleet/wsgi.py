@@ -20,8 +20,9 @@ from fleet import bootfront  # noqa: E402
 from provisioning.bootserver import serve  # noqa: E402
 
 
-def boot_ipxe_script(mac: str, arch: str, base_url: str, client: str,
-                     remote_addr: str | None) -> str:
+def boot_ipxe_script(
+    mac: str, arch: str, base_url: str, client: str, remote_addr: str | None
+) -> str:
     """serve.ipxe_script with the connection handling Django's handler would do."""
     try:
         return serve.ipxe_script(mac, arch, base_url, client, remote_addr)
@@ -36,8 +37,12 @@ def boot_ipxe(environ, start_response):
         return [bootfront.BAD_HOST]
     mac, arch = bootfront.parse(environ.get("QUERY_STRING", ""))
     script = boot_ipxe_script(
-        mac, arch, serve.base_url_for(environ.get("wsgi.url_scheme", "http"), host),
-        environ.get("HTTP_USER_AGENT", ""), environ.get("REMOTE_ADDR") or None)
+        mac,
+        arch,
+        serve.base_url_for(environ.get("wsgi.url_scheme", "http"), host),
+        environ.get("HTTP_USER_AGENT", ""),
+        environ.get("REMOTE_ADDR") or None,
+    )
     body = script.encode()
     start_response("200 OK", [*bootfront.HEADERS, ("Content-Length", str(len(body)))])
     return [body]

@@ -22,14 +22,15 @@ class BMCAdminForm(forms.ModelForm):
     driver's schema, as the API and the CSV import do."""
 
     password = forms.CharField(
-        required=False, strip=False, widget=forms.PasswordInput(render_value=False),
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False),
         help_text="Write-only; leave empty to keep the stored password.",
     )
 
     class Meta:
         model = BMC
-        fields = ["protocol", "address", "port", "username", "password", "verify_tls",
-                  "system_id"]
+        fields = ["protocol", "address", "port", "username", "password", "verify_tls", "system_id"]
 
     def clean_password(self) -> str:
         given = self.cleaned_data.get("password") or ""

@@ -31,7 +31,11 @@ from .services import (
 
 
 def start_bulk_action(
-    nodes: Iterable[Node], name: str, actor: str, reason: str = "", rack: Rack | None = None,
+    nodes: Iterable[Node],
+    name: str,
+    actor: str,
+    reason: str = "",
+    rack: Rack | None = None,
     params: dict | None = None,
 ) -> Operation:
     """Start `name` on every node; nodes that cannot take it get a failed child saying why.
@@ -45,8 +49,12 @@ def start_bulk_action(
     nodes = list(nodes)
     stagger = settings.CORRAL_POWER_ON_STAGGER if name in operations.STAGGERED else 0
     parent = Operation.objects.create(
-        kind=f"bulk_{name}", rack=rack, actor=actor, message=reason,
-        status=OperationStatus.RUNNING, started=timezone.now(),
+        kind=f"bulk_{name}",
+        rack=rack,
+        actor=actor,
+        message=reason,
+        status=OperationStatus.RUNNING,
+        started=timezone.now(),
         params={"nodes": [n.pk for n in nodes], "stagger": stagger},
     )
     if action.event is None and action.task:
@@ -57,8 +65,14 @@ def start_bulk_action(
                 start_on_node(node, action, actor, reason, params, parent=parent)
             except (ActionNotAllowed, NodeLocked) as exc:
                 Operation.objects.create(
-                    kind=action.name, node=node, parent=parent, actor=actor, message=reason,
-                    params=params, status=OperationStatus.FAILED, error=str(exc),
+                    kind=action.name,
+                    node=node,
+                    parent=parent,
+                    actor=actor,
+                    message=reason,
+                    params=params,
+                    status=OperationStatus.FAILED,
+                    error=str(exc),
                     finished=timezone.now(),
                 )
     operations.refresh_parent(parent.pk)
@@ -66,8 +80,15 @@ def start_bulk_action(
     return parent
 
 
-def _fan_out_oob(nodes: list[Node], action: Action, parent: Operation, actor: str, reason: str,
-                 params: dict, stagger: int) -> None:
+def _fan_out_oob(
+    nodes: list[Node],
+    action: Action,
+    parent: Operation,
+    actor: str,
+    reason: str,
+    params: dict,
+    stagger: int,
+) -> None:
     """Power and boot, batched: they change no state, so the lock `start_on_node` would
     take only guards the insert; each task takes the node lock itself. Children are created
     in one statement and sent at once, because on a 500-node rack the request must not spend
@@ -75,8 +96,9 @@ def _fan_out_oob(nodes: list[Node], action: Action, parent: Operation, actor: st
     now = timezone.now()
     children, per_rack = [], {}
     for node in nodes:
-        child = Operation(kind=action.name, node=node, parent=parent, actor=actor,
-                          message=reason, params=params)
+        child = Operation(
+            kind=action.name, node=node, parent=parent, actor=actor, message=reason, params=params
+        )
         refused = refusal(node, action)
         if refused:
             child.status, child.finished, child.error = OperationStatus.FAILED, now, refused

@@ -36,15 +36,17 @@ def demo_nodes() -> list[DemoNode]:
         for i in range(1, NODES_PER_RACK + 1):
             n = (r - 1) * NODES_PER_RACK + i
             h200 = r == 2
-            nodes.append(DemoNode(
-                rack=rack["name"],
-                rack_unit=2 + (i - 1) * NODE_U_HEIGHT,
-                hostname=f"gpu-{rack['name']}-{i:02d}",
-                serial=f"S{'821GE' if not h200 else '822GS'}X{240311 + n * 7:07d}",
-                uuid=f"4c4c4544-0043-{r:04x}-8000-{n:012x}",
-                mac=f"3c:ec:ef:{r:02x}:{i:02x}:a0",
-                ip=f"10.20.{r}.{10 + i}",
-                model="SYS-821GE-TNHR" if not h200 else "SYS-822GS-NB3RT",
-                gpu_model="H100-SXM" if not h200 else "H200-SXM",
-            ))
+            nodes.append(
+                DemoNode(
+                    rack=rack["name"],
+                    rack_unit=2 + (i - 1) * NODE_U_HEIGHT,
+                    hostname=f"gpu-{rack['name']}-{i:02d}",
+                    serial=f"S{'821GE' if not h200 else '822GS'}X{240311 + n * 7:07d}",
+                    uuid=f"4c4c4544-0043-{r:04x}-8000-{n:012x}",
+                    mac=f"3c:ec:ef:{r:02x}:{i:02x}:a0",
+                    ip=f"10.20.{r}.{10 + i}",
+                    model="SYS-821GE-TNHR" if not h200 else "SYS-822GS-NB3RT",
+                    gpu_model="H100-SXM" if not h200 else "H200-SXM",
+                )
+            )
     return nodes

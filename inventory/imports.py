@@ -14,8 +14,19 @@ from . import services
 from .models import Rack, Site
 
 COLUMNS = (
-    "site", "rack", "rack_unit", "serial", "hostname", "model", "gpu_model", "gpu_count",
-    "bmc_protocol", "bmc_address", "bmc_username", "bmc_password", "boot_mac",
+    "site",
+    "rack",
+    "rack_unit",
+    "serial",
+    "hostname",
+    "model",
+    "gpu_model",
+    "gpu_count",
+    "bmc_protocol",
+    "bmc_address",
+    "bmc_username",
+    "bmc_password",
+    "boot_mac",
 )
 OPTIONAL = ("u_height", "role", "boot_ip", "labels")
 
@@ -53,8 +64,12 @@ def _row_to_kwargs(row: dict[str, str], racks: dict[tuple[str, str], Rack]) -> d
     if rack is None:
         known = Site.objects.filter(slug=site).exists() or Site.objects.filter(name=site).exists()
         where = f"site '{site}'" if known else f"an unknown site '{site}'"
-        raise ValidationError({"rack": f"rack '{rack_name}' does not exist in {where}; "
-                               "create the site and rack first."})
+        raise ValidationError(
+            {
+                "rack": f"rack '{rack_name}' does not exist in {where}; "
+                "create the site and rack first."
+            }
+        )
     kwargs: dict = {
         "rack": rack,
         "rack_unit": _int(row["rack_unit"], "rack_unit"),
@@ -89,7 +104,8 @@ def _errors_of(exc: ValidationError, line: int) -> list[RowError]:
     if hasattr(exc, "error_dict"):
         return [
             RowError(line, name.replace("interfaces[0].", "boot_").replace("bmc.", "bmc_"), msg)
-            for name, errs in exc.message_dict.items() for msg in errs
+            for name, errs in exc.message_dict.items()
+            for msg in errs
         ]
     return [RowError(line, "row", msg) for msg in exc.messages]
 

@@ -24,7 +24,7 @@ the same transaction. Review the whole machine here:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -89,7 +89,7 @@ def target_of(state: str, event: str) -> str | None:
     return TRANSITIONS.get((state, event))
 
 
-def deadline_for(state: str):
+def deadline_for(state: str) -> datetime | None:
     if state not in TRANSITIONAL_STATES:
         return None
     return timezone.now() + timedelta(seconds=settings.CORRAL_STATE_DEADLINES[state])

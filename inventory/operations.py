@@ -62,17 +62,15 @@ def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> Non
 
 def request_power_refresh(node: Node) -> None:
     """Ask a worker on the node's site queue to read power and health now."""
-    current_app.send_task(
-        "provisioning.tasks.refresh_node_power", args=[node.pk], queue=node.queue
-    )
+    current_app.send_task("provisioning.tasks.refresh_node_power", args=[node.pk], queue=node.queue)
 
 
 def begin_operation(op: Operation) -> bool:
     """Mark running; False if it already finished (a redelivered task must not redo it)."""
     return bool(
-        Operation.objects.filter(
-            pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES
-        ).update(status=OperationStatus.RUNNING, started=timezone.now())
+        Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
+            status=OperationStatus.RUNNING, started=timezone.now()
+        )
     )
 
 
@@ -139,7 +137,9 @@ def release_next_child(finished: Operation) -> None:
     if action is None or not action.task:
         return
     waiting = Operation.objects.filter(
-        parent_id=finished.parent_id, status=OperationStatus.PENDING, task_id="",
+        parent_id=finished.parent_id,
+        status=OperationStatus.PENDING,
+        task_id="",
         node__rack_id=finished.node.rack_id if finished.node_id else None,
     ).order_by("pk")
     for candidate in waiting[:3]:

@@ -1,9 +1,9 @@
 """Roles are Django groups; one function answers "may this user do that".
 
-    manager      view
-    technician   view, act (node actions)
-    integration  view, act, write (inventory create/update/import)
-    admin        everything (also: superusers)
+manager      view
+technician   view, act (node actions)
+integration  view, act, write (inventory create/update/import)
+admin        everything (also: superusers)
 """
 
 from __future__ import annotations

@@ -31,8 +31,18 @@ from .models import BMC, Label, NetworkInterface, Node, Operation, Rack, RMACase
 
 log = logging.getLogger(__name__)
 
-NODE_FIELDS = ("rack", "rack_unit", "u_height", "serial", "hostname", "model", "gpu_model",
-               "gpu_count", "role", "fabric")
+NODE_FIELDS = (
+    "rack",
+    "rack_unit",
+    "u_height",
+    "serial",
+    "hostname",
+    "model",
+    "gpu_model",
+    "gpu_count",
+    "role",
+    "fabric",
+)
 BMC_FIELDS = ("protocol", "address", "port", "username", "password", "verify_tls", "system_id")
 
 
@@ -64,9 +74,13 @@ def check_rack_placement(
         return
     top = rack_unit + u_height - 1
     if rack_unit < 1 or top > rack.u_height:
-        raise ValidationError({"rack_unit": (
-            f"U{rack_unit}-U{top} does not fit in rack {rack.name} (U1-U{rack.u_height})."
-        )})
+        raise ValidationError(
+            {
+                "rack_unit": (
+                    f"U{rack_unit}-U{top} does not fit in rack {rack.name} (U1-U{rack.u_height})."
+                )
+            }
+        )
     clash = (
         Node.objects.filter(rack=rack, rack_unit__isnull=False, rack_unit__lte=top)
         .exclude(pk=exclude_pk)
@@ -76,10 +90,14 @@ def check_rack_placement(
         .first()
     )
     if clash:
-        raise ValidationError({"rack_unit": (
-            f"U{rack_unit}-U{top} overlaps {clash.hostname} at "
-            f"U{clash.rack_unit}-U{clash.top_unit} in rack {rack.name}."
-        )})
+        raise ValidationError(
+            {
+                "rack_unit": (
+                    f"U{rack_unit}-U{top} overlaps {clash.hostname} at "
+                    f"U{clash.rack_unit}-U{clash.top_unit} in rack {rack.name}."
+                )
+            }
+        )
 
 
 def _lock_rack(rack: Rack | None) -> None:
@@ -232,7 +250,11 @@ def validate_params(action: Action, params: dict) -> dict:
 
 
 def start_on_node(
-    node: Node, action: Action, actor: str, reason: str, params: dict,
+    node: Node,
+    action: Action,
+    actor: str,
+    reason: str,
+    params: dict,
     parent: Operation | None = None,
 ) -> Operation:
     """The one path an action takes on one node, alone or as a child of a bulk action:
@@ -247,8 +269,13 @@ def start_on_node(
         if node.state not in action.allowed_states:
             raise ActionNotAllowed(node, action.name)
         op = Operation.objects.create(
-            kind=action.name, node=node, parent=parent, actor=actor, params=params,
-            message=reason, task_id=operations.QUEUED if action.task else "",
+            kind=action.name,
+            node=node,
+            parent=parent,
+            actor=actor,
+            params=params,
+            message=reason,
+            task_id=operations.QUEUED if action.task else "",
         )
         if action.event:
             try:
@@ -314,9 +341,7 @@ def expire_deadlines() -> int:
         state = node.state
         fail_node(node, deadline_reason(state))
         expired += 1
-        running = Operation.objects.filter(
-            node=node, status__in=ACTIVE_OPERATION_STATUSES
-        )
+        running = Operation.objects.filter(node=node, status__in=ACTIVE_OPERATION_STATUSES)
         for op in running:
             operations.finish_operation(op, OperationStatus.FAILED, deadline_reason(state))
     break_stale_locks()

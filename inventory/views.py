@@ -90,10 +90,12 @@ def node_action(request, pk: int, name: str):
     require(request, ACT)
     node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
     try:
-        params = {k[len("param."):]: v for k, v in request.POST.items()
-                  if k.startswith("param.")}
+        params = {k[len("param.") :]: v for k, v in request.POST.items() if k.startswith("param.")}
         services.start_action(
-            node, name, actor_of(request.user), reason=request.POST.get("reason", ""),
+            node,
+            name,
+            actor_of(request.user),
+            reason=request.POST.get("reason", ""),
             params=params,
         )
         messages.success(request, f"{name.replace('_', ' ').capitalize()} started.")
@@ -146,8 +148,9 @@ def rack_action(request, pk: int, name: str):
     op = bulk.start_bulk_action(nodes, name, actor_of(request.user), rack=rack)
     if not request.htmx:
         return redirect(rack)
-    return render(request, "inventory/rack_detail.html#rack-progress",
-                  _rack_context(request, rack, op))
+    return render(
+        request, "inventory/rack_detail.html#rack-progress", _rack_context(request, rack, op)
+    )
 
 
 @login_required

@@ -46,8 +46,12 @@ def resolve_image(ref: Any) -> Image:
     from django.core.exceptions import ValidationError
 
     if ref in (None, ""):
-        raise ValidationError({"params.image": "Say which image to deploy: "
-                                               '{"params": {"image": "name:version"}} or its id.'})
+        raise ValidationError(
+            {
+                "params.image": "Say which image to deploy: "
+                '{"params": {"image": "name:version"}} or its id.'
+            }
+        )
     image = None
     if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
         image = Image.objects.filter(pk=int(ref)).first()
@@ -57,15 +61,18 @@ def resolve_image(ref: Any) -> Image:
     if image is None:
         raise ValidationError({"params.image": f"No image {ref!r}; give an id or name:version."})
     if image.state != ImageState.PUBLISHED:
-        raise ValidationError({"params.image": f"{image} is {image.state}; only published "
-                                               "images can be deployed."})
+        raise ValidationError(
+            {"params.image": f"{image} is {image.state}; only published images can be deployed."}
+        )
     return image
 
 
 def image_choices() -> list[tuple[str, str]]:
     """Published images, newest first, for the dashboard's deploy chooser."""
-    return [(str(i.pk), str(i)) for i in
-            Image.objects.filter(state=ImageState.PUBLISHED).order_by("-published")]
+    return [
+        (str(i.pk), str(i))
+        for i in Image.objects.filter(state=ImageState.PUBLISHED).order_by("-published")
+    ]
 
 
 def validate_deploy_params(params: dict) -> dict:
@@ -81,15 +88,22 @@ def deploy(node: Node, op: Operation) -> dict:
     with transaction.atomic():
         # A redelivered task reuses its own deployment: the token a node may already have
         # been given stays valid.
-        deployment = Deployment.objects.filter(operation=op,
-                                               status=DeploymentStatus.WAITING).first()
+        deployment = Deployment.objects.filter(
+            operation=op, status=DeploymentStatus.WAITING
+        ).first()
         if deployment is None:
             Deployment.objects.filter(node=node, status=DeploymentStatus.WAITING).update(
-                status=DeploymentStatus.SUPERSEDED, error="superseded by a new deploy")
+                status=DeploymentStatus.SUPERSEDED, error="superseded by a new deploy"
+            )
             token = secrets.token_urlsafe(32)
             deployment = Deployment.objects.create(
-                node=node, image=image, operation=op, token=token,
-                token_sha256=token_hash(token), deadline=node.deadline or timezone.now())
+                node=node,
+                image=image,
+                operation=op,
+                token=token,
+                token_sha256=token_hash(token),
+                deadline=node.deadline or timezone.now(),
+            )
     driver = get_driver(bmc_settings(node))
     try:
         operations.report_progress(op, 20, "setting one-time network boot")
@@ -124,8 +138,12 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
     if not isinstance(token, str) or not 16 <= len(token) <= 256:
         raise CallbackRefused("no valid token")
     with transaction.atomic():
-        deployment = (Deployment.objects.select_for_update().select_related("node", "image")
-                      .filter(token_sha256=token_hash(token)).first())
+        deployment = (
+            Deployment.objects.select_for_update()
+            .select_related("node", "image")
+            .filter(token_sha256=token_hash(token))
+            .first()
+        )
         if deployment is None:
             raise CallbackRefused("unknown token")
         node = deployment.node
@@ -139,31 +157,40 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
         if timezone.now() > deployment.deadline or node.state != NodeState.DEPLOYING:
             raise CallbackRefused("token expired")
         now = timezone.now()
-        booted = {k: report[k] for k in ("image", "version", "kernel", "facts", "hostname")
-                  if k in report}
+        booted = {
+            k: report[k] for k in ("image", "version", "kernel", "facts", "hostname") if k in report
+        }
         booted["remote_addr"] = remote_addr
         Deployment.objects.filter(pk=deployment.pk).update(
-            status=DeploymentStatus.SUCCEEDED, phoned_home=now, booted=booted)
+            status=DeploymentStatus.SUCCEEDED, phoned_home=now, booted=booted
+        )
         facts = dict(report.get("facts") or {}) if isinstance(report.get("facts"), dict) else {}
         facts.update({k: report[k] for k in ("kernel",) if report.get(k)})
         facts["image"] = str(deployment.image)
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
         minutes = (now - deployment.created).total_seconds() / 60
         try:
-            transition(node, "booted", "system",
-                       f"phoned home with {deployment.image} after {minutes:.1f} min",
-                       operation=deployment.operation)
+            transition(
+                node,
+                "booted",
+                "system",
+                f"phoned home with {deployment.image} after {minutes:.1f} min",
+                operation=deployment.operation,
+            )
         except IllegalTransition:
             raise CallbackRefused(f"node is {node.state}, not deploying") from None
         deployment.status = DeploymentStatus.SUCCEEDED
         if settings.CORRAL_GATE_ON_PHONE_HOME:
-            gate = Operation.objects.create(kind="validate", node=node, actor="system",
-                                            message="acceptance gates after deploy")
-            transaction.on_commit(
-                lambda: operations.enqueue("validation.tasks.start_gate", gate))
+            gate = Operation.objects.create(
+                kind="validate", node=node, actor="system", message="acceptance gates after deploy"
+            )
+            transaction.on_commit(lambda: operations.enqueue("validation.tasks.start_gate", gate))
     return deployment, True
 
 
 def waiting_deployment(node: Node | int) -> Deployment | None:
-    return (Deployment.objects.select_related("image")
-            .filter(node=node, status=DeploymentStatus.WAITING).first())
+    return (
+        Deployment.objects.select_related("image")
+        .filter(node=node, status=DeploymentStatus.WAITING)
+        .first()
+    )

@@ -32,19 +32,27 @@ def export(fmt: str, site: str | None = None) -> str:
         nics = nics.filter(node__rack__site__slug=site)
     try:
         subnets = [
-            BootSubnet(cidr=s.cidr, gateway=s.gateway, boot_base_url=s.boot_base_url,
-                       dns_servers=tuple(s.dns_servers or ()),
-                       pool=(s.pool_start, s.pool_end) if s.pool_start and s.pool_end else None,
-                       next_server=s.next_server)
+            BootSubnet(
+                cidr=s.cidr,
+                gateway=s.gateway,
+                boot_base_url=s.boot_base_url,
+                dns_servers=tuple(s.dns_servers or ()),
+                pool=(s.pool_start, s.pool_end) if s.pool_start and s.pool_end else None,
+                next_server=s.next_server,
+            )
             for s in subnets_qs
         ]
         if not subnets:
             where = f"site {site!r}" if site else "any site"
             raise ExportError(f"no provisioning subnets defined for {where}; add one first")
-        reservations = [Reservation(hostname=n.node.hostname, mac=n.mac, ip=n.ip)
-                        for n in nics.order_by("node__hostname")]
-        loaders = BootLoaders(http_x64=settings.CORRAL_HTTP_BOOT_LOADER_X64,
-                              http_arm64=settings.CORRAL_HTTP_BOOT_LOADER_ARM64)
+        reservations = [
+            Reservation(hostname=n.node.hostname, mac=n.mac, ip=n.ip)
+            for n in nics.order_by("node__hostname")
+        ]
+        loaders = BootLoaders(
+            http_x64=settings.CORRAL_HTTP_BOOT_LOADER_X64,
+            http_arm64=settings.CORRAL_HTTP_BOOT_LOADER_ARM64,
+        )
         if fmt == "kea":
             return render_kea(subnets, reservations, loaders=loaders)
         return render_dnsmasq(subnets, reservations, loaders=loaders)

@@ -36,10 +36,13 @@ class ImageImmutable(Exception):
 
 def manifest(image: Image) -> bytes:
     """The bytes a signature covers: identity and content hashes, canonical JSON."""
-    doc = {"name": image.name, "version": image.version,
-           "artifacts": {name: {"url": url, "sha256": sha} for name, url, sha in
-                         image.artifacts()},
-           "cmdline": image.cmdline, "baseline": image.baseline}
+    doc = {
+        "name": image.name,
+        "version": image.version,
+        "artifacts": {name: {"url": url, "sha256": sha} for name, url, sha in image.artifacts()},
+        "cmdline": image.cmdline,
+        "baseline": image.baseline,
+    }
     return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -64,8 +67,9 @@ def update_image(image: Image, **fields: Any) -> Image:
 
 def deprecate(image: Image) -> Image:
     if image.state != ImageState.PUBLISHED:
-        raise ValidationError({"state": f"Only a published image can be deprecated ({image}"
-                                        f" is {image.state})."})
+        raise ValidationError(
+            {"state": f"Only a published image can be deprecated ({image} is {image.state})."}
+        )
     Image.objects.filter(pk=image.pk).update(state=ImageState.DEPRECATED)
     image.refresh_from_db()
     return image
@@ -74,8 +78,9 @@ def deprecate(image: Image) -> Image:
 def start_publish(image: Image, actor: str) -> Operation:
     if image.state != ImageState.DRAFT:
         raise ImageImmutable(image)
-    op = Operation.objects.create(kind="publish_image", actor=actor,
-                                  params={"image": image.pk, "image_name": str(image)})
+    op = Operation.objects.create(
+        kind="publish_image", actor=actor, params={"image": image.pk, "image_name": str(image)}
+    )
     transaction.on_commit(lambda: operations.enqueue("provisioning.tasks.publish_image", op))
     return op
 
@@ -94,8 +99,9 @@ def _download_sha256(name: str, url: str) -> str:
             for chunk in response.iter_content(chunk_size=1 << 20):
                 size += len(chunk)
                 if size > cap:
-                    raise VerifyError(f"{name}: {url} is larger than the {cap} byte cap "
-                                      "(CORRAL_IMAGE_MAX_BYTES)")
+                    raise VerifyError(
+                        f"{name}: {url} is larger than the {cap} byte cap (CORRAL_IMAGE_MAX_BYTES)"
+                    )
                 digest.update(chunk)
     except requests.RequestException as exc:
         raise VerifyError(f"{name}: cannot download {url}: {type(exc).__name__}") from exc
@@ -137,7 +143,8 @@ def verify_and_publish(op: Operation) -> dict:
             raise VerifyError(f"{name}: sha256 mismatch: expected {expected}, got {got}")
     verify_signature(image)
     Image.objects.filter(pk=image.pk, state=ImageState.DRAFT).update(
-        state=ImageState.PUBLISHED, published=timezone.now(), verify_error="")
+        state=ImageState.PUBLISHED, published=timezone.now(), verify_error=""
+    )
     return {"state": ImageState.PUBLISHED, "artifacts": [a[0] for a in artifacts]}
 
 

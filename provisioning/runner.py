@@ -35,9 +35,7 @@ Work = Callable[[Node, Operation], dict | None]
 
 def load_operation(op_id: int) -> Operation | None:
     return (
-        Operation.objects.select_related("node__rack__site", "node__bmc")
-        .filter(pk=op_id)
-        .first()
+        Operation.objects.select_related("node__rack__site", "node__bmc").filter(pk=op_id).first()
     )
 
 
@@ -48,7 +46,9 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     node = op.node
     holder = f"operation {op.pk} ({op.kind})"
     if not acquire_or_wait(
-        task, node, holder,
+        task,
+        node,
+        holder,
         give_up=lambda message: _fail(op, node, message),
         waiting=lambda message: operations.report_progress(op, op.progress, message),
     ):
@@ -66,10 +66,11 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         retries = settings.CORRAL_BMC_RETRIES
         if task.request.retries < retries:
             # Exponential backoff: base, 2 x base, 4 x base ... (2, 4, 8, 16 s by default).
-            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2 ** task.request.retries
+            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2**task.request.retries
             operations.report_progress(
-                op, op.progress, f"{exc}; retrying in {countdown} s "
-                f"({task.request.retries + 1}/{retries})"
+                op,
+                op.progress,
+                f"{exc}; retrying in {countdown} s ({task.request.retries + 1}/{retries})",
             )
             release(node, holder)
             raise task.retry(countdown=countdown, max_retries=retries) from None
@@ -85,7 +86,10 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
 
 
 def acquire_or_wait(
-    task: Task, node: Node, holder: str, give_up: Callable[[str], None],
+    task: Task,
+    node: Node,
+    holder: str,
+    give_up: Callable[[str], None],
     waiting: Callable[[str], None] | None = None,
 ) -> bool:
     """Take the node lock for a task, or retry the task shortly: the one lock-wait policy
@@ -104,9 +108,7 @@ def acquire_or_wait(
             return False
         if waiting is not None:
             waiting(f"waiting: {exc}")
-        raise task.retry(
-            countdown=settings.CORRAL_LOCK_WAIT_SECONDS, max_retries=retries
-        ) from None
+        raise task.retry(countdown=settings.CORRAL_LOCK_WAIT_SECONDS, max_retries=retries) from None
 
 
 def _fail(op: Operation, node: Node, message: str) -> None:

@@ -12,15 +12,22 @@ from .models.deployments import DeploymentStatus
 
 def current_image_subquery() -> Subquery:
     """The image of a node's latest successful deployment."""
-    latest = (Deployment.objects.filter(node=OuterRef("pk"), status=DeploymentStatus.SUCCEEDED)
-              .order_by("-phoned_home").values("image_id")[:1])
+    latest = (
+        Deployment.objects.filter(node=OuterRef("pk"), status=DeploymentStatus.SUCCEEDED)
+        .order_by("-phoned_home")
+        .values("image_id")[:1]
+    )
     return Subquery(latest)
 
 
 def images_with_node_counts() -> QuerySet[Image]:
-    counts = (Node.objects.annotate(current_image=current_image_subquery())
-              .filter(current_image=OuterRef("pk")).values("current_image")
-              .annotate(n=Count("pk")).values("n"))
+    counts = (
+        Node.objects.annotate(current_image=current_image_subquery())
+        .filter(current_image=OuterRef("pk"))
+        .values("current_image")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     return Image.objects.annotate(nodes_running=Subquery(counts))
 
 

@@ -39,8 +39,11 @@ from .runner import bmc_io
 from .schedulers import get_scheduler
 
 # Corral action -> (driver power action, the power state it should end in).
-POWER_ACTIONS = {"power_on": (ACTION_ON, POWER_ON), "power_off": (ACTION_OFF, POWER_OFF),
-                 "power_cycle": (ACTION_CYCLE, POWER_ON)}
+POWER_ACTIONS = {
+    "power_on": (ACTION_ON, POWER_ON),
+    "power_off": (ACTION_OFF, POWER_OFF),
+    "power_cycle": (ACTION_CYCLE, POWER_ON),
+}
 
 
 def bmc_settings(node: Node) -> BMCSettings:
@@ -73,7 +76,8 @@ def power(node: Node, op: Operation) -> dict:
         # Accepted but not applied in time: say so rather than record a silent success.
         raise BMCTransientError(
             f"BMC at {node.bmc.address} accepted power {action} but still reports {state} "
-            f"after {settings.CORRAL_POWER_WAIT_SECONDS:g} s")
+            f"after {settings.CORRAL_POWER_WAIT_SECONDS:g} s"
+        )
     return {"power_state": state}
 
 
@@ -115,9 +119,12 @@ def inspect(node: Node, op: Operation) -> dict:
             driver.close()
     now = timezone.now()
     Node.objects.filter(pk=node.pk).update(
-        hardware_facts=hardware, firmware_facts=firmware, inspected_at=now,
+        hardware_facts=hardware,
+        firmware_facts=firmware,
+        inspected_at=now,
         power_state=state if state in PowerState.values else PowerState.UNKNOWN,
-        power_state_at=now, bmc_message="",
+        power_state_at=now,
+        bmc_message="",
     )
     transition(node, "inspected", "system", "inspection complete", operation=op)
     return {"cpus": hardware.get("cpu_count"), "firmware_components": len(firmware)}
@@ -147,12 +154,17 @@ def refresh_power(node: Node) -> None:
     except BMCError as exc:
         Node.objects.filter(pk=node.pk).update(
             bmc_health="unreachable" if isinstance(exc, BMCTransientError) else "error",
-            bmc_health_at=now, bmc_message=str(exc)[:2000], power_state_at=now,
+            bmc_health_at=now,
+            bmc_message=str(exc)[:2000],
+            power_state_at=now,
         )
         return
     Node.objects.filter(pk=node.pk).update(
         power_state=state if state in PowerState.values else PowerState.UNKNOWN,
-        power_state_at=now, bmc_health=health.status, bmc_health_at=now, bmc_message="",
+        power_state_at=now,
+        bmc_health=health.status,
+        bmc_health_at=now,
+        bmc_message="",
     )
 
 

@@ -22,7 +22,7 @@ from .models import Deployment, DeploymentStatus
 @receiver(post_save, sender=LifecycleEvent, dispatch_uid="corral-close-deployment")
 def close_deployment(sender, instance: LifecycleEvent, created: bool, **kwargs) -> None:
     if created and instance.from_state == NodeState.DEPLOYING:
-        Deployment.objects.filter(node_id=instance.node_id,
-                                  status=DeploymentStatus.WAITING).update(
+        Deployment.objects.filter(node_id=instance.node_id, status=DeploymentStatus.WAITING).update(
             status=DeploymentStatus.FAILED,
-            error=f"node left deploying: {instance.reason or instance.event}"[:2000])
+            error=f"node left deploying: {instance.reason or instance.event}"[:2000],
+        )

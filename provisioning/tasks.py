@@ -22,8 +22,10 @@ def set_boot_device(self, op_id: int) -> str:
     return run_node_operation(self, op_id, services.set_boot_pxe)
 
 
-@shared_task(name="provisioning.tasks.inspect_node", **{**NODE_TASK, "soft_time_limit": 300,
-                                                         "time_limit": 330})
+@shared_task(
+    name="provisioning.tasks.inspect_node",
+    **{**NODE_TASK, "soft_time_limit": 300, "time_limit": 330},
+)
 def inspect_node(self, op_id: int) -> str:
     return run_node_operation(self, op_id, services.inspect)
 
@@ -33,8 +35,13 @@ def drain_node(self, op_id: int) -> str:
     return run_node_operation(self, op_id, services.drain)
 
 
-@shared_task(name="provisioning.tasks.refresh_node_power", acks_late=True, soft_time_limit=60,
-             time_limit=75, ignore_result=True)
+@shared_task(
+    name="provisioning.tasks.refresh_node_power",
+    acks_late=True,
+    soft_time_limit=60,
+    time_limit=75,
+    ignore_result=True,
+)
 def refresh_node_power(node_id: int) -> None:
     node = Node.objects.select_related("bmc").filter(pk=node_id).first()
     if node is not None and node.reservation is None:
@@ -56,8 +63,13 @@ def deploy_node(self, op_id: int) -> str:
     return run_node_operation(self, op_id, deployments.deploy)
 
 
-@shared_task(name="provisioning.tasks.publish_image", bind=True, acks_late=True,
-             soft_time_limit=3600, time_limit=3660)
+@shared_task(
+    name="provisioning.tasks.publish_image",
+    bind=True,
+    acks_late=True,
+    soft_time_limit=3600,
+    time_limit=3660,
+)
 def publish_image(self, op_id: int) -> None:
     images.publish_task_body(op_id)
 

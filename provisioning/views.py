@@ -22,8 +22,12 @@ def image_list(request):
 def node_boot_panel(request, pk: int):
     require(request, VIEW)
     node = get_object_or_404(Node, pk=pk)
-    return render(request, "provisioning/_node_boot_panel.html", {
-        "node": node,
-        "last_boot": selectors.last_boot_request(node),
-        "deployment": selectors.latest_deployment(node),
-    })
+    return render(
+        request,
+        "provisioning/_node_boot_panel.html",
+        {
+            "node": node,
+            "last_boot": selectors.last_boot_request(node),
+            "deployment": selectors.latest_deployment(node),
+        },
+    )

@@ -24,8 +24,9 @@ from provisioning.deployments import token_hash
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from validation.models import CheckResult, GateProfile, GateRun
 
-SHIPPED_PROFILE = (Path(__file__).resolve().parent.parent / "validation" / "profiles"
-                   / "hgx_h100_h200.json")
+SHIPPED_PROFILE = (
+    Path(__file__).resolve().parent.parent / "validation" / "profiles" / "hgx_h100_h200.json"
+)
 
 
 def put_in(node: Node, state: str, deadline=None) -> Node:
@@ -34,8 +35,11 @@ def put_in(node: Node, state: str, deadline=None) -> Node:
 
     Test setup only; production moves nodes with inventory.lifecycle.transition().
     """
-    fields = {"state": state, "state_changed": timezone.now(),
-              "deadline": deadline or deadline_for(state)}
+    fields = {
+        "state": state,
+        "state_changed": timezone.now(),
+        "deadline": deadline or deadline_for(state),
+    }
     Node.objects.filter(pk=node.pk).update(**fields)
     for key, value in fields.items():
         setattr(node, key, value)
@@ -73,12 +77,8 @@ class NodeFactory(factory.django.DjangoModelFactory):
     model = "HGX H100 8-GPU"
     gpu_model = "H100-SXM"
     gpu_count = 8
-    bmc = factory.RelatedFactory(
-        "tests.factories.BMCFactory", factory_related_name="node"
-    )
-    nic = factory.RelatedFactory(
-        "tests.factories.InterfaceFactory", factory_related_name="node"
-    )
+    bmc = factory.RelatedFactory("tests.factories.BMCFactory", factory_related_name="node")
+    nic = factory.RelatedFactory("tests.factories.InterfaceFactory", factory_related_name="node")
 
     @factory.post_generation
     def state(node, create, extracted, **kwargs):
@@ -206,7 +206,8 @@ class GateProfileFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"profile-{n}")
     spec = factory.LazyAttribute(
-        lambda o: {**json.loads(SHIPPED_PROFILE.read_text()), "name": o.name})
+        lambda o: {**json.loads(SHIPPED_PROFILE.read_text()), "name": o.name}
+    )
 
 
 class GateRunFactory(factory.django.DjangoModelFactory):
@@ -239,9 +240,13 @@ def start_deploy(node: Node, image: Image, token: str) -> Deployment:
     the deploy task leaves it (minus the BMC calls)."""
     put_in(node, "ready")
     transition(node, "deploy", "user:alice")
-    return Deployment.objects.create(node=node, image=image, token=token,
-                                     token_sha256=token_hash(token),
-                                     deadline=timezone.now() + timedelta(hours=1))
+    return Deployment.objects.create(
+        node=node,
+        image=image,
+        token=token,
+        token_sha256=token_hash(token),
+        deadline=timezone.now() + timedelta(hours=1),
+    )
 
 
 def user_in(role: str, username: str | None = None) -> User:

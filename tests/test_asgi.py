@@ -32,11 +32,20 @@ def call(path: str, query: str = "", host: str = "127.0.0.1", method: str = "GET
     """(status, headers, body) as a client of the ASGI app would see them."""
     from fleet.asgi import application
 
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
-             "query_string": query.encode(), "root_path": "",
-             "headers": [(b"host", host.encode()), (b"user-agent", b"iPXE/1.21.1")],
-             "client": ("10.1.2.3", 50000), "server": ("127.0.0.1", 8000)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": [(b"host", host.encode()), (b"user-agent", b"iPXE/1.21.1")],
+        "client": ("10.1.2.3", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
     sent: list[dict] = []
 
     async def receive():
@@ -93,8 +102,7 @@ def test_a_node_the_copy_does_not_know_yet_is_looked_up_in_the_database(node, st
     assert b"not enrolled in Corral" in body and node.hostname.encode() not in body
 
 
-def test_a_deploying_node_gets_its_token_from_memory_until_the_deploy_ends(
-        node, image, storm_mode):
+def test_a_deploying_node_gets_its_token_from_memory_until_the_deploy_ends(node, image, storm_mode):
     token = "tok-" + "a" * 40
     start_deploy(node, image, token)
     storm_mode.refresh()
@@ -180,4 +188,3 @@ def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):
     call("/boot/ipxe", f"mac={node.interfaces.get().mac}")
     assert lifespan() == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert BootRequest.objects.filter(node=node, answer="local").count() == 1
-

@@ -3,10 +3,22 @@
 import pytest
 
 
-@pytest.mark.parametrize("query", [
-    "mac=52:54:00:12:34:56&arch=x86_64", "arch=arm64&mac=52:54:00:12:34:56", "mac=&arch=",
-    "mac=52%3A54%3A00%3A12%3A34%3A56", "mac=a&mac=b", "mac=&mac=b", "arch=i386", "", "x&y=1",
-    "mac=52-54-00-12-34-56+&arch=x86_64", "mac=52:54:00:12:34:56;arch=arm64"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "mac=52:54:00:12:34:56&arch=x86_64",
+        "arch=arm64&mac=52:54:00:12:34:56",
+        "mac=&arch=",
+        "mac=52%3A54%3A00%3A12%3A34%3A56",
+        "mac=a&mac=b",
+        "mac=&mac=b",
+        "arch=i386",
+        "",
+        "x&y=1",
+        "mac=52-54-00-12-34-56+&arch=x86_64",
+        "mac=52:54:00:12:34:56;arch=arm64",
+    ],
+)
 def test_the_query_is_read_as_django_would(query):
     from urllib.parse import parse_qs
 

@@ -10,8 +10,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def compose_command() -> list[str]:
-    probe = subprocess.run(["docker", "compose", "version"], capture_output=True, check=False) \
-        if shutil.which("docker") else None
+    probe = (
+        subprocess.run(["docker", "compose", "version"], capture_output=True, check=False)
+        if shutil.which("docker")
+        else None
+    )
     if probe is not None and probe.returncode == 0:
         return ["docker", "compose"]
     assert shutil.which("docker-compose"), "install Debian's docker-compose (see .ci/run)"
@@ -21,8 +24,9 @@ def compose_command() -> list[str]:
 def test_compose_config_passes(tmp_path):
     shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
     (tmp_path / ".env").write_text("POSTGRES_PASSWORD=example\nSECRET_KEY=x\n")
-    result = subprocess.run([*compose_command(), "config"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [*compose_command(), "config"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     config = yaml.safe_load(result.stdout)
     assert {"postgres", "redis", "web", "worker", "beat"} <= set(config["services"])

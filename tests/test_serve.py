@@ -35,19 +35,28 @@ def test_boot_scripts_and_the_dashboard_through_the_production_server(server, no
     token = "tok-" + "d" * 40
     start_deploy(node, ImageFactory(), token)
     # Within one refresh of the node copy the deploying node gets its kernel and token.
-    wait_until(lambda: token in get(f"{server}/boot/ipxe?mac={mac}")[1], timeout=10,
-               what="deploy script served")
+    wait_until(
+        lambda: token in get(f"{server}/boot/ipxe?mac={mac}")[1],
+        timeout=10,
+        what="deploy script served",
+    )
     status, body = get(f"{server}/boot/ipxe?mac=52:54:00:de:ad:02")
     assert status == 200 and "not enrolled in Corral" in body
 
-    wait_until(lambda: BootRequest.objects.filter(node=node, answer="deploy").exists()
-               and BootRequest.objects.filter(answer="unknown").exists(), timeout=10,
-               what="boot records written by the server's flush thread")
+    wait_until(
+        lambda: (
+            BootRequest.objects.filter(node=node, answer="deploy").exists()
+            and BootRequest.objects.filter(answer="unknown").exists()
+        ),
+        timeout=10,
+        what="boot records written by the server's flush thread",
+    )
     assert get(f"{server}/healthz")[0] == 200
 
 
 def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_server(
-        server, node, users, settings):
+    server, node, users, settings
+):
     """Request bodies reach Django (form login with CSRF, a JSON API action)."""
     import http.cookiejar
     import json
@@ -63,10 +72,16 @@ def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_ser
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     users["technician"].set_password("s3cret-pass")
     users["technician"].save()
-    form = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf, "password": "s3cret-pass",
-                                   "username": users["technician"].username}).encode()
-    request = urllib.request.Request(f"{server}/login/", data=form,
-                                     headers={"Referer": f"{server}/login/"})
+    form = urllib.parse.urlencode(
+        {
+            "csrfmiddlewaretoken": csrf,
+            "password": "s3cret-pass",
+            "username": users["technician"].username,
+        }
+    ).encode()
+    request = urllib.request.Request(
+        f"{server}/login/", data=form, headers={"Referer": f"{server}/login/"}
+    )
     with browser.open(request, timeout=10) as response:
         assert response.status == 200 and response.url == f"{server}/fleet/"
     nodes_page = browser.open(f"{server}/nodes/", timeout=10).read().decode()
@@ -74,9 +89,11 @@ def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_ser
 
     token, _ = Token.objects.get_or_create(user=users["integration"])
     request = urllib.request.Request(
-        f"{server}/api/v1/nodes/{node.pk}/actions/drain/", method="POST",
+        f"{server}/api/v1/nodes/{node.pk}/actions/drain/",
+        method="POST",
         data=json.dumps({"reason": "kernel update"}).encode(),
-        headers={"Authorization": f"Token {token.key}", "Content-Type": "application/json"})
+        headers={"Authorization": f"Token {token.key}", "Content-Type": "application/json"},
+    )
     try:
         urllib.request.urlopen(request, timeout=10)  # noqa: S310  (loopback)
     except urllib.error.HTTPError as exc:  # enrolled nodes cannot drain: a 409 that says so

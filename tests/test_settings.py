@@ -23,12 +23,20 @@ PRODUCTION = {
 
 def check_deploy(extra: dict) -> subprocess.CompletedProcess:
     # DJANGO_ALLOW_ASYNC_UNSAFE is set by the browser tests (Playwright's loop), not prod.
-    env = {k: v for k, v in os.environ.items()
-           if k not in PRODUCTION and k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in PRODUCTION and k != "DJANGO_ALLOW_ASYNC_UNSAFE"
+    }
     env.update(extra)
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level",
-                           "WARNING"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_check_deploy_is_clean_with_production_variables():

@@ -13,9 +13,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def call_wsgi(path: str, query: str, host: str = "127.0.0.1") -> tuple[str, bytes]:
     from fleet.wsgi import application
 
-    environ = {"PATH_INFO": path, "QUERY_STRING": query, "HTTP_HOST": host,
-               "REQUEST_METHOD": "GET", "HTTP_USER_AGENT": "iPXE/1.0.0", "wsgi.input":
-               io.BytesIO()}
+    environ = {
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "HTTP_HOST": host,
+        "REQUEST_METHOD": "GET",
+        "HTTP_USER_AGENT": "iPXE/1.0.0",
+        "wsgi.input": io.BytesIO(),
+    }
     setup_testing_defaults(environ)
     status = []
     body = b"".join(application(environ, lambda s, h: status.append(s)))
@@ -26,8 +31,12 @@ def test_wsgi_fast_path_answers_like_the_view(client, node):
     mac = node.interfaces.get().mac
     status, body = call_wsgi("/boot/ipxe", f"mac={mac}&arch=x86_64")
     assert status == "200 OK"
-    assert body.decode() == client.get("/boot/ipxe", {"mac": mac, "arch": "x86_64"},
-                                       HTTP_HOST="127.0.0.1").content.decode()
+    assert (
+        body.decode()
+        == client.get(
+            "/boot/ipxe", {"mac": mac, "arch": "x86_64"}, HTTP_HOST="127.0.0.1"
+        ).content.decode()
+    )
     assert BootRequest.objects.filter(node=node, answer="local").count() == 2
 
 

@@ -55,26 +55,56 @@ def wait_operation(op_id: int, timeout: float = 60) -> Operation:
 def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) -> Iterator[Worker]:
     with django_db_blocker.unblock():
         url = database_url()
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "fleet.settings",
-           "CELERY_BROKER_DIR": str(settings.CELERY_BROKER_DIR),
-           # Gate checks reach "nodes" through the loopback sshd of tests/peers/sshd.py.
-           "CORRAL_SSH_PORT": str(sshd.port), "CORRAL_SSH_USER": sshd.username,
-           "CORRAL_SSH_KEY_PATH": str(sshd.client_key_path),
-           # Transient BMC faults retried quickly, so a test of giving up takes seconds.
-           "CORRAL_BMC_RETRIES": "2", "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5",
-           # A task waiting on a node held elsewhere gives up after about 5 s, not 2 min.
-           "CORRAL_LOCK_WAIT_RETRIES": "10", "CORRAL_LOCK_WAIT_SECONDS": "0.5"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "fleet.settings",
+        "CELERY_BROKER_DIR": str(settings.CELERY_BROKER_DIR),
+        # Gate checks reach "nodes" through the loopback sshd of tests/peers/sshd.py.
+        "CORRAL_SSH_PORT": str(sshd.port),
+        "CORRAL_SSH_USER": sshd.username,
+        "CORRAL_SSH_KEY_PATH": str(sshd.client_key_path),
+        # Transient BMC faults retried quickly, so a test of giving up takes seconds.
+        "CORRAL_BMC_RETRIES": "2",
+        "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5",
+        # A task waiting on a node held elsewhere gives up after about 5 s, not 2 min.
+        "CORRAL_LOCK_WAIT_RETRIES": "10",
+        "CORRAL_LOCK_WAIT_SECONDS": "0.5",
+    }
     celery = [sys.executable, "-m", "celery", "-A", "fleet"]
     # Messages left by an earlier run name operation ids that mean other rows now.
-    subprocess.run([*celery, "purge", "-f", "-Q", QUEUES], env=env, cwd=ROOT,
-                   capture_output=True, check=False, timeout=60)
+    subprocess.run(
+        [*celery, "purge", "-f", "-Q", QUEUES],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
     log = tmp_path_factory.mktemp("celery") / "worker.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [*celery, "worker", "-Q", QUEUES, "-c", "4", "--pool", "threads", "-l", "INFO",
-             "-n", f"test-{os.getpid()}@%h", "--without-heartbeat", "--without-mingle",
-             "--without-gossip"],
-            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+            [
+                *celery,
+                "worker",
+                "-Q",
+                QUEUES,
+                "-c",
+                "4",
+                "--pool",
+                "threads",
+                "-l",
+                "INFO",
+                "-n",
+                f"test-{os.getpid()}@%h",
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     worker = Worker(proc, log)
     deadline = time.monotonic() + 60
@@ -99,8 +129,10 @@ def wait_until_quiet(timeout: float = 20) -> None:
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = Operation.objects.filter(status__in=["pending", "running"]).exists() or \
-            GateRun.objects.filter(status="running").exists()
+        busy = (
+            Operation.objects.filter(status__in=["pending", "running"]).exists()
+            or GateRun.objects.filter(status="running").exists()
+        )
         if not busy:
             return
         time.sleep(0.2)

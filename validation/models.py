@@ -22,9 +22,13 @@ class GateProfile(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["is_default"],
-                                               condition=models.Q(is_default=True),
-                                               name="one_default_gate_profile")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"],
+                condition=models.Q(is_default=True),
+                name="one_default_gate_profile",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -47,28 +51,35 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-RUN_COLOURS = {RunStatus.RUNNING: "info", RunStatus.PASSED: "success",
-               RunStatus.FAILED: "danger", RunStatus.RMA: "danger", RunStatus.CANCELLED: "dark"}
+RUN_COLOURS = {
+    RunStatus.RUNNING: "info",
+    RunStatus.PASSED: "success",
+    RunStatus.FAILED: "danger",
+    RunStatus.RMA: "danger",
+    RunStatus.CANCELLED: "dark",
+}
 
 
 class GateRun(models.Model):
-    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE,
-                             related_name="gate_runs")
+    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="gate_runs")
     profile = models.ForeignKey(GateProfile, on_delete=models.PROTECT, related_name="runs")
     spec = models.JSONField(help_text="The profile as it was when the run started.")
     context = models.JSONField(default=dict, help_text="Node facts the verdicts used.")
-    operation = models.ForeignKey("inventory.Operation", null=True, blank=True,
-                                  on_delete=models.SET_NULL, related_name="+")
-    status = models.CharField(max_length=12, choices=RunStatus.choices,
-                              default=RunStatus.RUNNING, db_index=True)
+    operation = models.ForeignKey(
+        "inventory.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(
+        max_length=12, choices=RunStatus.choices, default=RunStatus.RUNNING, db_index=True
+    )
     steps_done = models.PositiveIntegerField(default=0)
     phase_index = models.PositiveSmallIntegerField(default=0)
     iteration = models.PositiveIntegerField(default=0)
     soak_started = models.DateTimeField(null=True, blank=True)
     soak_until = models.DateTimeField(null=True, blank=True)
     soak_failures = models.PositiveIntegerField(default=0)
-    cancel_requested = models.CharField(max_length=150, blank=True,
-                                        help_text="Who asked to cancel, if anyone.")
+    cancel_requested = models.CharField(
+        max_length=150, blank=True, help_text="Who asked to cancel, if anyone."
+    )
     outcome_reason = models.TextField(blank=True)
     evidence = models.JSONField(default=list, blank=True)
     started = models.DateTimeField(auto_now_add=True)
@@ -76,9 +87,13 @@ class GateRun(models.Model):
 
     class Meta:
         ordering = ["-started", "-id"]
-        constraints = [models.UniqueConstraint(fields=["node"],
-                                               condition=models.Q(status=RunStatus.RUNNING),
-                                               name="one_running_gate_per_node")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["node"],
+                condition=models.Q(status=RunStatus.RUNNING),
+                name="one_running_gate_per_node",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"gate {self.profile_id} on {self.node_id} ({self.status})"
@@ -128,8 +143,9 @@ class CheckResult(models.Model):
 class NodeHostKey(models.Model):
     """The SSH host key a node showed on first contact; enforced afterwards."""
 
-    node = models.OneToOneField("inventory.Node", on_delete=models.CASCADE,
-                                related_name="ssh_host_key")
+    node = models.OneToOneField(
+        "inventory.Node", on_delete=models.CASCADE, related_name="ssh_host_key"
+    )
     key = models.TextField()
     recorded = models.DateTimeField(auto_now_add=True)
 

@@ -57,17 +57,24 @@ def soak_info(run: GateRun) -> SoakInfo | None:
     elapsed = int(min((end - run.soak_started).total_seconds(), total))
     # Derived from the row, not counted from results: the fleet page lists many runs.
     iterations = run.iteration + (1 if run.finished else 0)
-    return SoakInfo(elapsed, total, iterations, run.soak_failures,
-                    int(100 * elapsed / total) if total else 100)
+    return SoakInfo(
+        elapsed, total, iterations, run.soak_failures, int(100 * elapsed / total) if total else 100
+    )
 
 
 def node_runs(node: Node, limit: int = 5) -> list[GateRun]:
-    return list(GateRun.objects.filter(node=node).select_related("profile")
-                .prefetch_related("results")[:limit])
+    return list(
+        GateRun.objects.filter(node=node)
+        .select_related("profile")
+        .prefetch_related("results")[:limit]
+    )
 
 
 def validating_queue() -> list[tuple[GateRun, int, SoakInfo | None]]:
     """Running gate runs with their progress, for the fleet overview."""
-    runs = (GateRun.objects.filter(status=RunStatus.RUNNING)
-            .select_related("node", "profile").order_by("started"))
+    runs = (
+        GateRun.objects.filter(status=RunStatus.RUNNING)
+        .select_related("node", "profile")
+        .order_by("started")
+    )
     return [(run, progress(run), soak_info(run)) for run in runs]

@@ -37,8 +37,14 @@ log = logging.getLogger(__name__)
 STEP_TASK = "validation.tasks.gate_step"
 # A step saves only what it advances: a full save() would overwrite a cancel request
 # written by the API while the step was running.
-PROGRESS_FIELDS = ["steps_done", "phase_index", "iteration", "soak_started", "soak_until",
-                   "soak_failures"]
+PROGRESS_FIELDS = [
+    "steps_done",
+    "phase_index",
+    "iteration",
+    "soak_started",
+    "soak_until",
+    "soak_failures",
+]
 
 
 class NoProfile(Exception):
@@ -57,7 +63,9 @@ def node_context(node: Node) -> NodeContext:
     succeeded = deployment is not None and deployment.status == DeploymentStatus.SUCCEEDED
     baseline = deployment.image.baseline if succeeded else {}
     return NodeContext(
-        hostname=node.hostname, gpu_model=node.gpu_model, gpu_count=node.gpu_count,
+        hostname=node.hostname,
+        gpu_model=node.gpu_model,
+        gpu_count=node.gpu_count,
         fabric=node.effective_fabric,
         expected={k: str(v) for k, v in baseline.items() if isinstance(v, str | int | float)},
     )
@@ -69,10 +77,13 @@ def start_gate_run(node: Node, op: Operation, profile: GateProfile | None = None
     context = node_context(node)
     with transaction.atomic():
         GateRun.objects.filter(node=node, status=RunStatus.RUNNING).update(
-            status=RunStatus.CANCELLED, finished=timezone.now(),
-            outcome_reason="superseded by a new gate run")
-        run = GateRun.objects.create(node=node, profile=profile, spec=profile.spec,
-                                     context=asdict(context), operation=op)
+            status=RunStatus.CANCELLED,
+            finished=timezone.now(),
+            outcome_reason="superseded by a new gate run",
+        )
+        run = GateRun.objects.create(
+            node=node, profile=profile, spec=profile.spec, context=asdict(context), operation=op
+        )
         transaction.on_commit(lambda: enqueue_step(run, 0))
     return run
 
@@ -84,18 +95,27 @@ def enqueue_step(run: GateRun, step: int) -> None:
     spec = parse_profile(run.spec)
     phase = spec.phases[min(run.phase_index, len(spec.phases) - 1)]
     budget = sum(c.timeout_s for c in phase.checks) + 120
-    current_app.send_task(STEP_TASK, args=[run.pk, step], queue=node.queue,
-                          soft_time_limit=budget, time_limit=budget + 60)
+    current_app.send_task(
+        STEP_TASK,
+        args=[run.pk, step],
+        queue=node.queue,
+        soft_time_limit=budget,
+        time_limit=budget + 60,
+    )
 
 
 def ssh_target(node: Node) -> ssh.SSHTarget:
     nic = node.interfaces.filter(boot=True).first() or node.interfaces.first()
     host = (nic.ip if nic and nic.ip else None) or node.hostname
     known = NodeHostKey.objects.filter(node=node).values_list("key", flat=True).first()
-    return ssh.SSHTarget(host=host, port=settings.CORRAL_SSH_PORT,
-                             username=settings.CORRAL_SSH_USER,
-                             key=settings.CORRAL_SSH_KEY_PATH, known_host_key=known,
-                             connect_timeout=settings.CORRAL_SSH_CONNECT_TIMEOUT)
+    return ssh.SSHTarget(
+        host=host,
+        port=settings.CORRAL_SSH_PORT,
+        username=settings.CORRAL_SSH_USER,
+        key=settings.CORRAL_SSH_KEY_PATH,
+        known_host_key=known,
+        connect_timeout=settings.CORRAL_SSH_CONNECT_TIMEOUT,
+    )
 
 
 def _cap(text: str) -> str:
@@ -138,8 +158,9 @@ def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Ve
 
 def _command_for(command: str, node: Node, target: ssh.SSHTarget) -> tuple[str, str]:
     """Fill {node} and {peer}; a peer comes from the node's `peer=<hostname>` label."""
-    peer = next((lb.name.split("=", 1)[1] for lb in node.labels.all()
-                 if lb.name.startswith("peer=")), None)
+    peer = next(
+        (lb.name.split("=", 1)[1] for lb in node.labels.all() if lb.name.startswith("peer=")), None
+    )
     if "{peer}" in command and not peer:
         return command, "needs a peer node: give this node a label peer=<hostname>"
     return command.replace("{node}", target.host).replace("{peer}", peer or ""), ""
@@ -147,19 +168,40 @@ def _command_for(command: str, node: Node, target: ssh.SSHTarget) -> tuple[str, 
 
 def _store(run: GateRun, phase: str, check, verdict: Verdict, result) -> None:
     CheckResult.objects.create(
-        run=run, phase=phase, check_name=check.name, tool=check.tool, iteration=run.iteration,
-        command=check.command, exit_code=result.exit_code if result else None,
-        stdout=_cap(result.stdout) if result else "", stderr=_cap(result.stderr) if result
-        else "", duration_s=result.duration_s if result else 0.0, status=verdict.status,
-        reason=verdict.reason, required=check.required, hardware_fault=verdict.hardware_fault,
-        metrics=verdict.metrics, evidence=verdict.evidence, facts=verdict.facts)
+        run=run,
+        phase=phase,
+        check_name=check.name,
+        tool=check.tool,
+        iteration=run.iteration,
+        command=check.command,
+        exit_code=result.exit_code if result else None,
+        stdout=_cap(result.stdout) if result else "",
+        stderr=_cap(result.stderr) if result else "",
+        duration_s=result.duration_s if result else 0.0,
+        status=verdict.status,
+        reason=verdict.reason,
+        required=check.required,
+        hardware_fault=verdict.hardware_fault,
+        metrics=verdict.metrics,
+        evidence=verdict.evidence,
+        facts=verdict.facts,
+    )
 
 
 def _all_verdicts(run: GateRun) -> list[Verdict]:
-    return [Verdict(status=r.status, reason=r.reason, metrics=r.metrics,
-                    hardware_fault=r.hardware_fault, evidence=r.evidence, facts=r.facts,
-                    check=r.check_name, required=r.required)
-            for r in run.results.all()]
+    return [
+        Verdict(
+            status=r.status,
+            reason=r.reason,
+            metrics=r.metrics,
+            hardware_fault=r.hardware_fault,
+            evidence=r.evidence,
+            facts=r.facts,
+            check=r.check_name,
+            required=r.required,
+        )
+        for r in run.results.all()
+    ]
 
 
 def gate_step(run_id: int, step: int) -> str:
@@ -179,9 +221,11 @@ def gate_step(run_id: int, step: int) -> str:
         planned = (phase.duration_s or 0) * phase.repeat
         run.soak_started, run.soak_until = now, now + timedelta(seconds=planned)
     if run.operation_id:
-        operations.report_progress(run.operation, progress(run, spec),
-                                  f"{phase.name} (iteration {run.iteration + 1})"
-                                  if phase.soak else phase.name)
+        operations.report_progress(
+            run.operation,
+            progress(run, spec),
+            f"{phase.name} (iteration {run.iteration + 1})" if phase.soak else phase.name,
+        )
     verdicts = _run_phase(run, node, phase, context)
     failed = [v for v in verdicts if v.status == FAIL and (v.required or v.hardware_fault)]
     run.steps_done += 1
@@ -216,8 +260,9 @@ def progress(run: GateRun, spec=None) -> int:
 def _conclude(run: GateRun) -> str:
     outcome = classify_run(_all_verdicts(run))
     run.evidence = outcome.hardware_evidence + outcome.notes
-    status = {RUN_PASS: RunStatus.PASSED, RUN_RMA: RunStatus.RMA}.get(outcome.status,
-                                                                     RunStatus.FAILED)
+    status = {RUN_PASS: RunStatus.PASSED, RUN_RMA: RunStatus.RMA}.get(
+        outcome.status, RunStatus.FAILED
+    )
     return _finish(run, status, outcome.reason)
 
 
@@ -228,42 +273,55 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
     for result in run.results.all():
         facts.update(result.facts or {})
     with transaction.atomic():
-        GateRun.objects.filter(pk=run.pk).update(status=status, outcome_reason=reason,
-                                                 finished=now, evidence=run.evidence,
-                                                 steps_done=run.steps_done,
-                                                 phase_index=run.phase_index,
-                                                 iteration=run.iteration,
-                                                 soak_failures=run.soak_failures)
+        GateRun.objects.filter(pk=run.pk).update(
+            status=status,
+            outcome_reason=reason,
+            finished=now,
+            evidence=run.evidence,
+            steps_done=run.steps_done,
+            phase_index=run.phase_index,
+            iteration=run.iteration,
+            soak_failures=run.soak_failures,
+        )
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
         node.refresh_from_db()
         try:
             if status == RunStatus.PASSED:
                 get_scheduler().admit(node)
-                transition(node, "admit", "system", f"gates passed: {reason}",
-                           operation=run.operation)
+                transition(
+                    node, "admit", "system", f"gates passed: {reason}", operation=run.operation
+                )
             elif status == RunStatus.RMA:
                 transition(node, "hardware_fault", "system", reason, operation=run.operation)
-                inventory.open_rma_case(node, reason=reason, opened_by="system",
-                                        evidence={"gate_run": run.pk,
-                                                  "evidence": run.evidence})
+                inventory.open_rma_case(
+                    node,
+                    reason=reason,
+                    opened_by="system",
+                    evidence={"gate_run": run.pk, "evidence": run.evidence},
+                )
             elif node.state == NodeState.VALIDATING:
-                transition(node, "fail", "system", f"gate {status}: {reason}",
-                           operation=run.operation)
+                transition(
+                    node, "fail", "system", f"gate {status}: {reason}", operation=run.operation
+                )
         except IllegalTransition as exc:
             log.warning("gate run %s finished but node moved on: %s", run.pk, exc)
         if run.operation_id:
             operations.finish_operation(
                 run.operation,
-                OperationStatus.SUCCEEDED if status == RunStatus.PASSED
-                else OperationStatus.FAILED, error="" if status == RunStatus.PASSED else reason,
-                result={"gate_run": run.pk, "status": status})
+                OperationStatus.SUCCEEDED if status == RunStatus.PASSED else OperationStatus.FAILED,
+                error="" if status == RunStatus.PASSED else reason,
+                result={"gate_run": run.pk, "status": status},
+            )
     return status
 
 
 def abort_run(run_id: int, reason: str) -> None:
     """A step died (time limit, bug): the run ends failed with the reason, never hangs."""
-    run = GateRun.objects.select_related("node", "operation").filter(
-        pk=run_id, status=RunStatus.RUNNING).first()
+    run = (
+        GateRun.objects.select_related("node", "operation")
+        .filter(pk=run_id, status=RunStatus.RUNNING)
+        .first()
+    )
     if run is not None:
         _finish(run, RunStatus.FAILED, reason)
 

@@ -5,17 +5,8 @@ trustworthy: the node is the one we recorded (host key pinned after first contac
 a hung tool is really killed on the node rather than merely abandoned, and a tool
 that floods its output cannot exhaust the control plane's memory.
 
-Why a remote `timeout` wrapper and no pty: without a pty, closing the channel does
-not stop the remote process (sshd leaves it running, and a hung `dcgmi` would pin the
-GPUs for the next check). A pty would make the hang-up signal it, but merges stderr
-into stdout and is ignored by anything that ignores SIGHUP. GNU `timeout` runs the
-command in its own process group and sends SIGTERM to the whole group, so a tool can
-stop its diagnostic cleanly. Its own SIGKILL escalation (-k) is not enough: it only
-fires if its direct child survives, and `sh -c` dies of the SIGTERM while a tool that
-ignores it lives on. So a small outer shell waits KILL_AFTER_S after a timeout and
-then SIGKILLs the whole group. The client waits for that to be confirmed and, whatever
-happens, gives up GRACE_S later. A child that starts its own session (setsid, a
-daemon) is out of the group's reach; the call still returns, but that child lives on.
+How a command is wrapped so that it really dies, and how its output is bounded, is
+remote_command.py's part.
 
 Deliberately free of Django so it can run in a worker, a management command or a test.
 """
@@ -26,8 +17,6 @@ import base64
 import binascii
 import contextlib
 import hashlib
-import select
-import shlex
 import signal
 import socket
 import time
@@ -37,11 +26,8 @@ from types import TracebackType
 
 import paramiko
 
-KILL_AFTER_S = 2.0  # between the remote SIGTERM and SIGKILL
-GRACE_S = 1.5  # after the remote SIGKILL, before the client stops waiting for it
-EOF_GRACE_S = 1.0  # after the exit status, for output still held by stray children
-TRUNCATION_MARKER = "[corral: output truncated"
-_CHUNK = 65536
+from .remote_command import GRACE_S, KILL_AFTER_S, Capped, pump, wrap
+
 _TIMEOUT_EXIT_CODES = {124, 137, None}  # timeout's "timed out", 128+KILL, killed by signal
 
 
@@ -72,7 +58,8 @@ class HostKeyMismatch(SSHError):
         self.presented_fingerprint = fingerprint(presented_key)
         super().__init__(
             f"host key of {_where(host, port)} does not match the recorded one: expected "
-            f"{expected}, presented {self.presented_fingerprint}; nothing was run")
+            f"{expected}, presented {self.presented_fingerprint}; nothing was run"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,8 +102,9 @@ def fingerprint(key_line: str) -> str:
     return f"SHA256:{digest}"
 
 
-def run_command(target: SSHTarget, command: str, timeout_s: float,
-                max_output_bytes: int = 1_000_000) -> RunResult:
+def run_command(
+    target: SSHTarget, command: str, timeout_s: float, max_output_bytes: int = 1_000_000
+) -> RunResult:
     """One command on one node over a fresh connection (see Session to run several)."""
     with Session(target) as session:
         return session.run(command, timeout_s, max_output_bytes)
@@ -142,8 +130,12 @@ class Session:
         self.connect()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def connect(self) -> None:
@@ -166,18 +158,26 @@ class Session:
                 raise ConnectError(f"SSH handshake with {self.where} failed: {_one_line(exc)}")
             if not (transport.is_active() and transport.initial_kex_done):
                 # start_client returns quietly when its timeout passes mid-handshake.
-                raise ConnectError(f"SSH handshake with {self.where} failed: not done "
-                                   f"within {target.connect_timeout:g} s (is it an SSH server?)")
+                raise ConnectError(
+                    f"SSH handshake with {self.where} failed: not done "
+                    f"within {target.connect_timeout:g} s (is it an SSH server?)"
+                )
             server_key = transport.get_remote_server_key()
             self.host_key = f"{server_key.get_name()} {server_key.get_base64()}"
             if expected is not None and expected != server_key.asbytes():
-                raise HostKeyMismatch(target.host, target.port,
-                                      fingerprint(target.known_host_key or ""), self.host_key)
+                raise HostKeyMismatch(
+                    target.host,
+                    target.port,
+                    fingerprint(target.known_host_key or ""),
+                    self.host_key,
+                )
             try:
                 transport.auth_publickey(target.username, pkey)
             except paramiko.AuthenticationException:
-                raise AuthError(f"{target.username}@{self.where} rejected the client key "
-                                f"({pkey.get_name()} {pkey.fingerprint})")
+                raise AuthError(
+                    f"{target.username}@{self.where} rejected the client key "
+                    f"({pkey.get_name()} {pkey.fingerprint})"
+                )
             except (paramiko.SSHException, EOFError, OSError) as exc:
                 raise ConnectError(f"authenticating to {self.where} failed: {_one_line(exc)}")
             if not transport.is_authenticated():
@@ -191,8 +191,7 @@ class Session:
             self._transport.close()
             self._transport = None
 
-    def run(self, command: str, timeout_s: float,
-            max_output_bytes: int = 1_000_000) -> RunResult:
+    def run(self, command: str, timeout_s: float, max_output_bytes: int = 1_000_000) -> RunResult:
         """Run a shell command, killing it on the node if it outlives timeout_s.
 
         Returns within timeout_s + KILL_AFTER_S + GRACE_S (plus network latency).
@@ -208,12 +207,12 @@ class Session:
             channel = self._transport.open_session(timeout=self.target.connect_timeout)
         except (paramiko.SSHException, EOFError, OSError) as exc:
             raise ConnectError(f"cannot open a channel on {self.where}: {_one_line(exc)}")
-        out, err = _Capped(max_output_bytes), _Capped(max_output_bytes)
+        out, err = Capped(max_output_bytes), Capped(max_output_bytes)
         finished = False
         try:
-            channel.exec_command(_wrap(command, timeout_s))
+            channel.exec_command(wrap(command, timeout_s))
             channel.shutdown_write()  # tools that read stdin get EOF, not a hang
-            finished = _pump(channel, out, err, start + timeout_s + KILL_AFTER_S + GRACE_S)
+            finished = pump(channel, out, err, start + timeout_s + KILL_AFTER_S + GRACE_S)
             status = channel.exit_status if channel.exit_status_ready() else -1
         except (paramiko.SSHException, EOFError, OSError):
             status = -1
@@ -222,8 +221,9 @@ class Session:
         duration = time.monotonic() - start
         exit_code = None if status == -1 else status
         lost = self._transport is None or not self._transport.is_active()
-        timed_out = not finished or (duration >= timeout_s and exit_code in _TIMEOUT_EXIT_CODES
-                                     and not lost)
+        timed_out = not finished or (
+            duration >= timeout_s and exit_code in _TIMEOUT_EXIT_CODES and not lost
+        )
         reasons = []
         if timed_out:
             reasons.append(f"timed out after {timeout_s:g} s")
@@ -239,72 +239,18 @@ class Session:
         for name, buf in (("stdout", out), ("stderr", err)):
             if buf.dropped:
                 reasons.append(f"{name} truncated at {max_output_bytes} bytes")
-        return RunResult(command=command, stdout=out.text(), stderr=err.text(),
-                         exit_code=exit_code, duration_s=duration, timed_out=timed_out,
-                         host_key=self.host_key, reason="; ".join(reasons),
-                         stdout_truncated=bool(out.dropped), stderr_truncated=bool(err.dropped))
-
-
-class _Capped:
-    """Keeps the first `cap` bytes and counts the rest, which is still read off the
-    channel so the remote tool never blocks on a full SSH window."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap, self.data, self.dropped = cap, bytearray(), 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = max(self.cap - len(self.data), 0)
-        self.data += chunk[:room]
-        self.dropped += max(len(chunk) - room, 0)
-
-    def text(self) -> str:
-        text = self.data.decode(errors="replace")
-        if self.dropped:
-            text += (f"\n{TRUNCATION_MARKER}: kept the first {self.cap} bytes, "
-                     f"dropped {self.dropped} more]\n")
-        return text
-
-
-def _pump(channel: paramiko.Channel, out: _Capped, err: _Capped, deadline: float) -> bool:
-    """Drain both streams until the command has exited and its output ended.
-
-    Returns False if the deadline passed first. Data can still arrive after the exit
-    status (sshd reports the exit before flushing the pipes), hence waiting for EOF,
-    but not for long: a stray background child may hold the pipes open forever.
-    """
-    while True:
-        while channel.recv_ready():
-            out.feed(channel.recv(_CHUNK))
-        while channel.recv_stderr_ready():
-            err.feed(channel.recv_stderr(_CHUNK))
-        if channel.exit_status_ready():
-            if channel.closed or channel.eof_received:
-                if not (channel.recv_ready() or channel.recv_stderr_ready()):
-                    return True
-                continue
-            deadline = min(deadline, time.monotonic() + EOF_GRACE_S)
-        elif channel.closed:
-            return True
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return channel.exit_status_ready()
-        select.select([channel], [], [], min(remaining, 0.1))
-
-
-# $1 is the command. timeout makes itself leader of a new process group, so after it
-# reports a timeout (124), "-$p" names every process the check started: give them
-# KILL_AFTER_S to go after the SIGTERM, then SIGKILL whatever is left.
-_WRAPPER = ('timeout -k {kill} {limit} sh -c "$1" & p=$!; wait "$p"; rc=$?; '
-            'if [ "$rc" -eq 124 ]; then i=0; '
-            'while [ "$i" -lt {ticks} ] && kill -s 0 -- -"$p" 2>/dev/null; '
-            'do sleep 0.1; i=$((i+1)); done; kill -s KILL -- -"$p" 2>/dev/null; fi; '
-            'exit "$rc"')
-
-
-def _wrap(command: str, timeout_s: float) -> str:
-    script = _WRAPPER.format(kill=f"{KILL_AFTER_S:g}", limit=f"{timeout_s:.3f}",
-                             ticks=round(KILL_AFTER_S * 10))
-    return f"exec sh -c {shlex.quote(script)} corral-check {shlex.quote(command)}"
+        return RunResult(
+            command=command,
+            stdout=out.text(),
+            stderr=err.text(),
+            exit_code=exit_code,
+            duration_s=duration,
+            timed_out=timed_out,
+            host_key=self.host_key,
+            reason="; ".join(reasons),
+            stdout_truncated=bool(out.dropped),
+            stderr_truncated=bool(err.dropped),
+        )
 
 
 def _open_socket(host: str, port: int, timeout: float) -> socket.socket:

@@ -14,8 +14,9 @@ from . import services
 from .models import GateRun
 
 
-@shared_task(name="validation.tasks.start_gate", bind=True, acks_late=True,
-             soft_time_limit=60, time_limit=90)
+@shared_task(
+    name="validation.tasks.start_gate", bind=True, acks_late=True, soft_time_limit=60, time_limit=90
+)
 def start_gate(self, op_id: int) -> str:
     """From the validate action or a phone-home: open a run with the default profile."""
     op = Operation.objects.select_related("node").filter(pk=op_id).first()
@@ -37,8 +38,9 @@ def gate_step(self, run_id: int, step: int) -> str:
     if run is None:
         return "skipped"
     holder = f"gate run {run_id} step {step}"
-    if not acquire_or_wait(self, run.node, holder,
-                           give_up=lambda reason: services.abort_run(run_id, reason)):
+    if not acquire_or_wait(
+        self, run.node, holder, give_up=lambda reason: services.abort_run(run_id, reason)
+    ):
         return "failed"
     try:
         return services.gate_step(run_id, step)

@@ -17,16 +17,20 @@ from .models import CheckResult, GateRun, RunStatus
 def _panel(request, node: Node):
     runs = selectors.node_runs(node)
     latest = runs[0] if runs else None
-    return render(request, "validation/_node_gates_panel.html", {
-        "node": node,
-        "runs": runs,
-        "latest": latest,
-        "phases": selectors.run_phases(latest) if latest else [],
-        "soak": selectors.soak_info(latest) if latest else None,
-        "progress": services.progress(latest) if latest and not latest.finished else 100,
-        "polling": bool(latest and latest.status == RunStatus.RUNNING),
-        "can_act": can(request.user, ACT),
-    })
+    return render(
+        request,
+        "validation/_node_gates_panel.html",
+        {
+            "node": node,
+            "runs": runs,
+            "latest": latest,
+            "phases": selectors.run_phases(latest) if latest else [],
+            "soak": selectors.soak_info(latest) if latest else None,
+            "progress": services.progress(latest) if latest and not latest.finished else 100,
+            "polling": bool(latest and latest.status == RunStatus.RUNNING),
+            "can_act": can(request.user, ACT),
+        },
+    )
 
 
 @login_required

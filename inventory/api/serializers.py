@@ -42,13 +42,27 @@ class RackSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Rack
-        fields = ["id", "site", "site_slug", "name", "row", "position", "u_height",
-                  "power_budget_kw", "leaf_switches", "fabric", "created"]
+        fields = [
+            "id",
+            "site",
+            "site_slug",
+            "name",
+            "row",
+            "position",
+            "u_height",
+            "power_budget_kw",
+            "leaf_switches",
+            "fabric",
+            "created",
+        ]
 
 
 class BMCSerializer(serializers.ModelSerializer):
     password = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, style={"input_type": "password"},
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        style={"input_type": "password"},
         trim_whitespace=False,
     )
     protocol = serializers.ChoiceField(choices=BMCProtocol.choices)
@@ -56,8 +70,16 @@ class BMCSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = BMC
-        fields = ["protocol", "address", "port", "username", "password", "has_password",
-                  "verify_tls", "system_id"]
+        fields = [
+            "protocol",
+            "address",
+            "port",
+            "username",
+            "password",
+            "has_password",
+            "verify_tls",
+            "system_id",
+        ]
 
     def get_has_password(self, obj: BMC) -> bool:
         return bool(obj.password)
@@ -91,17 +113,53 @@ class NodeSerializer(serializers.ModelSerializer):
     class Meta:
         model = Node
         fields = [
-            "id", "url", "hostname", "serial", "model", "gpu_model", "gpu_count", "role",
-            "site", "rack", "rack_unit", "u_height", "fabric", "labels", "state",
-            "state_changed", "deadline", "failed_step", "failure_reason", "reservation",
-            "power_state", "power_state_at", "bmc_health", "bmc_health_at", "bmc_message",
-            "hardware_facts", "firmware_facts", "inspected_at", "bmc", "interfaces",
-            "created", "updated",
+            "id",
+            "url",
+            "hostname",
+            "serial",
+            "model",
+            "gpu_model",
+            "gpu_count",
+            "role",
+            "site",
+            "rack",
+            "rack_unit",
+            "u_height",
+            "fabric",
+            "labels",
+            "state",
+            "state_changed",
+            "deadline",
+            "failed_step",
+            "failure_reason",
+            "reservation",
+            "power_state",
+            "power_state_at",
+            "bmc_health",
+            "bmc_health_at",
+            "bmc_message",
+            "hardware_facts",
+            "firmware_facts",
+            "inspected_at",
+            "bmc",
+            "interfaces",
+            "created",
+            "updated",
         ]
         read_only_fields = [
-            "state_changed", "deadline", "failed_step", "failure_reason", "reservation",
-            "power_state", "power_state_at", "bmc_health", "bmc_health_at", "bmc_message",
-            "hardware_facts", "firmware_facts", "inspected_at",
+            "state_changed",
+            "deadline",
+            "failed_step",
+            "failure_reason",
+            "reservation",
+            "power_state",
+            "power_state_at",
+            "bmc_health",
+            "bmc_health_at",
+            "bmc_message",
+            "hardware_facts",
+            "firmware_facts",
+            "inspected_at",
         ]
 
     def validate_interfaces(self, value: list[dict]) -> list[dict]:
@@ -131,10 +189,10 @@ class NodeActionSerializer(serializers.Serializer):
 
 
 class BulkActionSerializer(NodeActionSerializer):
-    nodes = serializers.ListField(child=serializers.IntegerField(), min_length=1,
-                                  max_length=10000)
-    state = serializers.ChoiceField(choices=["on", "off", "cycle"], required=False,
-                                    help_text="With the `power` action.")
+    nodes = serializers.ListField(child=serializers.IntegerField(), min_length=1, max_length=10000)
+    state = serializers.ChoiceField(
+        choices=["on", "off", "cycle"], required=False, help_text="With the `power` action."
+    )
 
 
 class ActionInfoSerializer(serializers.Serializer):
@@ -156,8 +214,18 @@ class LifecycleEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LifecycleEvent
-        fields = ["id", "node", "hostname", "from_state", "to_state", "event", "actor",
-                  "reason", "operation", "created"]
+        fields = [
+            "id",
+            "node",
+            "hostname",
+            "from_state",
+            "to_state",
+            "event",
+            "actor",
+            "reason",
+            "operation",
+            "created",
+        ]
 
 
 class OperationSerializer(serializers.ModelSerializer):
@@ -165,14 +233,40 @@ class OperationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Operation
-        fields = ["id", "kind", "node", "rack", "parent", "children", "status", "progress",
-                  "message", "error", "params", "result", "actor", "task_id", "created",
-                  "started", "finished"]
+        fields = [
+            "id",
+            "kind",
+            "node",
+            "rack",
+            "parent",
+            "children",
+            "status",
+            "progress",
+            "message",
+            "error",
+            "params",
+            "result",
+            "actor",
+            "task_id",
+            "created",
+            "started",
+            "finished",
+        ]
 
 
 class RMACaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = RMACase
-        fields = ["id", "node", "status", "reason", "evidence", "ticket", "opened_by", "opened",
-                  "closed", "resolution"]
+        fields = [
+            "id",
+            "node",
+            "status",
+            "reason",
+            "evidence",
+            "ticket",
+            "opened_by",
+            "opened",
+            "closed",
+            "resolution",
+        ]
         read_only_fields = ["status", "opened_by", "opened", "closed"]

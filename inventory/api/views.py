@@ -53,7 +53,11 @@ def start_bulk(request, nodes, name: str, rack=None) -> Response:
     body = s.NodeActionSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     op = bulk.start_bulk_action(
-        nodes, name, request_actor(request), reason=body.validated_data["reason"], rack=rack,
+        nodes,
+        name,
+        request_actor(request),
+        reason=body.validated_data["reason"],
+        rack=rack,
         params=body.validated_data["params"],
     )
     return Response(s.OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
@@ -67,15 +71,23 @@ class RackViewSet(viewsets.ModelViewSet):
     search_fields = ["name"]
     write_capability = WRITE
 
-    @extend_schema(request=s.NodeActionSerializer, responses={202: s.OperationSerializer},
-                   operation_id="racks_bulk_action")
-    @action(detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
-            write_capability=ACT)
+    @extend_schema(
+        request=s.NodeActionSerializer,
+        responses={202: s.OperationSerializer},
+        operation_id="racks_bulk_action",
+    )
+    @action(
+        detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
+    )
     def run_action(self, request, pk=None, name=None):
         """Run an action on every node of the rack; one aggregate Operation with children."""
         rack = self.get_object()
-        nodes = (Node.objects.filter(rack=rack).exclude(state=NodeState.DECOMMISSIONED)
-                 .select_related("rack__site").order_by("rack_unit", "pk"))
+        nodes = (
+            Node.objects.filter(rack=rack)
+            .exclude(state=NodeState.DECOMMISSIONED)
+            .select_related("rack__site")
+            .order_by("rack_unit", "pk")
+        )
         return start_bulk(request, nodes, name, rack=rack)
 
 
@@ -87,17 +99,24 @@ class NodeViewSet(viewsets.ModelViewSet):
     ordering = ["hostname"]
     write_capability = WRITE  # run_action lowers it to ACT
 
-    @extend_schema(request=s.BulkActionSerializer, responses={202: s.OperationSerializer},
-                   operation_id="nodes_bulk_action")
-    @action(detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
-            write_capability=ACT)
+    @extend_schema(
+        request=s.BulkActionSerializer,
+        responses={202: s.OperationSerializer},
+        operation_id="nodes_bulk_action",
+    )
+    @action(
+        detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
+    )
     def bulk_action(self, request, name=None):
         """Run an action on a selection of nodes (`{"nodes": [ids]}`)."""
         body = s.BulkActionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         ids = body.validated_data["nodes"]
-        nodes = list(Node.objects.filter(pk__in=ids).select_related("rack__site")
-                     .order_by("rack_id", "rack_unit", "pk"))
+        nodes = list(
+            Node.objects.filter(pk__in=ids)
+            .select_related("rack__site")
+            .order_by("rack_id", "rack_unit", "pk")
+        )
         missing = sorted(set(ids) - {n.pk for n in nodes})
         if missing:
             raise ValidationError({"nodes": f"No such nodes: {missing}."})
@@ -117,7 +136,9 @@ class NodeViewSet(viewsets.ModelViewSet):
         },
     )
     @action(
-        detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)",
+        detail=True,
+        methods=["post"],
+        url_path=r"actions/(?P<name>[a-z_]+)",
         write_capability=ACT,
     )
     def run_action(self, request, pk=None, name=None):
@@ -128,7 +149,10 @@ class NodeViewSet(viewsets.ModelViewSet):
         body = s.NodeActionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         op = services.start_action(
-            node, name, request_actor(request), reason=body.validated_data["reason"],
+            node,
+            name,
+            request_actor(request),
+            reason=body.validated_data["reason"],
             params=body.validated_data["params"],
         )
         op.refresh_from_db()
@@ -169,7 +193,9 @@ class OperationViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class RMACaseViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
     viewsets.GenericViewSet,
 ):
     """RMA cases are opened by the `rma` action; integrations update ticket and resolution."""

@@ -42,8 +42,13 @@ class BMC(models.Model):
         """The fields as the driver's settings schema names them. IPMI has no TLS, so its
         verify_tls (a column every row has) is left out; a system_id is passed only when
         set, so asking an IPMI BMC for one blade is refused rather than ignored."""
-        mapping = {"protocol": self.protocol, "address": self.address, "port": self.port,
-                   "username": self.username, "password": self.password}
+        mapping = {
+            "protocol": self.protocol,
+            "address": self.address,
+            "port": self.port,
+            "username": self.username,
+            "password": self.password,
+        }
         if self.protocol != BMCProtocol.IPMI:
             mapping["verify_tls"] = self.verify_tls
         if self.protocol != BMCProtocol.IPMI or self.system_id:
@@ -57,7 +62,10 @@ class BMC(models.Model):
         errors = check(self.protocol, self.settings_mapping())
         if errors:
             raise ValidationError(
-                {name: f"{name.replace('_', ' ').capitalize()} {message}."
-                 if not message[0].isupper() else message
-                 for name, message in errors.items()}
+                {
+                    name: f"{name.replace('_', ' ').capitalize()} {message}."
+                    if not message[0].isupper()
+                    else message
+                    for name, message in errors.items()
+                }
             )

@@ -40,15 +40,16 @@ class Node(models.Model):
     hostname = models.CharField(max_length=63, unique=True, validators=[hostname_validator])
     model = models.CharField(max_length=100, blank=True)
     gpu_model = models.CharField(max_length=64, blank=True, db_index=True)
-    gpu_count = models.PositiveSmallIntegerField(
-        default=0, validators=[MaxValueValidator(64)]
-    )
+    gpu_count = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(64)])
     role = models.CharField(max_length=20, choices=NodeRole.choices, default=NodeRole.COMPUTE)
     fabric = models.CharField(max_length=50, blank=True, help_text="Overrides the rack fabric.")
     labels = models.ManyToManyField("inventory.Label", blank=True, related_name="nodes")
 
     state = models.CharField(
-        max_length=20, choices=NodeState.choices, default=NodeState.ENROLLED, db_index=True,
+        max_length=20,
+        choices=NodeState.choices,
+        default=NodeState.ENROLLED,
+        db_index=True,
         editable=False,
     )
     state_changed = models.DateTimeField(auto_now_add=True)

@@ -10,18 +10,26 @@ class Operation(models.Model):
 
     kind = models.CharField(max_length=40, db_index=True)
     node = models.ForeignKey(
-        "inventory.Node", null=True, blank=True, on_delete=models.CASCADE,
+        "inventory.Node",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="operations",
     )
     rack = models.ForeignKey(
-        "inventory.Rack", null=True, blank=True, on_delete=models.CASCADE,
+        "inventory.Rack",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="operations",
     )
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
     )
     status = models.CharField(
-        max_length=12, choices=OperationStatus.choices, default=OperationStatus.PENDING,
+        max_length=12,
+        choices=OperationStatus.choices,
+        default=OperationStatus.PENDING,
         db_index=True,
     )
     progress = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(100)])

@@ -21,7 +21,8 @@ class RMACase(models.Model):
         verbose_name = "RMA case"
         constraints = [
             models.UniqueConstraint(
-                fields=["node"], condition=models.Q(status=RMAStatus.OPEN),
+                fields=["node"],
+                condition=models.Q(status=RMAStatus.OPEN),
                 name="one_open_rma_per_node",
             )
         ]

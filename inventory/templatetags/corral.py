@@ -12,7 +12,9 @@ _LABELS = dict(NodeState.choices)
 def state_badge(state: str):
     return format_html(
         '<span class="badge text-bg-{} state-badge" data-state="{}">{}</span>',
-        STATE_COLOURS.get(state, "secondary"), state, _LABELS.get(state, state),
+        STATE_COLOURS.get(state, "secondary"),
+        state,
+        _LABELS.get(state, state),
     )
 
 

@@ -8,9 +8,25 @@ class ImageSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Image
-        fields = ["id", "name", "version", "state", "kernel_url", "initrd_url", "rootfs_url",
-                  "kernel_sha256", "initrd_sha256", "rootfs_sha256", "signature", "cmdline",
-                  "baseline", "created", "published", "verify_error", "nodes_running"]
+        fields = [
+            "id",
+            "name",
+            "version",
+            "state",
+            "kernel_url",
+            "initrd_url",
+            "rootfs_url",
+            "kernel_sha256",
+            "initrd_sha256",
+            "rootfs_sha256",
+            "signature",
+            "cmdline",
+            "baseline",
+            "created",
+            "published",
+            "verify_error",
+            "nodes_running",
+        ]
         read_only_fields = ["state", "created", "published", "verify_error"]
 
 
@@ -19,8 +35,20 @@ class DeploymentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Deployment
-        fields = ["id", "node", "image", "image_name", "operation", "status", "deadline",
-                  "created", "boot_started", "phoned_home", "booted", "error"]
+        fields = [
+            "id",
+            "node",
+            "image",
+            "image_name",
+            "operation",
+            "status",
+            "deadline",
+            "created",
+            "boot_started",
+            "phoned_home",
+            "booted",
+            "error",
+        ]
 
 
 class BootRequestSerializer(serializers.ModelSerializer):
@@ -32,5 +60,14 @@ class BootRequestSerializer(serializers.ModelSerializer):
 class SubnetSerializer(serializers.ModelSerializer):
     class Meta:
         model = Subnet
-        fields = ["id", "site", "cidr", "gateway", "dns_servers", "pool_start", "pool_end",
-                  "boot_base_url", "next_server"]
+        fields = [
+            "id",
+            "site",
+            "cidr",
+            "gateway",
+            "dns_servers",
+            "pool_start",
+            "pool_end",
+            "boot_base_url",
+            "next_server",
+        ]

@@ -29,8 +29,7 @@ class ImageViewSet(viewsets.ModelViewSet):
         serializer.instance = images.create_image(**serializer.validated_data)
 
     def perform_update(self, serializer):
-        serializer.instance = images.update_image(serializer.instance,
-                                                  **serializer.validated_data)
+        serializer.instance = images.update_image(serializer.instance, **serializer.validated_data)
 
     def perform_destroy(self, instance):
         if instance.state != ImageState.DRAFT:
@@ -74,8 +73,10 @@ class SubnetViewSet(viewsets.ModelViewSet):
 class DHCPExportView(APIView):
     """DHCP reservations as Kea JSON or dnsmasq config (400 lists every problem)."""
 
-    @extend_schema(parameters=[OpenApiParameter("site", str, required=False)],
-                   responses={(200, "text/plain"): str})
+    @extend_schema(
+        parameters=[OpenApiParameter("site", str, required=False)],
+        responses={(200, "text/plain"): str},
+    )
     def get(self, request, fmt: str):
         if fmt not in dhcp.FORMATS:
             raise NotFound(f"Formats: {', '.join(dhcp.FORMATS)}.")

@@ -291,5 +291,7 @@ class BootLoaders:
                 check_base_url(value, f"HTTP-boot loader {attr}")
                 # The BOOTP file field holds 128 bytes, NUL included.
                 if len(value) > 127:
-                    raise RenderError(f"HTTP-boot loader {attr} is {len(value)} characters; "
-                                      "DHCP's boot-file field holds at most 127")
+                    raise RenderError(
+                        f"HTTP-boot loader {attr} is {len(value)} characters; "
+                        "DHCP's boot-file field holds at most 127"
+                    )

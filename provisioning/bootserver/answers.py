@@ -41,8 +41,16 @@ ARCH = {"x86_64": "x86_64", "i386": "x86_64", "arm64": "arm64"}
 FALLBACK_SCRIPT = "#!ipxe\necho Corral cannot build a boot script for this machine.\nexit 1\n"
 # The NetworkInterface columns a subject is read from, in subject_from_row's order: the
 # node copy and the database lookup both select exactly these.
-FIELDS = ("mac", "node_id", "node__hostname", "node__serial", "node__state",
-          "node__rack__site__slug", "ip", "node__updated")
+FIELDS = (
+    "mac",
+    "node_id",
+    "node__hostname",
+    "node__serial",
+    "node__state",
+    "node__rack__site__slug",
+    "ip",
+    "node__updated",
+)
 DeploymentOf = Callable[[int], Deployment | None]
 
 
@@ -65,26 +73,35 @@ class BootSubject:
 def subject_from_row(row: tuple) -> BootSubject:
     """A subject from one row of FIELDS."""
     mac, node_id, hostname, serial, state, site, ip, updated = row
-    return BootSubject(node_id, hostname, serial, state, site or "unracked", mac,
-                       str(ip) if ip else None, updated)
+    return BootSubject(
+        node_id, hostname, serial, state, site or "unracked", mac, str(ip) if ip else None, updated
+    )
 
 
 def target_for(subject: BootSubject, arch: str) -> BootTarget:
-    return BootTarget(hostname=subject.hostname, mac=subject.mac, ip=subject.ip,
-                      serial=subject.serial, arch=ARCH.get(arch, "x86_64"), site=subject.site)
+    return BootTarget(
+        hostname=subject.hostname,
+        mac=subject.mac,
+        ip=subject.ip,
+        serial=subject.serial,
+        arch=ARCH.get(arch, "x86_64"),
+        site=subject.site,
+    )
 
 
 def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, PhoneHome]:
     """The renderers' inputs for a deployment (its image loaded) served from base_url."""
     image = deployment.image
     boot_image = BootImage(
-        name=image.name, version=image.version, kernel_url=image.kernel_url,
-        initrd_url=image.initrd_url, rootfs_url=image.rootfs_url or image.initrd_url,
+        name=image.name,
+        version=image.version,
+        kernel_url=image.kernel_url,
+        initrd_url=image.initrd_url,
+        rootfs_url=image.rootfs_url or image.initrd_url,
         cmdline=image.cmdline,
         sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256},
     )
-    return boot_image, PhoneHome(callback_url=f"{base_url}/boot/callback",
-                                 token=deployment.token)
+    return boot_image, PhoneHome(callback_url=f"{base_url}/boot/callback", token=deployment.token)
 
 
 @lru_cache(maxsize=50_000)
@@ -100,8 +117,9 @@ def unknown_script() -> str:
 _DEPLOY_SCRIPTS: dict[tuple, str] = {}
 
 
-def deploy_script(subject: BootSubject, arch: str, base_url: str,
-                  deployment_of: DeploymentOf) -> str | None:
+def deploy_script(
+    subject: BootSubject, arch: str, base_url: str, deployment_of: DeploymentOf
+) -> str | None:
     """The deploy script of the node's waiting deployment, rendered once per subject;
     None while `deployment_of` (the node copy or the database) knows no such deployment."""
     key = (subject, arch, base_url)
@@ -127,9 +145,17 @@ def prerender(subjects: Iterable[BootSubject]) -> None:
                 local_script(one, "x86_64")
 
 
-def answer(found: BootSubject | None, mac: str, arch: str, base_url: str,
-           deployment_of: DeploymentOf, client: str, remote_addr: str | None, *,
-           settle: bool) -> str | None:
+def answer(
+    found: BootSubject | None,
+    mac: str,
+    arch: str,
+    base_url: str,
+    deployment_of: DeploymentOf,
+    client: str,
+    remote_addr: str | None,
+    *,
+    settle: bool,
+) -> str | None:
     """The script for a machine that asked with `mac`, recorded: the one decision.
 
     What memory cannot settle it leaves to the database (settle=False: None, nothing
@@ -143,8 +169,11 @@ def answer(found: BootSubject | None, mac: str, arch: str, base_url: str,
     else:
         arch, state = ARCH.get(arch, "x86_64"), found.state
         try:
-            script = (deploy_script(found, arch, base_url, deployment_of)
-                      if state == NodeState.DEPLOYING else None)
+            script = (
+                deploy_script(found, arch, base_url, deployment_of)
+                if state == NodeState.DEPLOYING
+                else None
+            )
             if script is not None:
                 kind = "deploy"
             elif state == NodeState.DEPLOYING and not settle:
@@ -157,8 +186,13 @@ def answer(found: BootSubject | None, mac: str, arch: str, base_url: str,
             log.error("cannot render a boot script for %s: %s", found.hostname, exc)
             script, kind = FALLBACK_SCRIPT, "error"
             if state == NodeState.DEPLOYING:
-                fail_node(Node.objects.get(pk=found.node_id),
-                          f"cannot render a boot script: {exc}")
-    records.record(node_id=found.node_id if found else None, mac=mac[:17], state=state,
-                   answer=kind, client=client[:200], remote_addr=remote_addr)
+                fail_node(Node.objects.get(pk=found.node_id), f"cannot render a boot script: {exc}")
+    records.record(
+        node_id=found.node_id if found else None,
+        mac=mac[:17],
+        state=state,
+        answer=kind,
+        client=client[:200],
+        remote_addr=remote_addr,
+    )
     return script

@@ -35,8 +35,13 @@ log = logging.getLogger(__name__)
 
 
 class SubjectCache:
-    def __init__(self, interval: float, full_interval: float, start: bool = True,
-                 warm: Callable[[Iterable[BootSubject]], None] | None = None) -> None:
+    def __init__(
+        self,
+        interval: float,
+        full_interval: float,
+        start: bool = True,
+        warm: Callable[[Iterable[BootSubject]], None] | None = None,
+    ) -> None:
         self.interval, self.full_interval = interval, full_interval
         self.warm = warm
         self.by_mac: dict[str, BootSubject] = {}
@@ -57,8 +62,11 @@ class SubjectCache:
 
     @staticmethod
     def _deployments(*filters: Q) -> dict[int, Deployment]:
-        rows = (Deployment.objects.filter(*filters, status=DeploymentStatus.WAITING)
-                .select_related("image").order_by())
+        rows = (
+            Deployment.objects.filter(*filters, status=DeploymentStatus.WAITING)
+            .select_related("image")
+            .order_by()
+        )
         return {d.node_id: d for d in rows}
 
     @staticmethod
@@ -83,8 +91,9 @@ class SubjectCache:
             fresh = self._deployments(Q(created__gte=since) | Q(node_id__in=touched))
             deployments = self.deployments
             if touched or fresh:
-                deployments = {node_id: d for node_id, d in self.deployments.items()
-                               if node_id not in touched}
+                deployments = {
+                    node_id: d for node_id, d in self.deployments.items() if node_id not in touched
+                }
                 deployments.update(fresh)
         # Swapped whole, deployments first: readers never see a half-built map, and a
         # subject seen deploying finds the deployment read after it.
@@ -120,6 +129,9 @@ def cache() -> SubjectCache | None:
         return _cache
     with _lock:
         if _cache is None:
-            _cache = SubjectCache(settings.CORRAL_BOOT_CACHE_SECONDS,
-                                  settings.CORRAL_BOOT_CACHE_FULL_SECONDS, warm=prerender)
+            _cache = SubjectCache(
+                settings.CORRAL_BOOT_CACHE_SECONDS,
+                settings.CORRAL_BOOT_CACHE_FULL_SECONDS,
+                warm=prerender,
+            )
     return _cache

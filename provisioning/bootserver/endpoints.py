@@ -37,8 +37,12 @@ def _client_ip(request: HttpRequest) -> str | None:
 def ipxe_script(request: HttpRequest) -> HttpResponse:
     """Per-node iPXE script (fleet.asgi and fleet.wsgi serve it without middleware)."""
     script = serve.ipxe_script(
-        request.GET.get("mac", ""), request.GET.get("arch", "x86_64"), boot_base_url(request),
-        request.headers.get("User-Agent", ""), _client_ip(request))
+        request.GET.get("mac", ""),
+        request.GET.get("arch", "x86_64"),
+        boot_base_url(request),
+        request.headers.get("User-Agent", ""),
+        _client_ip(request),
+    )
     return HttpResponse(script, content_type=IPXE)
 
 
@@ -68,8 +72,11 @@ def nocloud(request: HttpRequest, mac: str, part: str) -> HttpResponse:
     if found is None:
         return HttpResponse("not deploying\n", status=404, content_type=IPXE)
     target, image, phone_home = found
-    body = render_meta_data(target, phone_home) if part == "meta-data" else \
-        render_user_data(target, image, phone_home)
+    body = (
+        render_meta_data(target, phone_home)
+        if part == "meta-data"
+        else render_user_data(target, image, phone_home)
+    )
     return HttpResponse(body, content_type="text/yaml; charset=utf-8")
 
 
@@ -89,5 +96,10 @@ def callback(request: HttpRequest) -> JsonResponse:
     except deployments.CallbackRefused as exc:
         log.warning("phone-home refused from %s: %s", _client_ip(request), exc)
         return JsonResponse({"detail": "Token refused."}, status=403)
-    return JsonResponse({"status": "recorded" if changed else "already recorded",
-                         "node": deployment.node.hostname, "image": str(deployment.image)})
+    return JsonResponse(
+        {
+            "status": "recorded" if changed else "already recorded",
+            "node": deployment.node.hostname,
+            "image": str(deployment.image),
+        }
+    )

@@ -35,7 +35,8 @@ def _insert(rows: list[tuple]) -> None:
     with transaction.atomic():
         if connection.vendor != "postgresql":
             BootRequest.objects.bulk_create(
-                [BootRequest(**dict(zip(COLUMNS, row, strict=True))) for row in rows])
+                [BootRequest(**dict(zip(COLUMNS, row, strict=True))) for row in rows]
+            )
             return
         with connection.cursor() as cursor:
             # Telemetry: do not make the booting node wait for a WAL flush.
@@ -54,8 +55,7 @@ def _write(rows: list[tuple]) -> None:
     except IntegrityError:
         ids = {row[0] for row in rows if row[0] is not None}
         alive = set(Node.objects.filter(pk__in=ids).values_list("pk", flat=True))
-        _insert([row if row[0] is None or row[0] in alive else (None, *row[1:])
-                 for row in rows])
+        _insert([row if row[0] is None or row[0] in alive else (None, *row[1:]) for row in rows])
 
 
 class _Buffer:
@@ -91,8 +91,9 @@ _buffer: _Buffer | None = None
 _buffer_lock = threading.Lock()
 
 
-def record(*, node_id: int | None, mac: str, state: str, answer: str, client: str,
-           remote_addr: str | None) -> None:
+def record(
+    *, node_id: int | None, mac: str, state: str, answer: str, client: str, remote_addr: str | None
+) -> None:
     """Record one answered request, stamped now (not when the batch is written)."""
     global _buffer
     row = (node_id, mac, state, answer, client, remote_addr, timezone.now())
@@ -114,8 +115,11 @@ def prune(days: int, batch: int = 10_000) -> int:
         return 0
     cutoff = timezone.now() - timedelta(days=days)
     newer = BootRequest.objects.filter(node=OuterRef("node"), id__gt=OuterRef("id"))
-    old = (BootRequest.objects.filter(created__lt=cutoff)
-           .filter(Q(node__isnull=True) | Exists(newer)).order_by())
+    old = (
+        BootRequest.objects.filter(created__lt=cutoff)
+        .filter(Q(node__isnull=True) | Exists(newer))
+        .order_by()
+    )
     deleted = 0
     while ids := list(old.values_list("id", flat=True)[:batch]):
         deleted += BootRequest.objects.filter(id__in=ids).delete()[0]

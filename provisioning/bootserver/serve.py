@@ -36,8 +36,9 @@ def _lookup_sql() -> str:
     """Compiled once by Django's own compiler: no query compile on every boot request."""
     global _LOOKUP_SQL
     if _LOOKUP_SQL is None:
-        query = (NetworkInterface.objects.filter(mac="00:00:00:00:00:00").order_by()
-                 .values_list(*FIELDS))
+        query = (
+            NetworkInterface.objects.filter(mac="00:00:00:00:00:00").order_by().values_list(*FIELDS)
+        )
         _LOOKUP_SQL = query.query.sql_with_params()[0]
     return _LOOKUP_SQL
 
@@ -68,16 +69,26 @@ def base_url_for(scheme: str, host: str) -> str:
     return settings.CORRAL_BOOT_BASE_URL or f"{scheme}://{host}"
 
 
-def ipxe_script(raw_mac: str, arch: str, base_url: str, client: str,
-                remote_addr: str | None) -> str:
+def ipxe_script(
+    raw_mac: str, arch: str, base_url: str, client: str, remote_addr: str | None
+) -> str:
     """The per-node iPXE script, asking the database for whatever memory does not hold."""
     mac, found = lookup(raw_mac)
-    return answer(found, mac or raw_mac, arch, base_url, deployments.waiting_deployment,
-                  client, remote_addr, settle=True)
+    return answer(
+        found,
+        mac or raw_mac,
+        arch,
+        base_url,
+        deployments.waiting_deployment,
+        client,
+        remote_addr,
+        settle=True,
+    )
 
 
-def memory_script(raw_mac: str, arch: str, base_url: str, client: str,
-                  remote_addr: str | None) -> str | None:
+def memory_script(
+    raw_mac: str, arch: str, base_url: str, client: str, remote_addr: str | None
+) -> str | None:
     """The script when memory alone can answer, else None (the caller then runs
     ipxe_script in a thread).
 
@@ -97,12 +108,12 @@ def memory_script(raw_mac: str, arch: str, base_url: str, client: str,
             return None
         if (found := copy.get(mac)) is None:
             return None
-    return answer(found, mac, arch, base_url, copy.deployment, client, remote_addr,
-                  settle=False)
+    return answer(found, mac, arch, base_url, copy.deployment, client, remote_addr, settle=False)
 
 
-def deploying(raw_mac: str, arch: str, base_url: str
-              ) -> tuple[BootTarget, BootImage, PhoneHome] | None:
+def deploying(
+    raw_mac: str, arch: str, base_url: str
+) -> tuple[BootTarget, BootImage, PhoneHome] | None:
     """(target, image, phone-home) of a node that is deploying now, else None: what the
     GRUB and NoCloud endpoints render."""
     _, found = lookup(raw_mac)

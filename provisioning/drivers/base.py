@@ -155,18 +155,23 @@ def check_power_action(action: str, address: str | None) -> None:
     if action not in POWER_ACTIONS:
         raise BMCUnsupportedError(
             f"Unknown power action {action!r} for BMC at {address}; "
-            f"expected one of {', '.join(POWER_ACTIONS)}", address=address)
+            f"expected one of {', '.join(POWER_ACTIONS)}",
+            address=address,
+        )
 
 
 def check_boot_request(device: str, mode: str | None, address: str | None) -> None:
     if device not in BOOT_DEVICES:
         raise BMCUnsupportedError(
             f"Unknown boot device {device!r} for BMC at {address}; "
-            f"expected one of {', '.join(BOOT_DEVICES)}", address=address)
+            f"expected one of {', '.join(BOOT_DEVICES)}",
+            address=address,
+        )
     if mode not in BOOT_MODES:
         raise BMCUnsupportedError(
             f"Unknown boot mode {mode!r} for BMC at {address}; expected uefi, legacy or none",
-            address=address)
+            address=address,
+        )
 
 
 class Driver:
@@ -176,10 +181,18 @@ class Driver:
     few session slots a BMC has until they are closed.
     """
 
-    def __init__(self, *, protocol: str, address: str, power: PowerInterface,
-                 management: ManagementInterface, inspect: InspectInterface,
-                 firmware: FirmwareInterface, health: HealthInterface,
-                 closer: object | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        protocol: str,
+        address: str,
+        power: PowerInterface,
+        management: ManagementInterface,
+        inspect: InspectInterface,
+        firmware: FirmwareInterface,
+        health: HealthInterface,
+        closer: object | None = None,
+    ) -> None:
         self.protocol = protocol
         self.address = address
         self.power = power

@@ -38,28 +38,54 @@ class SettingField:
     help: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.type, "required": self.required,
-                "secret": self.secret, "default": self.default, "help": self.help}
+        return {
+            "name": self.name,
+            "type": self.type,
+            "required": self.required,
+            "secret": self.secret,
+            "default": self.default,
+            "help": self.help,
+        }
 
 
 _COMMON = (
     SettingField("username", "string", required=True, help="BMC user with administrator rights."),
-    SettingField("password", "string", required=True, secret=True,
-                 help="Password of that user; stored encrypted and never shown again."),
-    SettingField("timeout", "number", default=DEFAULT_TIMEOUT,
-                 help="Seconds to wait for one BMC answer before giving up and retrying later."),
+    SettingField(
+        "password",
+        "string",
+        required=True,
+        secret=True,
+        help="Password of that user; stored encrypted and never shown again.",
+    ),
+    SettingField(
+        "timeout",
+        "number",
+        default=DEFAULT_TIMEOUT,
+        help="Seconds to wait for one BMC answer before giving up and retrying later.",
+    ),
 )
 
 SCHEMAS: dict[str, tuple[SettingField, ...]] = {
     PROTOCOL_REDFISH: (
-        SettingField("address", "string", required=True,
-                     help="BMC host name or IP, or a URL such as https://10.0.0.21:8443."),
+        SettingField(
+            "address",
+            "string",
+            required=True,
+            help="BMC host name or IP, or a URL such as https://10.0.0.21:8443.",
+        ),
         SettingField("port", "integer", help="TCP port, if not 443 (https) or 80 (http)."),
         *_COMMON,
-        SettingField("verify_tls", "boolean", default=True,
-                     help="Check the BMC's TLS certificate; turn off only for self-signed BMCs."),
-        SettingField("system_id", "string",
-                     help="Redfish System Id; leave empty when the BMC manages one system."),
+        SettingField(
+            "verify_tls",
+            "boolean",
+            default=True,
+            help="Check the BMC's TLS certificate; turn off only for self-signed BMCs.",
+        ),
+        SettingField(
+            "system_id",
+            "string",
+            help="Redfish System Id; leave empty when the BMC manages one system.",
+        ),
     ),
     PROTOCOL_IPMI: (
         SettingField("address", "string", required=True, help="BMC host name or IP."),
@@ -201,11 +227,16 @@ class BMCSettings:
         cleaned, errors = _clean(protocol, mapping)
         if errors:
             raise BMCSettingsError(errors, address=str(mapping.get("address") or "") or None)
-        return cls(protocol=protocol, address=cleaned["address"], username=cleaned["username"],
-                   password=cleaned["password"], port=cleaned.get("port"),
-                   verify_tls=cleaned.get("verify_tls", True),
-                   system_id=cleaned.get("system_id") or None,
-                   timeout=cleaned.get("timeout") or DEFAULT_TIMEOUT)
+        return cls(
+            protocol=protocol,
+            address=cleaned["address"],
+            username=cleaned["username"],
+            password=cleaned["password"],
+            port=cleaned.get("port"),
+            verify_tls=cleaned.get("verify_tls", True),
+            system_id=cleaned.get("system_id") or None,
+            timeout=cleaned.get("timeout") or DEFAULT_TIMEOUT,
+        )
 
     def validate(self) -> None:
         """Raise BMCSettingsError when the fields do not pass validate_settings."""

@@ -15,16 +15,21 @@ class Deployment(models.Model):
     """One imaging of one node. The single-use callback token is encrypted at rest and
     looked up by its sha256."""
 
-    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE,
-                             related_name="deployments")
-    image = models.ForeignKey("provisioning.Image", on_delete=models.PROTECT,
-                              related_name="deployments")
-    operation = models.ForeignKey("inventory.Operation", null=True, blank=True,
-                                  on_delete=models.SET_NULL, related_name="+")
+    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="deployments")
+    image = models.ForeignKey(
+        "provisioning.Image", on_delete=models.PROTECT, related_name="deployments"
+    )
+    operation = models.ForeignKey(
+        "inventory.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     token = EncryptedTextField(editable=False)
     token_sha256 = models.CharField(max_length=64, unique=True, editable=False)
-    status = models.CharField(max_length=12, choices=DeploymentStatus.choices,
-                              default=DeploymentStatus.WAITING, db_index=True)
+    status = models.CharField(
+        max_length=12,
+        choices=DeploymentStatus.choices,
+        default=DeploymentStatus.WAITING,
+        db_index=True,
+    )
     deadline = models.DateTimeField()
     created = models.DateTimeField(auto_now_add=True)
     boot_started = models.DateTimeField(null=True, blank=True)
@@ -36,8 +41,10 @@ class Deployment(models.Model):
         ordering = ["-created"]
         constraints = [
             models.UniqueConstraint(
-                fields=["node"], condition=models.Q(status=DeploymentStatus.WAITING),
-                name="one_waiting_deployment_per_node"),
+                fields=["node"],
+                condition=models.Q(status=DeploymentStatus.WAITING),
+                name="one_waiting_deployment_per_node",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -53,8 +60,13 @@ class Deployment(models.Model):
 class BootRequest(models.Model):
     """Every network-boot script request: the node page shows the last one."""
 
-    node = models.ForeignKey("inventory.Node", null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="boot_requests")
+    node = models.ForeignKey(
+        "inventory.Node",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="boot_requests",
+    )
     mac = models.CharField(max_length=17, db_index=True)
     state = models.CharField(max_length=20, blank=True)
     answer = models.CharField(max_length=12)  # deploy / local / unknown / error

@@ -3,8 +3,9 @@ from django.db import models
 from django.urls import reverse
 
 SHA256 = RegexValidator(r"^[0-9a-f]{64}\Z", "A sha256 is 64 lower-case hex digits.")
-NAME = RegexValidator(r"^[a-z0-9][a-z0-9._-]{0,62}\Z",
-                      "Lower-case letters, digits, '.', '_' and '-' (max 63).")
+NAME = RegexValidator(
+    r"^[a-z0-9][a-z0-9._-]{0,62}\Z", "Lower-case letters, digits, '.', '_' and '-' (max 63)."
+)
 
 
 class ImageState(models.TextChoices):
@@ -18,8 +19,9 @@ class Image(models.Model):
 
     name = models.CharField(max_length=63, validators=[NAME])
     version = models.CharField(max_length=63, validators=[NAME])
-    state = models.CharField(max_length=12, choices=ImageState.choices,
-                             default=ImageState.DRAFT, editable=False)
+    state = models.CharField(
+        max_length=12, choices=ImageState.choices, default=ImageState.DRAFT, editable=False
+    )
     kernel_url = models.URLField(max_length=500)
     initrd_url = models.URLField(max_length=500)
     rootfs_url = models.URLField(max_length=500, blank=True)
@@ -27,18 +29,20 @@ class Image(models.Model):
     initrd_sha256 = models.CharField(max_length=64, validators=[SHA256])
     rootfs_sha256 = models.CharField(max_length=64, validators=[SHA256], blank=True)
     signature = models.TextField(
-        blank=True, help_text="Base64 detached ed25519 signature of the image manifest.")
+        blank=True, help_text="Base64 detached ed25519 signature of the image manifest."
+    )
     cmdline = models.CharField(
         max_length=1024,
         default="console=tty0 console=ttyS0,115200n8 corral.hostname={hostname} "
-                "corral.callback={callback_url} corral.token={token} corral.image={image_name} "
-                "corral.version={image_version}",
+        "corral.callback={callback_url} corral.token={token} corral.image={image_name} "
+        "corral.version={image_version}",
         help_text="Kernel command line; {callback_url} and {token} are filled per deploy.",
     )
     baseline = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='Expected versions: {"kernel": .., "driver": .., "cuda": .., "nccl": .., '
-                  '"dcgm": .., "firmware": {component: version}}',
+        '"dcgm": .., "firmware": {component: version}}',
     )
     created = models.DateTimeField(auto_now_add=True)
     published = models.DateTimeField(null=True, blank=True, editable=False)
@@ -58,8 +62,10 @@ class Image(models.Model):
 
     def artifacts(self) -> list[tuple[str, str, str]]:
         """(name, url, sha256) of every artifact the image has."""
-        items = [("kernel", self.kernel_url, self.kernel_sha256),
-                 ("initrd", self.initrd_url, self.initrd_sha256)]
+        items = [
+            ("kernel", self.kernel_url, self.kernel_sha256),
+            ("initrd", self.initrd_url, self.initrd_sha256),
+        ]
         if self.rootfs_url:
             items.append(("rootfs", self.rootfs_url, self.rootfs_sha256))
         return items

@@ -21,8 +21,9 @@ class Subnet(models.Model):
     pool_start = models.GenericIPAddressField(protocol="IPv4", null=True, blank=True)
     pool_end = models.GenericIPAddressField(protocol="IPv4", null=True, blank=True)
     boot_base_url = models.URLField(help_text="How nodes on this subnet reach Corral's /boot/.")
-    next_server = models.GenericIPAddressField(protocol="IPv4", null=True, blank=True,
-                                               help_text="TFTP server for the iPXE binaries.")
+    next_server = models.GenericIPAddressField(
+        protocol="IPv4", null=True, blank=True, help_text="TFTP server for the iPXE binaries."
+    )
 
     class Meta:
         ordering = ["site", "cidr"]

@@ -137,8 +137,7 @@ class ViewSetTests:
         assert resp.status_code == status, resp.content
         assert self.spec.model.objects.filter(pk=target.pk).exists() == (status != 204)
 
-    def test_list_queries_do_not_grow_with_the_rows(self, api, db,
-                                                    django_assert_max_num_queries):
+    def test_list_queries_do_not_grow_with_the_rows(self, api, db, django_assert_max_num_queries):
         client = api("admin")
         self.spec.make()
         with django_assert_max_num_queries(self.spec.list_queries) as one:

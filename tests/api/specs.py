@@ -42,40 +42,53 @@ from validation.models import CheckResult, GateProfile, GateRun
 R, W = READERS, WRITERS
 ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     # basename        list retrieve create update delete   (who passes the permission check)
-    "site":            (R, R, W, W, W),
-    "rack":            (R, R, W, W, W),
-    "node":            (R, R, W, W, W),
+    "site": (R, R, W, W, W),
+    "rack": (R, R, W, W, W),
+    "node": (R, R, W, W, W),
     "networkinterface": (R, R, W, W, W),
-    "lifecycleevent":  (R, R, W, W, W),
-    "operation":       (R, R, W, W, W),
-    "rmacase":         (R, R, W, W, W),
-    "image":           (R, R, W, W, W),
-    "deployment":      (R, R, W, W, W),
-    "bootrequest":     (R, R, W, W, W),
-    "subnet":          (R, R, W, W, W),
-    "gateprofile":     (R, R, W, W, W),
-    "gaterun":         (R, R, W, W, W),
-    "checkresult":     (R, R, W, W, W),
+    "lifecycleevent": (R, R, W, W, W),
+    "operation": (R, R, W, W, W),
+    "rmacase": (R, R, W, W, W),
+    "image": (R, R, W, W, W),
+    "deployment": (R, R, W, W, W),
+    "bootrequest": (R, R, W, W, W),
+    "subnet": (R, R, W, W, W),
+    "gateprofile": (R, R, W, W, W),
+    "gaterun": (R, R, W, W, W),
+    "checkresult": (R, R, W, W, W),
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
 
 def node_body() -> dict:
     return {
-        "rack": RackFactory().pk, "rack_unit": 1, "u_height": 4, "serial": "SN-API-NEW",
-        "hostname": "gpu-api-new", "model": "HGX H100 8-GPU", "gpu_model": "H100-SXM",
+        "rack": RackFactory().pk,
+        "rack_unit": 1,
+        "u_height": 4,
+        "serial": "SN-API-NEW",
+        "hostname": "gpu-api-new",
+        "model": "HGX H100 8-GPU",
+        "gpu_model": "H100-SXM",
         "gpu_count": 8,
-        "bmc": {"protocol": "redfish", "address": "https://10.9.0.21", "username": "admin",
-                "password": "new-bmc-pass"},
+        "bmc": {
+            "protocol": "redfish",
+            "address": "https://10.9.0.21",
+            "username": "admin",
+            "password": "new-bmc-pass",
+        },
         "interfaces": [{"mac": "52:54:00:ee:00:01", "boot": True, "ip": "10.9.1.11"}],
     }
 
 
 def image_body() -> dict:
-    return {"name": "rocky-gpu", "version": "9.5.0",
-            "kernel_url": "http://10.0.0.5/img/rocky/vmlinuz",
-            "initrd_url": "http://10.0.0.5/img/rocky/initrd.img",
-            "kernel_sha256": "a" * 64, "initrd_sha256": "b" * 64}
+    return {
+        "name": "rocky-gpu",
+        "version": "9.5.0",
+        "kernel_url": "http://10.0.0.5/img/rocky/vmlinuz",
+        "initrd_url": "http://10.0.0.5/img/rocky/initrd.img",
+        "kernel_sha256": "a" * 64,
+        "initrd_sha256": "b" * 64,
+    }
 
 
 def profile_spec(name: str, **changes) -> dict:
@@ -87,80 +100,161 @@ def spec(basename: str, **fields) -> ViewSetSpec:
 
 
 SITES = spec(
-    "site", url="/api/v1/sites/", model=Site, make=SiteFactory,
+    "site",
+    url="/api/v1/sites/",
+    model=Site,
+    make=SiteFactory,
     create=lambda: {"name": "Hall API", "slug": "hall-api"},
     update=lambda site: {"description": "east wing, row B"},
-    list_queries=4, detail_queries=3,
+    list_queries=4,
+    detail_queries=3,
 )
 RACKS = spec(
-    "rack", url="/api/v1/racks/", model=Rack, make=RackFactory,
+    "rack",
+    url="/api/v1/racks/",
+    model=Rack,
+    make=RackFactory,
     create=lambda: {"site": SiteFactory().pk, "name": "r-api", "u_height": 42},
     update=lambda rack: {"row": "B", "fabric": "ib-400g"},
-    list_queries=4, detail_queries=3,
+    list_queries=4,
+    detail_queries=3,
 )
 NODES = spec(
-    "node", url="/api/v1/nodes/", model=Node, make=NodeFactory,
-    create=node_body, update=lambda node: {"model": "HGX H200 8-GPU", "gpu_count": 4},
-    list_queries=6, detail_queries=5,  # + labels, interfaces (prefetched)
+    "node",
+    url="/api/v1/nodes/",
+    model=Node,
+    make=NodeFactory,
+    create=node_body,
+    update=lambda node: {"model": "HGX H200 8-GPU", "gpu_count": 4},
+    list_queries=6,
+    detail_queries=5,  # + labels, interfaces (prefetched)
 )
 INTERFACES = spec(
-    "networkinterface", url="/api/v1/interfaces/", model=NetworkInterface,
+    "networkinterface",
+    url="/api/v1/interfaces/",
+    model=NetworkInterface,
     make=lambda: InterfaceFactory(node=NodeFactory(nic=None)),
-    create=lambda: {"node": NodeFactory(nic=None).pk, "mac": "52:54:00:ee:00:02",
-                    "boot": True},
+    create=lambda: {"node": NodeFactory(nic=None).pk, "mac": "52:54:00:ee:00:02", "boot": True},
     update=lambda nic: {"fabric_rail": 3, "name": "eth0"},
-    list_queries=4, detail_queries=3,
+    list_queries=4,
+    detail_queries=3,
 )
 EVENTS = spec(
-    "lifecycleevent", url="/api/v1/events/", model=LifecycleEvent,
-    make=LifecycleEventFactory, offers=READ_ONLY, list_queries=4, detail_queries=3,
+    "lifecycleevent",
+    url="/api/v1/events/",
+    model=LifecycleEvent,
+    make=LifecycleEventFactory,
+    offers=READ_ONLY,
+    list_queries=4,
+    detail_queries=3,
 )
 OPERATIONS = spec(
-    "operation", url="/api/v1/operations/", model=Operation, make=OperationFactory,
-    offers=READ_ONLY, list_queries=5, detail_queries=4,  # + children (prefetched)
+    "operation",
+    url="/api/v1/operations/",
+    model=Operation,
+    make=OperationFactory,
+    offers=READ_ONLY,
+    list_queries=5,
+    detail_queries=4,  # + children (prefetched)
 )
 RMA_CASES = spec(
-    "rmacase", url="/api/v1/rma-cases/", model=RMACase, make=RMACaseFactory,
+    "rmacase",
+    url="/api/v1/rma-cases/",
+    model=RMACase,
+    make=RMACaseFactory,
     offers=frozenset({"list", "retrieve", "update"}),
     update=lambda case: {"ticket": "VEND-4711", "resolution": "board swapped"},
-    list_queries=4, detail_queries=3,
+    list_queries=4,
+    detail_queries=3,
 )
 IMAGES = spec(
-    "image", url="/api/v1/images/", model=Image, make=DraftImageFactory,
-    create=image_body, update=lambda image: {"cmdline": "console=ttyS0 corral.token={token}"},
-    list_queries=4, detail_queries=3,
+    "image",
+    url="/api/v1/images/",
+    model=Image,
+    make=DraftImageFactory,
+    create=image_body,
+    update=lambda image: {"cmdline": "console=ttyS0 corral.token={token}"},
+    list_queries=4,
+    detail_queries=3,
 )
 DEPLOYMENTS = spec(
-    "deployment", url="/api/v1/deployments/", model=Deployment, make=DeploymentFactory,
-    offers=READ_ONLY, list_queries=4, detail_queries=3,
+    "deployment",
+    url="/api/v1/deployments/",
+    model=Deployment,
+    make=DeploymentFactory,
+    offers=READ_ONLY,
+    list_queries=4,
+    detail_queries=3,
 )
 BOOT_REQUESTS = spec(
-    "bootrequest", url="/api/v1/boot-requests/", model=BootRequest, make=BootRequestFactory,
-    offers=READ_ONLY, list_queries=4, detail_queries=3,
+    "bootrequest",
+    url="/api/v1/boot-requests/",
+    model=BootRequest,
+    make=BootRequestFactory,
+    offers=READ_ONLY,
+    list_queries=4,
+    detail_queries=3,
 )
 SUBNETS = spec(
-    "subnet", url="/api/v1/subnets/", model=Subnet, make=SubnetFactory,
-    create=lambda: {"site": SiteFactory().pk, "cidr": "10.250.0.0/24",
-                    "gateway": "10.250.0.1", "boot_base_url": "http://10.250.0.5:8000"},
+    "subnet",
+    url="/api/v1/subnets/",
+    model=Subnet,
+    make=SubnetFactory,
+    create=lambda: {
+        "site": SiteFactory().pk,
+        "cidr": "10.250.0.0/24",
+        "gateway": "10.250.0.1",
+        "boot_base_url": "http://10.250.0.5:8000",
+    },
     update=lambda subnet: {"boot_base_url": "http://10.20.0.6:8000"},
-    list_queries=4, detail_queries=3,
+    list_queries=4,
+    detail_queries=3,
 )
 GATE_PROFILES = spec(
-    "gateprofile", url="/api/v1/gate-profiles/", model=GateProfile, make=GateProfileFactory,
+    "gateprofile",
+    url="/api/v1/gate-profiles/",
+    model=GateProfile,
+    make=GateProfileFactory,
     create=lambda: {"name": "api-profile", "spec": profile_spec("api-profile")},
     update=lambda p: {"spec": profile_spec(p.name, title="Renamed over the API")},
-    list_queries=4, detail_queries=3,
+    list_queries=4,
+    detail_queries=3,
 )
 GATE_RUNS = spec(
-    "gaterun", url="/api/v1/gate-runs/", model=GateRun, make=GateRunFactory,
-    offers=READ_ONLY, list_queries=4, detail_queries=3,
+    "gaterun",
+    url="/api/v1/gate-runs/",
+    model=GateRun,
+    make=GateRunFactory,
+    offers=READ_ONLY,
+    list_queries=4,
+    detail_queries=3,
 )
 CHECK_RESULTS = spec(
-    "checkresult", url="/api/v1/check-results/", model=CheckResult, make=CheckResultFactory,
-    offers=READ_ONLY, list_queries=4, detail_queries=3,
+    "checkresult",
+    url="/api/v1/check-results/",
+    model=CheckResult,
+    make=CheckResultFactory,
+    offers=READ_ONLY,
+    list_queries=4,
+    detail_queries=3,
 )
 
-SPECS = (SITES, RACKS, NODES, INTERFACES, EVENTS, OPERATIONS, RMA_CASES, IMAGES, DEPLOYMENTS,
-         BOOT_REQUESTS, SUBNETS, GATE_PROFILES, GATE_RUNS, CHECK_RESULTS)
-assert {s.basename for s in SPECS} == set(ACCESS) and all(len(r) == len(OPS)
-                                                          for r in ACCESS.values())
+SPECS = (
+    SITES,
+    RACKS,
+    NODES,
+    INTERFACES,
+    EVENTS,
+    OPERATIONS,
+    RMA_CASES,
+    IMAGES,
+    DEPLOYMENTS,
+    BOOT_REQUESTS,
+    SUBNETS,
+    GATE_PROFILES,
+    GATE_RUNS,
+    CHECK_RESULTS,
+)
+assert {s.basename for s in SPECS} == set(ACCESS) and all(
+    len(r) == len(OPS) for r in ACCESS.values()
+)

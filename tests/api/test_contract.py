@@ -43,20 +43,29 @@ class Route:
 
 def node_action():
     node = NodeFactory()
-    return (f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "end of life"},
-            lambda: Node.objects.get(pk=node.pk).state)
+    return (
+        f"/api/v1/nodes/{node.pk}/actions/decommission/",
+        {"reason": "end of life"},
+        lambda: Node.objects.get(pk=node.pk).state,
+    )
 
 
 def bulk_action():
     node = NodeFactory()
-    return ("/api/v1/nodes/actions/decommission/", {"nodes": [node.pk], "reason": "hall closed"},
-            lambda: Node.objects.get(pk=node.pk).state)
+    return (
+        "/api/v1/nodes/actions/decommission/",
+        {"nodes": [node.pk], "reason": "hall closed"},
+        lambda: Node.objects.get(pk=node.pk).state,
+    )
 
 
 def rack_action():
     node = NodeFactory()
-    return (f"/api/v1/racks/{node.rack_id}/actions/decommission/", {"reason": "rack gone"},
-            lambda: Node.objects.get(pk=node.pk).state)
+    return (
+        f"/api/v1/racks/{node.rack_id}/actions/decommission/",
+        {"reason": "rack gone"},
+        lambda: Node.objects.get(pk=node.pk).state,
+    )
 
 
 def list_actions():
@@ -65,20 +74,29 @@ def list_actions():
 
 def publish():
     image = DraftImageFactory()
-    return (f"/api/v1/images/{image.pk}/publish/", {},
-            lambda: Operation.objects.filter(kind="publish_image").count())
+    return (
+        f"/api/v1/images/{image.pk}/publish/",
+        {},
+        lambda: Operation.objects.filter(kind="publish_image").count(),
+    )
 
 
 def deprecate():
     image = ImageFactory()
-    return (f"/api/v1/images/{image.pk}/deprecate/", {},
-            lambda: Image.objects.get(pk=image.pk).state)
+    return (
+        f"/api/v1/images/{image.pk}/deprecate/",
+        {},
+        lambda: Image.objects.get(pk=image.pk).state,
+    )
 
 
 def cancel_gate():
     run = GateRunFactory()
-    return (f"/api/v1/gate-runs/{run.pk}/cancel/", {},
-            lambda: GateRun.objects.get(pk=run.pk).cancel_requested)
+    return (
+        f"/api/v1/gate-runs/{run.pk}/cancel/",
+        {},
+        lambda: GateRun.objects.get(pk=run.pk).cancel_requested,
+    )
 
 
 def dhcp_export():
@@ -136,12 +154,16 @@ def fleet_with_secrets(users):
     SubnetFactory(cidr="10.77.0.0/24", gateway="10.77.0.1")
     start_deploy(node, ImageFactory(), DEPLOY_TOKEN)
     api_tokens = [Token.objects.get_or_create(user=user)[0].key for user in users.values()]
-    plaintexts = [*BMC.objects.exclude(password="").values_list("password", flat=True),
-                  *Deployment.objects.values_list("token", flat=True)]
+    plaintexts = [
+        *BMC.objects.exclude(password="").values_list("password", flat=True),
+        *Deployment.objects.values_list("token", flat=True),
+    ]
     assert {BMC_PASSWORD, DEPLOY_TOKEN} <= set(plaintexts)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT password FROM inventory_bmc WHERE password <> ''"
-                       " UNION ALL SELECT token FROM provisioning_deployment")
+        cursor.execute(
+            "SELECT password FROM inventory_bmc WHERE password <> ''"
+            " UNION ALL SELECT token FROM provisioning_deployment"
+        )
         ciphertexts = [row[0] for row in cursor.fetchall()]
     assert ciphertexts and all(FERNET.fullmatch(c) for c in ciphertexts)
     return [*plaintexts, *api_tokens, *ciphertexts, settings.SECRET_KEY]

@@ -18,15 +18,22 @@ def login(page, base: str, username: str) -> None:
     expect(page.locator("h1")).to_have_text("Fleet")
 
 
-def test_technician_filters_opens_a_node_and_drains_it(corral_web, page, shot, celery_worker,
-                                                       settings):
+def test_technician_filters_opens_a_node_and_drains_it(
+    corral_web, page, shot, celery_worker, settings
+):
     site = SiteFactory(slug="dc1", name="DC one")
     rack = RackFactory(site=site, name="r01")
     for i in range(6):
-        NodeFactory(rack=rack, rack_unit=1 + i * 4, u_height=4, hostname=f"gpu-a{i}",
-                    gpu_model="H100-SXM" if i % 2 else "H200-SXM")
-    target = NodeFactory(rack=rack, rack_unit=30, u_height=4, hostname="gpu-busy",
-                         state="in_service")
+        NodeFactory(
+            rack=rack,
+            rack_unit=1 + i * 4,
+            u_height=4,
+            hostname=f"gpu-a{i}",
+            gpu_model="H100-SXM" if i % 2 else "H200-SXM",
+        )
+    target = NodeFactory(
+        rack=rack, rack_unit=30, u_height=4, hostname="gpu-busy", state="in_service"
+    )
     # Hashed as the production server checks it (the suite's MD5 shortcut is not there).
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tina")

@@ -33,18 +33,48 @@ def profile_spec(sshd, burn_output: str, soak_repeat: int = 3) -> dict:
     xid = sshd.stand_in("kernel-log", output="")
     burn = sshd.stand_in("gpu-burn", output=burn_output)
     return {
-        "name": "e2e", "title": "e2e", "version": 1, "gpu_models": ["H100-SXM"],
+        "name": "e2e",
+        "title": "e2e",
+        "version": 1,
+        "gpu_models": ["H100-SXM"],
         "fabrics": ["ib-400g"],
         "phases": [
-            {"name": "preflight", "checks": [
-                {"name": "gpu-health", "tool": "nvidia-smi-csv", "command": str(smi),
-                 "timeout_s": 30, "required": True, "hardware_evidence": True,
-                 "thresholds": {"check_driver": False}},
-                {"name": "kernel-xid", "tool": "xid", "command": str(xid), "timeout_s": 30,
-                 "required": True, "hardware_evidence": True}]},
-            {"name": "burn-in", "soak": {"duration_s": 1, "repeat": soak_repeat}, "checks": [
-                {"name": "gpu-burn", "tool": "gpu-burn", "command": str(burn),
-                 "timeout_s": 30, "required": True, "hardware_evidence": True}]},
+            {
+                "name": "preflight",
+                "checks": [
+                    {
+                        "name": "gpu-health",
+                        "tool": "nvidia-smi-csv",
+                        "command": str(smi),
+                        "timeout_s": 30,
+                        "required": True,
+                        "hardware_evidence": True,
+                        "thresholds": {"check_driver": False},
+                    },
+                    {
+                        "name": "kernel-xid",
+                        "tool": "xid",
+                        "command": str(xid),
+                        "timeout_s": 30,
+                        "required": True,
+                        "hardware_evidence": True,
+                    },
+                ],
+            },
+            {
+                "name": "burn-in",
+                "soak": {"duration_s": 1, "repeat": soak_repeat},
+                "checks": [
+                    {
+                        "name": "gpu-burn",
+                        "tool": "gpu-burn",
+                        "command": str(burn),
+                        "timeout_s": 30,
+                        "required": True,
+                        "hardware_evidence": True,
+                    }
+                ],
+            },
         ],
     }
 
@@ -52,10 +82,16 @@ def profile_spec(sshd, burn_output: str, soak_repeat: int = 3) -> dict:
 @pytest.fixture
 def failed_node(db):
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), fabric="ib-400g")
-    node = NodeFactory(rack=rack, hostname="gpu-gate", gpu_model="H100-SXM", gpu_count=1,
-                       nic=None, state="failed", failed_step="validating")
-    NetworkInterface.objects.create(node=node, mac="52:54:00:9a:7e:01", ip="127.0.0.1",
-                                    boot=True)
+    node = NodeFactory(
+        rack=rack,
+        hostname="gpu-gate",
+        gpu_model="H100-SXM",
+        gpu_count=1,
+        nic=None,
+        state="failed",
+        failed_step="validating",
+    )
+    NetworkInterface.objects.create(node=node, mac="52:54:00:9a:7e:01", ip="127.0.0.1", boot=True)
     return node
 
 
@@ -67,8 +103,7 @@ def use_profile(spec: dict) -> None:
 
 
 def revalidate(api, node):
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/validate/", {},
-                                  format="json")
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/validate/", {}, format="json")
     assert resp.status_code == 202, resp.content
     return resp.data["id"]
 
@@ -81,8 +116,12 @@ def test_all_checks_pass_and_the_node_is_admitted(api, sshd, failed_node, celery
     assert run.status == "passed"
     results = CheckResult.objects.filter(run=run)
     assert [(r.phase, r.check_name, r.iteration) for r in results] == [
-        ("preflight", "gpu-health", 0), ("preflight", "kernel-xid", 0),
-        ("burn-in", "gpu-burn", 0), ("burn-in", "gpu-burn", 1), ("burn-in", "gpu-burn", 2)]
+        ("preflight", "gpu-health", 0),
+        ("preflight", "kernel-xid", 0),
+        ("burn-in", "gpu-burn", 0),
+        ("burn-in", "gpu-burn", 1),
+        ("burn-in", "gpu-burn", 2),
+    ]
     assert all(r.status == "pass" for r in results)
     health = results.get(check_name="gpu-health")
     assert health.stdout.startswith("index, name") and health.exit_code == 0
@@ -92,8 +131,7 @@ def test_all_checks_pass_and_the_node_is_admitted(api, sshd, failed_node, celery
     assert failed_node.ssh_host_key.key == sshd.host_key  # recorded on first contact
 
 
-def test_faulty_gpu_burn_sends_the_node_to_rma_with_evidence(api, sshd, failed_node,
-                                                             celery_worker):
+def test_faulty_gpu_burn_sends_the_node_to_rma_with_evidence(api, sshd, failed_node, celery_worker):
     use_profile(profile_spec(sshd, "gpu-burn-faulty.txt"))
     op = wait_operation(revalidate(api, failed_node), timeout=120)
     assert op.status == "failed"
@@ -111,8 +149,10 @@ def test_faulty_gpu_burn_sends_the_node_to_rma_with_evidence(api, sshd, failed_n
 def test_a_changed_host_key_is_refused(api, sshd, failed_node, celery_worker):
     from validation.models import NodeHostKey
 
-    NodeHostKey.objects.create(node=failed_node, key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI"
-                               "Ht5fFbV6mHI0Lmb0OChHUfeP3fL3C1bwBdSGHrD8OKa")
+    NodeHostKey.objects.create(
+        node=failed_node,
+        key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHt5fFbV6mHI0Lmb0OChHUfeP3fL3C1bwBdSGHrD8OKa",
+    )
     use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt"))
     op = wait_operation(revalidate(api, failed_node), timeout=120)
     assert op.status == "failed"
@@ -122,8 +162,9 @@ def test_a_changed_host_key_is_refused(api, sshd, failed_node, celery_worker):
     assert failed_node.state == "failed"
 
 
-def test_a_soak_shows_progress_and_can_be_cancelled(api, client, users, sshd, failed_node,
-                                                    celery_worker):
+def test_a_soak_shows_progress_and_can_be_cancelled(
+    api, client, users, sshd, failed_node, celery_worker
+):
     use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=500))
     op_id = revalidate(api, failed_node)
     run = None
@@ -149,7 +190,8 @@ def test_a_soak_shows_progress_and_can_be_cancelled(api, client, users, sshd, fa
 
 
 def test_a_gate_step_that_cannot_get_the_node_ends_the_run_with_the_reason(
-        api, sshd, failed_node, celery_worker):
+    api, sshd, failed_node, celery_worker
+):
     """Before, a step that ran out of lock waits left its run `running` for ever."""
     use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt"))
     op_id = revalidate(api, failed_node)
@@ -169,7 +211,8 @@ def test_a_gate_step_that_cannot_get_the_node_ends_the_run_with_the_reason(
 def test_a_profile_with_a_typo_is_refused(api, sshd):
     spec = profile_spec(sshd, "gpu-burn-h100-ok.txt")
     spec["phases"][1]["checks"][0]["thresholds"] = {"min_gflop_per_gpu": 1000}
-    resp = api("admin").post("/api/v1/gate-profiles/", {"name": "typo", "spec": spec},
-                             format="json")
+    resp = api("admin").post(
+        "/api/v1/gate-profiles/", {"name": "typo", "spec": spec}, format="json"
+    )
     assert resp.status_code == 400
     assert "min_gflop_per_gpu" in str(resp.data)

@@ -17,18 +17,28 @@ def test_ipmi_node_is_inspected_to_ready_with_fru_identity(api, ipmi_bmc, celery
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), name="r01")
     ipmi_bmc.reset(power_on=True)
     body = {
-        "rack": rack.pk, "rack_unit": 7, "u_height": 1, "serial": "SN-IPMI-7",
-        "hostname": "ipmi07", "model": "HGX H100 8-GPU", "gpu_model": "H100-SXM",
-        "gpu_count": 8, "interfaces": [{"mac": "52:54:00:e2:e1:07", "boot": True}],
-        "bmc": {"protocol": "ipmi", "address": ipmi_bmc.host, "port": ipmi_bmc.port,
-                "username": ipmi_bmc.username, "password": ipmi_bmc.password},
+        "rack": rack.pk,
+        "rack_unit": 7,
+        "u_height": 1,
+        "serial": "SN-IPMI-7",
+        "hostname": "ipmi07",
+        "model": "HGX H100 8-GPU",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8,
+        "interfaces": [{"mac": "52:54:00:e2:e1:07", "boot": True}],
+        "bmc": {
+            "protocol": "ipmi",
+            "address": ipmi_bmc.host,
+            "port": ipmi_bmc.port,
+            "username": ipmi_bmc.username,
+            "password": ipmi_bmc.password,
+        },
     }
     created = api("integration").post("/api/v1/nodes/", body, format="json")
     assert created.status_code == 201, created.content
     node_id = created.data["id"]
 
-    resp = api("technician").post(f"/api/v1/nodes/{node_id}/actions/inspect/", {},
-                                  format="json")
+    resp = api("technician").post(f"/api/v1/nodes/{node_id}/actions/inspect/", {}, format="json")
     assert resp.status_code == 202, resp.content
     op = wait_operation(resp.data["id"])
     assert op.status == "succeeded", op.error
@@ -38,7 +48,11 @@ def test_ipmi_node_is_inspected_to_ready_with_fru_identity(api, ipmi_bmc, celery
     assert data["power_state"] == "on"
     hw = data["hardware_facts"]
     assert (hw["manufacturer"], hw["model"], hw["serial"], hw["uuid"]) == (
-        "Corral Test Systems", "HGX H100 8-GPU", ipmi_bmc.fru.serial, SYSTEM_UUID)
+        "Corral Test Systems",
+        "HGX H100 8-GPU",
+        ipmi_bmc.fru.serial,
+        SYSTEM_UUID,
+    )
     assert sorted(hw["unavailable"]) == ["gpus", "memory", "nics", "processors", "storage"]
     assert "IPMI has no standard command that lists NICs" in hw["unavailable"]["nics"]
     assert [(c["id"], c["version"]) for c in data["firmware_facts"]] == [("BMC", "9.8")]

@@ -16,27 +16,43 @@ GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the web server (guest
 
 @pytest.fixture
 def corral_web_env():
-    return {"ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100", "CORRAL_BOOT_BASE_URL":
-            GUEST_APP, "CORRAL_GATE_ON_PHONE_HOME": "false"}  # gates: see test_gates.py
+    return {
+        "ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100",
+        "CORRAL_BOOT_BASE_URL": GUEST_APP,
+        "CORRAL_GATE_ON_PHONE_HOME": "false",
+    }  # gates: see test_gates.py
 
 
 def test_ipxe_boots_the_image_and_the_node_phones_home(
-        api, corral_web, netboot, sushy_emulator, celery_worker):
+    api, corral_web, netboot, sushy_emulator, celery_worker
+):
     files = netboot.files
     image = Image.objects.create(
-        name="debian-netboot", version=netboot.artifacts.kernel_version.replace("+", "-"),
-        state="published", kernel_url=files.kernel_url, initrd_url=files.initrd_url,
-        kernel_sha256=files.kernel_sha256, initrd_sha256=files.initrd_sha256)
+        name="debian-netboot",
+        version=netboot.artifacts.kernel_version.replace("+", "-"),
+        state="published",
+        kernel_url=files.kernel_url,
+        initrd_url=files.initrd_url,
+        kernel_sha256=files.kernel_sha256,
+        initrd_sha256=files.initrd_sha256,
+    )
     mac, serial, uuid = netboot.identity()
     system = sushy_emulator.systems[2]
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
-    node = NodeFactory(rack=rack, hostname="gpu-qemu", serial=serial, nic=None,
-                       bmc__address=sushy_emulator.address, bmc__system_id=system.uuid,
-                       state="ready")
+    node = NodeFactory(
+        rack=rack,
+        hostname="gpu-qemu",
+        serial=serial,
+        nic=None,
+        bmc__address=sushy_emulator.address,
+        bmc__system_id=system.uuid,
+        state="ready",
+    )
     NetworkInterface.objects.create(node=node, mac=mac, boot=True)
 
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/deploy/",
-                                  {"params": {"image": image.pk}}, format="json")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/deploy/", {"params": {"image": image.pk}}, format="json"
+    )
     assert resp.status_code == 202, resp.content
     assert wait_operation(resp.data["id"]).status == "succeeded"
     node.refresh_from_db()

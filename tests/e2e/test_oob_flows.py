@@ -19,9 +19,15 @@ def rack(db):
 
 def enroll(api, rack, n: int, bmc: dict) -> dict:
     body = {
-        "rack": rack.pk, "rack_unit": n, "u_height": 1, "serial": f"SN-E2E-{n}",
-        "hostname": f"e2e{n:02d}", "model": "HGX H100 8-GPU", "gpu_model": "H100-SXM",
-        "gpu_count": 8, "bmc": {"verify_tls": False, **bmc},
+        "rack": rack.pk,
+        "rack_unit": n,
+        "u_height": 1,
+        "serial": f"SN-E2E-{n}",
+        "hostname": f"e2e{n:02d}",
+        "model": "HGX H100 8-GPU",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8,
+        "bmc": {"verify_tls": False, **bmc},
         "interfaces": [{"mac": f"52:54:00:e2:e0:{n:02x}", "boot": True}],
     }
     resp = api("integration").post("/api/v1/nodes/", body, format="json")
@@ -30,16 +36,25 @@ def enroll(api, rack, n: int, bmc: dict) -> dict:
 
 
 def act(api, node_id: int, name: str) -> Operation:
-    resp = api("technician").post(f"/api/v1/nodes/{node_id}/actions/{name}/", {},
-                                  format="json")
+    resp = api("technician").post(f"/api/v1/nodes/{node_id}/actions/{name}/", {}, format="json")
     assert resp.status_code == 202, resp.content
     return wait_operation(resp.data["id"])
 
 
 def test_enrolled_node_is_inspected_to_ready_with_hardware_and_firmware(
-        api, rack, sushy_static, celery_worker):
-    node = enroll(api, rack, 1, {"protocol": "redfish", "address": sushy_static.address,
-                                 "username": "admin", "password": "pw"})
+    api, rack, sushy_static, celery_worker
+):
+    node = enroll(
+        api,
+        rack,
+        1,
+        {
+            "protocol": "redfish",
+            "address": sushy_static.address,
+            "username": "admin",
+            "password": "pw",
+        },
+    )
     op = act(api, node["id"], "inspect")
     assert op.status == "succeeded", op.error
     data = api("manager").get(f"/api/v1/nodes/{node['id']}/").data
@@ -52,18 +67,28 @@ def test_enrolled_node_is_inspected_to_ready_with_hardware_and_firmware(
     firmware = {c["id"]: c["version"] for c in data["firmware_facts"]}
     assert firmware["BMC"] == "1.45.455b66-rev4"
     assert data["power_state"] in ("on", "off")
-    events = [(e["from_state"], e["to_state"]) for e in
-              api("manager").get("/api/v1/events/", {"node": node["id"]}).data["results"]]
+    events = [
+        (e["from_state"], e["to_state"])
+        for e in api("manager").get("/api/v1/events/", {"node": node["id"]}).data["results"]
+    ]
     assert events == [("inspecting", "ready"), ("enrolled", "inspecting")]
 
 
-def test_power_cycle_and_pxe_reach_the_redfish_emulator(api, rack, sushy_emulator,
-                                                       celery_worker):
+def test_power_cycle_and_pxe_reach_the_redfish_emulator(api, rack, sushy_emulator, celery_worker):
     system = sushy_emulator.systems[0]
     sushy_emulator.force_power(system.uuid, "ForceOff")
-    node = enroll(api, rack, 2, {"protocol": "redfish", "address": sushy_emulator.address,
-                                 "username": "admin", "password": "pw",
-                                 "system_id": system.uuid})
+    node = enroll(
+        api,
+        rack,
+        2,
+        {
+            "protocol": "redfish",
+            "address": sushy_emulator.address,
+            "username": "admin",
+            "password": "pw",
+            "system_id": system.uuid,
+        },
+    )
     op = act(api, node["id"], "power_on")
     assert op.status == "succeeded", op.error
     assert sushy_emulator.power_state(system.uuid) == "On"
@@ -85,9 +110,18 @@ def test_power_cycle_and_pxe_reach_the_redfish_emulator(api, rack, sushy_emulato
 
 
 def test_ipmi_power_and_pxe_reach_the_chassis(api, rack, ipmi_bmc, celery_worker):
-    node = enroll(api, rack, 3, {"protocol": "ipmi", "address": ipmi_bmc.host,
-                                 "port": ipmi_bmc.port, "username": ipmi_bmc.username,
-                                 "password": ipmi_bmc.password})
+    node = enroll(
+        api,
+        rack,
+        3,
+        {
+            "protocol": "ipmi",
+            "address": ipmi_bmc.host,
+            "port": ipmi_bmc.port,
+            "username": ipmi_bmc.username,
+            "password": ipmi_bmc.password,
+        },
+    )
     assert act(api, node["id"], "power_on").status == "succeeded"
     assert act(api, node["id"], "boot_pxe").status == "succeeded"
     assert ipmi_bmc.power() == "on"
@@ -96,11 +130,21 @@ def test_ipmi_power_and_pxe_reach_the_chassis(api, rack, ipmi_bmc, celery_worker
 
 
 def test_wrong_password_fails_inspection_once_with_a_clear_message(
-        api, rack, sushy_emulator_factory, celery_worker):
+    api, rack, sushy_emulator_factory, celery_worker
+):
     guarded = sushy_emulator_factory(systems=1, auth=("admin", "right-Pass-1"))
-    node = enroll(api, rack, 4, {"protocol": "redfish", "address": guarded.address,
-                                 "username": "admin", "password": "wrong-Pass-1",
-                                 "system_id": guarded.systems[0].uuid})
+    node = enroll(
+        api,
+        rack,
+        4,
+        {
+            "protocol": "redfish",
+            "address": guarded.address,
+            "username": "admin",
+            "password": "wrong-Pass-1",
+            "system_id": guarded.systems[0].uuid,
+        },
+    )
     started = time.monotonic()
     op = act(api, node["id"], "inspect")
     assert time.monotonic() - started < 20  # fatal: no retries with backoff
@@ -113,16 +157,29 @@ def test_wrong_password_fails_inspection_once_with_a_clear_message(
     assert row.reservation is None
 
 
-def test_rack_power_on_fans_out_with_a_stagger(api, rack, sushy_emulator_factory,
-                                               celery_worker, settings):
+def test_rack_power_on_fans_out_with_a_stagger(
+    api, rack, sushy_emulator_factory, celery_worker, settings
+):
     emulator = sushy_emulator_factory(systems=6)
     ids = []
     for i, system in enumerate(emulator.systems, start=10):
-        ids.append(enroll(api, rack, i, {"protocol": "redfish", "address": emulator.address,
-                                         "username": "admin", "password": "pw",
-                                         "system_id": system.uuid})["id"])
-    resp = api("technician").post(f"/api/v1/racks/{rack.pk}/actions/power/", {"state": "on"},
-                                  format="json")
+        ids.append(
+            enroll(
+                api,
+                rack,
+                i,
+                {
+                    "protocol": "redfish",
+                    "address": emulator.address,
+                    "username": "admin",
+                    "password": "pw",
+                    "system_id": system.uuid,
+                },
+            )["id"]
+        )
+    resp = api("technician").post(
+        f"/api/v1/racks/{rack.pk}/actions/power/", {"state": "on"}, format="json"
+    )
     assert resp.status_code == 202, resp.content
     parent = wait_operation(resp.data["id"], timeout=90)
     assert parent.status == "succeeded", parent.error
@@ -136,8 +193,12 @@ def test_unreachable_bmc_is_retried_then_fails_with_a_clear_message(api, rack, c
     from tests.peers.util import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens here
-    node = enroll(api, rack, 5, {"protocol": "redfish", "address": dead, "username": "admin",
-                                 "password": "pw"})
+    node = enroll(
+        api,
+        rack,
+        5,
+        {"protocol": "redfish", "address": dead, "username": "admin", "password": "pw"},
+    )
     op = act(api, node["id"], "inspect")
     assert op.status == "failed"
     assert "127.0.0.1" in op.error and "gave up after 2 retries" in op.error

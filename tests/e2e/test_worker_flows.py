@@ -11,8 +11,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_drain_runs_on_the_site_queue_and_ends_drained(api, celery_worker):
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
     node = NodeFactory(rack=rack, state="in_service")
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/drain/",
-                                  {"reason": "kernel update"}, format="json")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/drain/", {"reason": "kernel update"}, format="json"
+    )
     assert resp.status_code == 202, resp.content
     op = wait_operation(resp.data["id"])
     assert op.status == "succeeded", op.error

@@ -14,10 +14,20 @@ PASSWORD = "Very-Secret-BMC-Pa55"
 
 def node_payload(rack, **overrides):
     body = {
-        "rack": rack.pk, "rack_unit": 1, "u_height": 4, "serial": "SN1", "hostname": "gpu001",
-        "model": "HGX H100 8-GPU", "gpu_model": "H100-SXM", "gpu_count": 8,
-        "bmc": {"protocol": "redfish", "address": "https://10.0.0.21", "username": "admin",
-                "password": PASSWORD},
+        "rack": rack.pk,
+        "rack_unit": 1,
+        "u_height": 4,
+        "serial": "SN1",
+        "hostname": "gpu001",
+        "model": "HGX H100 8-GPU",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8,
+        "bmc": {
+            "protocol": "redfish",
+            "address": "https://10.0.0.21",
+            "username": "admin",
+            "password": PASSWORD,
+        },
         "interfaces": [{"mac": "52:54:00:00:00:01", "boot": True, "ip": "10.20.0.11"}],
     }
     body.update(overrides)
@@ -62,10 +72,16 @@ def test_password_is_ciphertext_in_the_database(rack):
 @pytest.mark.parametrize(
     ("mutate", "field", "text"),
     [
-        (lambda b: b["interfaces"][0].update(mac="52:54:00:zz:00:01"), "interfaces",
-         "is not a MAC address"),
-        (lambda b: b["bmc"].update(address="not a host!"), "bmc.address",
-         "is not a valid host name or IP address"),
+        (
+            lambda b: b["interfaces"][0].update(mac="52:54:00:zz:00:01"),
+            "interfaces",
+            "is not a MAC address",
+        ),
+        (
+            lambda b: b["bmc"].update(address="not a host!"),
+            "bmc.address",
+            "is not a valid host name or IP address",
+        ),
         (lambda b: b.update(rack_unit=40), "rack_unit", "does not fit in rack r01"),
         (lambda b: b.update(hostname="GPU_001"), "hostname", "short hostname"),
         (lambda b: b["bmc"].update(protocol="snmp"), "bmc", "not a valid choice"),
@@ -114,9 +130,11 @@ def test_overlapping_units_are_refused_with_the_neighbour_named(api, rack):
 @pytest.mark.django_db
 def test_update_without_password_keeps_it(api, node):
     client = api("integration")
-    resp = client.patch(f"/api/v1/nodes/{node.pk}/",
-                        {"bmc": {"protocol": "ipmi", "address": "10.0.0.9", "username": "root"}},
-                        format="json")
+    resp = client.patch(
+        f"/api/v1/nodes/{node.pk}/",
+        {"bmc": {"protocol": "ipmi", "address": "10.0.0.9", "username": "root"}},
+        format="json",
+    )
     assert resp.status_code == 200, resp.content
     node.bmc.refresh_from_db()
     assert (node.bmc.protocol, node.bmc.password) == ("ipmi", "s3cret-bmc-pass")
@@ -124,14 +142,17 @@ def test_update_without_password_keeps_it(api, node):
 
 @pytest.mark.django_db
 def test_action_returns_202_with_operation_and_records_the_actor(api, node, users):
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
-                                  {"reason": "cracked board"}, format="json")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "cracked board"}, format="json"
+    )
     assert resp.status_code == 202
     assert resp.data["kind"] == "decommission"
     assert resp.data["status"] == "succeeded"
     event = node.events.get()
     assert (event.actor, event.reason, event.to_state) == (
-        "token:technician-user", "cracked board", "decommissioned"
+        "token:technician-user",
+        "cracked board",
+        "decommissioned",
     )
     op = api("manager").get(f"/api/v1/operations/{resp.data['id']}/")
     assert op.status_code == 200 and op.data["node"] == node.pk
@@ -151,8 +172,9 @@ def test_illegal_action_is_a_409_listing_what_is_allowed(api, node):
 @pytest.mark.django_db
 def test_locked_node_is_a_409_naming_the_holder(api, node):
     Node.objects.filter(pk=node.pk).update(reservation="operation 7 (inspect)")
-    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/decommission/",
-                                  {"reason": "x"}, format="json")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "x"}, format="json"
+    )
     assert resp.status_code == 409
     assert resp.data["locked_by"] == "operation 7 (inspect)"
     node.refresh_from_db()
@@ -216,20 +238,39 @@ def test_a_trailing_newline_cannot_sneak_into_a_hostname(rack):
 @pytest.mark.parametrize(
     ("bmc", "field", "text"),
     [
-        ({"protocol": "ipmi", "address": "10.0.0.21", "username": "u" * 17},
-         "bmc.username", "IPMI user names are at most 16 bytes"),
-        ({"protocol": "ipmi", "address": "10.0.0.21", "password": "p" * 21},
-         "bmc.password", "IPMI passwords are at most 20 bytes"),
-        ({"protocol": "ipmi", "address": "https://10.0.0.21"},
-         "bmc.address", "must be a host name or IP address"),
+        (
+            {"protocol": "ipmi", "address": "10.0.0.21", "username": "u" * 17},
+            "bmc.username",
+            "IPMI user names are at most 16 bytes",
+        ),
+        (
+            {"protocol": "ipmi", "address": "10.0.0.21", "password": "p" * 21},
+            "bmc.password",
+            "IPMI passwords are at most 20 bytes",
+        ),
+        (
+            {"protocol": "ipmi", "address": "https://10.0.0.21"},
+            "bmc.address",
+            "must be a host name or IP address",
+        ),
         ({"address": "https://admin:pw@10.0.0.21"}, "bmc.address", "must not contain credentials"),
         ({"address": "https://10.0.0.21/some/path"}, "bmc.address", "must not have a path"),
-        ({"protocol": "ipmi", "address": "10.0.0.21", "system_id": "Blade2"},
-         "bmc.system_id", "is not a setting of the ipmi driver"),
+        (
+            {"protocol": "ipmi", "address": "10.0.0.21", "system_id": "Blade2"},
+            "bmc.system_id",
+            "is not a setting of the ipmi driver",
+        ),
         ({"password": ""}, "bmc.password", "is required"),
     ],
-    ids=["ipmi-user-too-long", "ipmi-password-too-long", "ipmi-url", "credentials-in-url",
-         "url-path", "ipmi-system-id", "no-password"],
+    ids=[
+        "ipmi-user-too-long",
+        "ipmi-password-too-long",
+        "ipmi-url",
+        "credentials-in-url",
+        "url-path",
+        "ipmi-system-id",
+        "no-password",
+    ],
 )
 def test_enrolment_refuses_bmc_settings_the_driver_would_refuse(api, rack, bmc, field, text):
     """Before, these enrolled fine and every action then failed with a settings error."""
@@ -246,8 +287,9 @@ def test_an_enrolled_bmc_passes_the_driver_check(api, rack):
     from provisioning.services import bmc_settings
 
     body = node_payload(rack)
-    body["bmc"].update(protocol="ipmi", address="10.0.0.21", port=6230, username="u" * 16,
-                       password="p" * 20)
+    body["bmc"].update(
+        protocol="ipmi", address="10.0.0.21", port=6230, username="u" * 16, password="p" * 20
+    )
     resp = api("integration").post("/api/v1/nodes/", body, format="json")
     assert resp.status_code == 201, resp.content
     settings = bmc_settings(Node.objects.get(pk=resp.data["id"]))

@@ -13,8 +13,9 @@ def test_selection_power_on_records_a_child_per_node(api, rack, settings):
     nodes = [NodeFactory(rack=rack) for _ in range(4)]
     gone = NodeFactory(rack=rack, state="decommissioned")
     nodes.append(gone)
-    resp = api("technician").post("/api/v1/nodes/actions/power_on/",
-                                  {"nodes": [n.pk for n in nodes]}, format="json")
+    resp = api("technician").post(
+        "/api/v1/nodes/actions/power_on/", {"nodes": [n.pk for n in nodes]}, format="json"
+    )
     assert resp.status_code == 202, resp.content
     parent = Operation.objects.get(pk=resp.data["id"])
     children = {c.node_id: c for c in parent.children.all()}
@@ -28,11 +29,15 @@ def test_selection_power_on_records_a_child_per_node(api, rack, settings):
 
 
 def test_bulk_lifecycle_action_moves_each_node(api, rack):
-    nodes = [NodeFactory(rack=rack, state="in_service"),
-             *(NodeFactory(rack=rack) for _ in range(2))]
-    resp = api("technician").post("/api/v1/nodes/actions/decommission/",
-                                  {"nodes": [n.pk for n in nodes], "reason": "hall closed"},
-                                  format="json")
+    nodes = [
+        NodeFactory(rack=rack, state="in_service"),
+        *(NodeFactory(rack=rack) for _ in range(2)),
+    ]
+    resp = api("technician").post(
+        "/api/v1/nodes/actions/decommission/",
+        {"nodes": [n.pk for n in nodes], "reason": "hall closed"},
+        format="json",
+    )
     assert resp.status_code == 202
     parent = Operation.objects.get(pk=resp.data["id"])
     assert parent.status == "failed" and parent.error == "1 of 3 nodes failed"
@@ -45,8 +50,13 @@ def test_bulk_input_errors(api, rack):
     client = api("technician")
     resp = client.post("/api/v1/nodes/actions/power_on/", {"nodes": [999999]}, format="json")
     assert resp.status_code == 400 and "No such nodes" in str(resp.data)
-    resp = client.post(f"/api/v1/racks/{rack.pk}/actions/power/", {"state": "sideways"},
-                       format="json")
+    resp = client.post(
+        f"/api/v1/racks/{rack.pk}/actions/power/", {"state": "sideways"}, format="json"
+    )
     assert resp.status_code == 400 and "on, off or cycle" in str(resp.data)
-    assert api("manager").post("/api/v1/nodes/actions/power_on/", {"nodes": [1]},
-                               format="json").status_code == 403
+    assert (
+        api("manager")
+        .post("/api/v1/nodes/actions/power_on/", {"nodes": [1]}, format="json")
+        .status_code
+        == 403
+    )

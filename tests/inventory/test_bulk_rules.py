@@ -15,8 +15,9 @@ def nodes_in(rack, *states):
 
 
 def bulk(api, name, nodes, **body):
-    return api("technician").post(f"/api/v1/nodes/actions/{name}/",
-                                  {"nodes": [n.pk for n in nodes], **body}, format="json")
+    return api("technician").post(
+        f"/api/v1/nodes/actions/{name}/", {"nodes": [n.pk for n in nodes], **body}, format="json"
+    )
 
 
 @pytest.mark.parametrize("name", ["rma", "decommission"])
@@ -41,8 +42,9 @@ def test_bulk_rma_opens_a_case_per_node_with_the_reason(api, rack):
     assert states == {failed.pk: "rma", drained.pk: "rma", serving.pk: "in_service"}
     cases = RMACase.objects.filter(status="open")
     assert sorted(c.node_id for c in cases) == sorted([failed.pk, drained.pk])
-    assert {(c.reason, c.opened_by) for c in cases} == {("PSU fans dead in row 4",
-                                                         "token:technician-user")}
+    assert {(c.reason, c.opened_by) for c in cases} == {
+        ("PSU fans dead in row 4", "token:technician-user")
+    }
     refused = parent.children.get(node=serving)
     assert refused.status == "failed" and "not allowed in that state" in refused.error
     event = LifecycleEvent.objects.get(node=failed, to_state="rma")
@@ -64,8 +66,9 @@ def test_bulk_repaired_closes_the_cases_and_reinspects(api, rack):
 
 def test_single_and_bulk_rma_write_the_same_records(api, rack):
     one, two = nodes_in(rack, "failed", "failed")
-    single = api("technician").post(f"/api/v1/nodes/{one.pk}/actions/rma/",
-                                    {"reason": "XID 79"}, format="json")
+    single = api("technician").post(
+        f"/api/v1/nodes/{one.pk}/actions/rma/", {"reason": "XID 79"}, format="json"
+    )
     assert single.status_code == 202
     assert bulk(api, "rma", [two], reason="XID 79").status_code == 202
 

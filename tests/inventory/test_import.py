@@ -9,8 +9,10 @@ from django.urls import reverse
 from inventory.imports import import_nodes
 from inventory.models import Node
 
-HEADER = ("site,rack,rack_unit,serial,hostname,model,gpu_model,gpu_count,bmc_protocol,"
-          "bmc_address,bmc_username,bmc_password,boot_mac\n")
+HEADER = (
+    "site,rack,rack_unit,serial,hostname,model,gpu_model,gpu_count,bmc_protocol,"
+    "bmc_address,bmc_username,bmc_password,boot_mac\n"
+)
 GOOD = HEADER + (
     "dc1,r01,1,SN-A1,gpu-a1,HGX H100,H100-SXM,8,redfish,https://10.0.0.1,admin,pw1,"
     "52:54:00:00:0a:01\n"

@@ -51,7 +51,11 @@ def test_every_legal_transition_moves_and_records_an_event(pair, target):
     node.refresh_from_db()
     assert node.state == target
     assert (ev.from_state, ev.to_state, ev.event, ev.actor, ev.reason) == (
-        state, target, event, "user:alice", "because"
+        state,
+        target,
+        event,
+        "user:alice",
+        "because",
     )
     assert (node.deadline is not None) == (target in TRANSITIONAL_STATES)
     if target == NodeState.FAILED:
@@ -83,8 +87,7 @@ def test_leaving_failed_clears_the_failure():
 
 @pytest.mark.django_db
 def test_deadline_moves_overdue_nodes_to_failed_and_finishes_their_operations():
-    overdue = NodeFactory(state=NodeState.DEPLOYING,
-                          deadline=timezone.now() - timedelta(seconds=1))
+    overdue = NodeFactory(state=NodeState.DEPLOYING, deadline=timezone.now() - timedelta(seconds=1))
     fresh = NodeFactory(state=NodeState.DEPLOYING, deadline=timezone.now() + timedelta(hours=1))
     op = Operation.objects.create(kind="deploy", node=overdue, actor="user:a", status="running")
     assert services.expire_deadlines() == 1

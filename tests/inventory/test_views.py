@@ -54,8 +54,9 @@ def test_anonymous_is_sent_to_login(client, node):
 @pytest.mark.django_db
 def test_manager_cannot_post_an_action(client, users, node):
     client.force_login(users["manager"])
-    resp = client.post(reverse("inventory:node_action", args=[node.pk, "decommission"]),
-                       {"reason": "x"})
+    resp = client.post(
+        reverse("inventory:node_action", args=[node.pk, "decommission"]), {"reason": "x"}
+    )
     assert resp.status_code == 403
     node.refresh_from_db()
     assert node.state == "enrolled"
@@ -80,8 +81,9 @@ def test_action_from_the_dashboard_moves_the_node(client, users, node):
     assert resp.status_code == 200
     html = resp.content.decode()
     assert 'data-state="decommissioned"' in html and "dead PSU" in html
-    resp = client.post(reverse("inventory:node_action", args=[node.pk, "inspect"]),
-                       HTTP_HX_REQUEST="true")
+    resp = client.post(
+        reverse("inventory:node_action", args=[node.pk, "inspect"]), HTTP_HX_REQUEST="true"
+    )
     assert "is not allowed in that state" in resp.content.decode()
 
 
@@ -118,9 +120,14 @@ def test_admin_pages_render_without_secrets(client, node):
     from django.contrib.auth.models import User
 
     client.force_login(User.objects.create_superuser("root", password="x"))
-    for url in ["/admin/inventory/node/", f"/admin/inventory/node/{node.pk}/change/",
-                "/admin/provisioning/image/", "/admin/validation/gateprofile/",
-                "/admin/validation/gaterun/", "/admin/provisioning/deployment/"]:
+    for url in [
+        "/admin/inventory/node/",
+        f"/admin/inventory/node/{node.pk}/change/",
+        "/admin/provisioning/image/",
+        "/admin/validation/gateprofile/",
+        "/admin/validation/gaterun/",
+        "/admin/provisioning/deployment/",
+    ]:
         resp = client.get(url)
         assert resp.status_code == 200, url
         assert "s3cret-bmc-pass" not in resp.content.decode()
@@ -131,8 +138,16 @@ def test_admin_bmc_form_uses_the_driver_rules_and_keeps_a_blank_password(node):
     from inventory.admin import BMCAdminForm
 
     bmc = node.bmc
-    data = {"node": node.pk, "protocol": "ipmi", "address": "10.0.0.9", "port": "623",
-            "username": "u" * 17, "password": "", "verify_tls": "on", "system_id": ""}
+    data = {
+        "node": node.pk,
+        "protocol": "ipmi",
+        "address": "10.0.0.9",
+        "port": "623",
+        "username": "u" * 17,
+        "password": "",
+        "verify_tls": "on",
+        "system_id": "",
+    }
     form = BMCAdminForm(data=data, instance=bmc)
     assert not form.is_valid()
     assert "IPMI user names are at most 16 bytes" in str(form.errors["username"])

@@ -39,9 +39,13 @@ class FaultyRedfish:
     host: str = LOOPBACK
     port: int = 0
     power: str = "Off"
-    boot: dict[str, Any] = field(default_factory=lambda: {
-        "BootSourceOverrideTarget": "None", "BootSourceOverrideEnabled": "Disabled",
-        "BootSourceOverrideMode": "UEFI"})
+    boot: dict[str, Any] = field(
+        default_factory=lambda: {
+            "BootSourceOverrideTarget": "None",
+            "BootSourceOverrideEnabled": "Disabled",
+            "BootSourceOverrideMode": "UEFI",
+        }
+    )
     faults: dict[tuple[str, str], Fault] = field(default_factory=dict)
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
@@ -65,44 +69,88 @@ class FaultyRedfish:
     def resource(self, path: str) -> dict[str, Any] | None:
         members = lambda *ids: [{"@odata.id": i} for i in ids]  # noqa: E731
         table: dict[str, dict[str, Any]] = {
-            "/redfish/v1": {"@odata.id": "/redfish/v1", "Id": "RootService",
-                            "Name": "Faulty BMC", "RedfishVersion": "1.15.0",
-                            "Systems": {"@odata.id": "/redfish/v1/Systems"},
-                            "Links": {"Sessions": {"@odata.id": SESSIONS}}},
+            "/redfish/v1": {
+                "@odata.id": "/redfish/v1",
+                "Id": "RootService",
+                "Name": "Faulty BMC",
+                "RedfishVersion": "1.15.0",
+                "Systems": {"@odata.id": "/redfish/v1/Systems"},
+                "Links": {"Sessions": {"@odata.id": SESSIONS}},
+            },
             "/redfish/v1/Systems": {"Members": members(SYSTEM), "Members@odata.count": 1},
             SYSTEM: self._system(),
-            f"{SYSTEM}/Processors": {"Members": members(
-                f"{SYSTEM}/Processors/CPU0", f"{SYSTEM}/Processors/GPU0",
-                f"{SYSTEM}/Processors/GPU1")},
+            f"{SYSTEM}/Processors": {
+                "Members": members(
+                    f"{SYSTEM}/Processors/CPU0",
+                    f"{SYSTEM}/Processors/GPU0",
+                    f"{SYSTEM}/Processors/GPU1",
+                )
+            },
             f"{SYSTEM}/Processors/CPU0": {
-                "Id": "CPU0", "ProcessorType": "CPU", "Model": "AMD EPYC 9654",
-                "TotalCores": 96, "TotalThreads": 192, "Status": {"State": "Enabled"}},
-            f"{SYSTEM}/EthernetInterfaces": {"Members": members(
-                f"{SYSTEM}/EthernetInterfaces/1", f"{SYSTEM}/EthernetInterfaces/2")},
+                "Id": "CPU0",
+                "ProcessorType": "CPU",
+                "Model": "AMD EPYC 9654",
+                "TotalCores": 96,
+                "TotalThreads": 192,
+                "Status": {"State": "Enabled"},
+            },
+            f"{SYSTEM}/EthernetInterfaces": {
+                "Members": members(
+                    f"{SYSTEM}/EthernetInterfaces/1", f"{SYSTEM}/EthernetInterfaces/2"
+                )
+            },
         }
         for n in (0, 1):
             table[f"{SYSTEM}/Processors/GPU{n}"] = {
-                "Id": f"GPU{n}", "ProcessorType": "GPU", "Manufacturer": "NVIDIA",
-                "Model": "H100 80GB HBM3", "Status": {"State": "Enabled", "Health": "OK"}}
+                "Id": f"GPU{n}",
+                "ProcessorType": "GPU",
+                "Manufacturer": "NVIDIA",
+                "Model": "H100 80GB HBM3",
+                "Status": {"State": "Enabled", "Health": "OK"},
+            }
             table[f"{SYSTEM}/EthernetInterfaces/{n + 1}"] = {
-                "Id": str(n + 1), "MACAddress": MACS[n], "LinkStatus": "LinkUp"}
+                "Id": str(n + 1),
+                "MACAddress": MACS[n],
+                "LinkStatus": "LinkUp",
+            }
         return table.get(path)
 
     def _system(self) -> dict[str, Any]:
         return {
-            "@odata.id": SYSTEM, "Id": "sys1", "Name": "faulty", "Manufacturer": "Faulty Inc",
-            "Model": "FX-1", "SerialNumber": "FX1-0001",
-            "UUID": "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE", "PowerState": self.power,
+            "@odata.id": SYSTEM,
+            "Id": "sys1",
+            "Name": "faulty",
+            "Manufacturer": "Faulty Inc",
+            "Model": "FX-1",
+            "SerialNumber": "FX1-0001",
+            "UUID": "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE",
+            "PowerState": self.power,
             "Status": {"State": "Enabled", "Health": "OK"},
             "MemorySummary": {"TotalSystemMemoryGiB": 2048},
             "ProcessorSummary": {"Count": 1, "Model": "AMD EPYC 9654"},
             "Processors": {"@odata.id": f"{SYSTEM}/Processors"},
             "EthernetInterfaces": {"@odata.id": f"{SYSTEM}/EthernetInterfaces"},
-            "Boot": {**self.boot, "BootSourceOverrideTarget@Redfish.AllowableValues": [
-                "None", "Pxe", "Hdd", "UefiHttp"]},
-            "Actions": {"#ComputerSystem.Reset": {
-                "target": RESET, "ResetType@Redfish.AllowableValues": [
-                    "On", "ForceOff", "GracefulShutdown", "ForceRestart", "PowerCycle"]}},
+            "Boot": {
+                **self.boot,
+                "BootSourceOverrideTarget@Redfish.AllowableValues": [
+                    "None",
+                    "Pxe",
+                    "Hdd",
+                    "UefiHttp",
+                ],
+            },
+            "Actions": {
+                "#ComputerSystem.Reset": {
+                    "target": RESET,
+                    "ResetType@Redfish.AllowableValues": [
+                        "On",
+                        "ForceOff",
+                        "GracefulShutdown",
+                        "ForceRestart",
+                        "PowerCycle",
+                    ],
+                }
+            },
         }
 
     def apply(self, method: str, path: str, body: Any) -> bool:
@@ -154,8 +202,12 @@ def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
             if fault.status != 200:
                 if fault.apply:
                     peer.apply(method, path, body)
-                error = {"error": {"code": "Base.1.0.GeneralError",
-                                   "message": f"injected HTTP {fault.status}"}}
+                error = {
+                    "error": {
+                        "code": "Base.1.0.GeneralError",
+                        "message": f"injected HTTP {fault.status}",
+                    }
+                }
                 self._reply(fault.status, json.dumps(error).encode())
                 return
             if method == "GET":
@@ -173,8 +225,7 @@ def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Connection", "close")
                 self.close_connection = True
                 self.end_headers()
-            elif (method == "DELETE" and path == f"{SESSIONS}/1") or peer.apply(
-                    method, path, body):
+            elif (method == "DELETE" and path == f"{SESSIONS}/1") or peer.apply(method, path, body):
                 self._reply(204, None)
             else:
                 self._reply(405, json.dumps({"error": {"message": "not allowed"}}).encode())
@@ -201,8 +252,12 @@ def faulty_redfish() -> Iterator[FaultyRedfish]:
     server = ThreadingHTTPServer((LOOPBACK, 0), _handler(peer))
     server.daemon_threads = True
     peer.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              name="faulty-redfish", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": 0.05},
+        name="faulty-redfish",
+        daemon=True,
+    )
     thread.start()
     try:
         yield peer

@@ -84,12 +84,23 @@ def _fru_field(text: str) -> bytes:
 def fru_bytes(fru: FRUIdentity) -> bytes:
     """FRU 0 per the IPMI Platform Management FRU Information Storage Definition 1.0."""
     chassis = _fru_area(bytes([0x17]) + _fru_field(fru.part_number) + _fru_field(fru.serial))
-    board = _fru_area(bytes(4) + b"".join(_fru_field(t) for t in (
-        fru.manufacturer, "GPU baseboard", f"BRD-{fru.serial}", "BRD-PN", "")))
-    product = _fru_area(b"\x00" + b"".join(_fru_field(t) for t in (
-        fru.manufacturer, fru.product, fru.part_number, "1.0", fru.serial, "", "")))
-    header = bytearray([0x01, 0, 1, 1 + len(chassis) // 8,
-                        1 + (len(chassis) + len(board)) // 8, 0, 0])
+    board = _fru_area(
+        bytes(4)
+        + b"".join(
+            _fru_field(t)
+            for t in (fru.manufacturer, "GPU baseboard", f"BRD-{fru.serial}", "BRD-PN", "")
+        )
+    )
+    product = _fru_area(
+        b"\x00"
+        + b"".join(
+            _fru_field(t)
+            for t in (fru.manufacturer, fru.product, fru.part_number, "1.0", fru.serial, "", "")
+        )
+    )
+    header = bytearray(
+        [0x01, 0, 1, 1 + len(chassis) // 8, 1 + (len(chassis) + len(board)) // 8, 0, 0]
+    )
     header.append(-sum(header) & 0xFF)
     return bytes(header) + chassis + board + product
 
@@ -131,7 +142,7 @@ class IPMISim:
         return [line for line in self.chassis_log() if line.startswith("set ")]
 
     def power(self) -> str:
-        """"on" or "off", as the chassis program last recorded it."""
+        """ "on" or "off", as the chassis program last recorded it."""
         path = self.state_dir / "power"
         return "on" if path.exists() and path.read_text().strip() == "1" else "off"
 
@@ -162,15 +173,17 @@ def _udp_bound(port: int) -> bool:
     """Whether something listens on UDP 127.0.0.1:port (ipmi_sim prints nothing)."""
     needle = f"0100007F:{port:04X}"
     with contextlib.suppress(OSError):
-        return any(line.split()[1] == needle
-                   for line in Path("/proc/net/udp").read_text().splitlines()[1:])
+        return any(
+            line.split()[1] == needle for line in Path("/proc/net/udp").read_text().splitlines()[1:]
+        )
     return False
 
 
 def _spawn(argv: list[str], log_path: Path) -> subprocess.Popen:
     with log_path.open("ab") as log:
-        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        return subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
 
 
 def ipmi_sim_binary() -> str:
@@ -181,9 +194,13 @@ def ipmi_sim_binary() -> str:
 
 
 @contextlib.contextmanager
-def run_ipmi_sim(workdir: Path, username: str = "admin", password: str = "password",
-                 name: str = "gpu001",
-                 fru: FRUIdentity | None | Literal["default"] = "default") -> Iterator[IPMISim]:
+def run_ipmi_sim(
+    workdir: Path,
+    username: str = "admin",
+    password: str = "password",
+    name: str = "gpu001",
+    fru: FRUIdentity | None | Literal["default"] = "default",
+) -> Iterator[IPMISim]:
     """Start one ipmi_sim BMC on a free loopback UDP port; stop it on exit.
 
     ``fru`` defaults to an identity with serial ``SIM-<NAME>``; None leaves FRU 0 empty.
@@ -198,15 +215,34 @@ def run_ipmi_sim(workdir: Path, username: str = "admin", password: str = "passwo
     (workdir / "gpu.emu").write_text(_emu_commands(fru))
     for _attempt in range(3):
         port = free_port(kind=socket.SOCK_DGRAM)
-        (workdir / "lan.conf").write_text(LAN_CONF.format(
-            name=name, host=LOOPBACK, port=port, program=CHASSIS_PROGRAM, state=chassis_dir,
-            username=username, password=password))
-        argv = [binary, "-c", str(workdir / "lan.conf"), "-f", str(workdir / "gpu.emu"),
-                "-s", str(sim_state), "-n"]
+        (workdir / "lan.conf").write_text(
+            LAN_CONF.format(
+                name=name,
+                host=LOOPBACK,
+                port=port,
+                program=CHASSIS_PROGRAM,
+                state=chassis_dir,
+                username=username,
+                password=password,
+            )
+        )
+        argv = [
+            binary,
+            "-c",
+            str(workdir / "lan.conf"),
+            "-f",
+            str(workdir / "gpu.emu"),
+            "-s",
+            str(sim_state),
+            "-n",
+        ]
         proc = _spawn(argv, workdir / "ipmi_sim.log")
         try:
-            wait_until(lambda p=port, pr=proc: _udp_bound(p) or pr.poll() is not None,
-                       timeout=10, what="ipmi_sim listening")
+            wait_until(
+                lambda p=port, pr=proc: _udp_bound(p) or pr.poll() is not None,
+                timeout=10,
+                what="ipmi_sim listening",
+            )
             if proc.poll() is None:
                 break
         except TimeoutError:
@@ -215,9 +251,17 @@ def run_ipmi_sim(workdir: Path, username: str = "admin", password: str = "passwo
         time.sleep(0.1)
     else:
         raise RuntimeError(f"ipmi_sim did not start, see {workdir / 'ipmi_sim.log'}")
-    sim = IPMISim(host=LOOPBACK, port=port, username=username, password=password, fru=fru,
-                  state_dir=chassis_dir, log_path=chassis_dir / "chassis.log", argv=argv,
-                  process=proc)
+    sim = IPMISim(
+        host=LOOPBACK,
+        port=port,
+        username=username,
+        password=password,
+        fru=fru,
+        state_dir=chassis_dir,
+        log_path=chassis_dir / "chassis.log",
+        argv=argv,
+        process=proc,
+    )
     sim.reset()
     try:
         yield sim
@@ -237,8 +281,12 @@ def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMIS
     """
     stack = contextlib.ExitStack()
 
-    def start(username: str = "admin", password: str = "password", name: str = "gpu001",
-              fru: FRUIdentity | None | Literal["default"] = "default") -> IPMISim:
+    def start(
+        username: str = "admin",
+        password: str = "password",
+        name: str = "gpu001",
+        fru: FRUIdentity | None | Literal["default"] = "default",
+    ) -> IPMISim:
         workdir = tmp_path_factory.mktemp("ipmi-sim")
         return stack.enter_context(run_ipmi_sim(workdir, username, password, name, fru))
 

@@ -21,18 +21,13 @@ in ~17 s, 4 in parallel in 27-30 s (TCG is CPU-bound: more VMs than cores queue 
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import subprocess
 import threading
 import time
 import uuid as uuidlib
-from collections.abc import Iterator
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from tests.peers.netboot.artifacts import (
     BUSYBOX,
@@ -47,9 +42,17 @@ from tests.peers.netboot.artifacts import (
 )
 from tests.peers.util import LOOPBACK, stop_process
 
-__all__ = ["BootArtifacts", "ArtifactServer", "NetBoot", "VM", "VMResult", "boot_vm",
-           "build_boot_artifacts", "missing_prerequisites", "netboot", "serve_artifacts",
-           "start_vm"]
+__all__ = [
+    "BootArtifacts",
+    "ArtifactServer",
+    "VM",
+    "VMResult",
+    "boot_vm",
+    "build_boot_artifacts",
+    "missing_prerequisites",
+    "serve_artifacts",
+    "start_vm",
+]
 
 QEMU = "qemu-system-x86_64"
 IPXE_ROM = Path("/usr/lib/ipxe/qemu/efi-e1000.rom")
@@ -58,12 +61,16 @@ GUEST_APP_PORT = 8800
 GUEST_APP_URL = f"http://{GUEST_APP_ADDR}:{GUEST_APP_PORT}"
 # What the harness recipe proved on Debian's 2019 iPXE. Callers may pass Corral's own
 # form (${netX/mac}, ${serial:uristring}, chain --replace --autofree); both work.
-DEFAULT_CHAIN_URL = (f"{GUEST_APP_URL}/boot/ipxe?mac=${{net0/mac}}&uuid=${{uuid}}"
-                     "&serial=${serial}&arch=${buildarch}&platform=${platform}")
+DEFAULT_CHAIN_URL = (
+    f"{GUEST_APP_URL}/boot/ipxe?mac=${{net0/mac}}&uuid=${{uuid}}"
+    "&serial=${serial}&arch=${buildarch}&platform=${platform}"
+)
 PHONE_HOME_OK = "CORRAL: phone-home ok"
 PHONE_HOME_FAILED = "CORRAL: phone-home failed"
-APT_HINT = ("apt-get install --no-install-recommends qemu-system-x86 ipxe-qemu "
-            "busybox-static linux-image-amd64 cpio")
+APT_HINT = (
+    "apt-get install --no-install-recommends qemu-system-x86 ipxe-qemu "
+    "busybox-static linux-image-amd64 cpio"
+)
 
 
 def missing_prerequisites() -> list[str]:
@@ -115,8 +122,10 @@ class VMResult:
     def tail(self, lines: int = 40) -> str:
         """The end of the console and QEMU's own messages, for failure messages."""
         console = "\n".join(self.serial_log.splitlines()[-lines:])
-        return f"--- {self.name} serial (last {lines} lines) ---\n{console}\n" \
-               f"--- {self.name} qemu ---\n{self.qemu_log[-2000:]}"
+        return (
+            f"--- {self.name} serial (last {lines} lines) ---\n{console}\n"
+            f"--- {self.name} qemu ---\n{self.qemu_log[-2000:]}"
+        )
 
 
 class VM:
@@ -128,10 +137,24 @@ class VM:
     without tearing down, the VM is gone shortly after its own timeout anyway.
     """
 
-    def __init__(self, workdir: Path, argv: list[str], *, name: str, mac: str, serial: str,
-                 uuid: str, timeout: float) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        argv: list[str],
+        *,
+        name: str,
+        mac: str,
+        serial: str,
+        uuid: str,
+        timeout: float,
+    ) -> None:
         self.workdir, self.name, self.mac, self.serial, self.uuid = (
-            workdir, name, mac, serial, uuid)
+            workdir,
+            name,
+            mac,
+            serial,
+            uuid,
+        )
         self.timeout = timeout
         self.serial_path = workdir / "serial.log"
         self.qemu_log_path = workdir / "qemu.log"
@@ -144,7 +167,10 @@ class VM:
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             ["timeout", "-k", "5", str(int(timeout) + 30), *argv],
-            stdin=subprocess.DEVNULL, stdout=self._qemu_log, stderr=subprocess.STDOUT)
+            stdin=subprocess.DEVNULL,
+            stdout=self._qemu_log,
+            stderr=subprocess.STDOUT,
+        )
         self._watcher = threading.Thread(target=self._watch, name=f"qemu-{name}", daemon=True)
         self._watcher.start()
         self._result: VMResult | None = None
@@ -187,12 +213,19 @@ class VM:
                 self._watcher.join()
             timed_out = self._deadline_hit.is_set()
             self._result = VMResult(
-                name=self.name, mac=self.mac, serial=self.serial, uuid=self.uuid,
-                workdir=self.workdir, serial_log=self.console(),
-                elapsed=self.exited_after or 0.0, phoned_home_after=self.phoned_home_after,
+                name=self.name,
+                mac=self.mac,
+                serial=self.serial,
+                uuid=self.uuid,
+                workdir=self.workdir,
+                serial_log=self.console(),
+                elapsed=self.exited_after or 0.0,
+                phoned_home_after=self.phoned_home_after,
                 powered_off=not self._killed.is_set() and self.proc.returncode == 0,
-                timed_out=timed_out, returncode=self.proc.returncode,
-                qemu_log=self.qemu_log_path.read_text(errors="replace"))
+                timed_out=timed_out,
+                returncode=self.proc.returncode,
+                qemu_log=self.qemu_log_path.read_text(errors="replace"),
+            )
         return self._result
 
     def kill(self) -> None:
@@ -209,31 +242,79 @@ class VM:
         self.kill()
 
 
-def _qemu_argv(workdir: Path, *, name: str, mac: str, serial: str, uuid: str,
-               app_port: int, files_port: int | None, memory_mb: int) -> list[str]:
-    forwards = [f"guestfwd=tcp:{GUEST_APP_ADDR}:{GUEST_APP_PORT}"
-                f"-cmd:{BUSYBOX} nc {LOOPBACK} {app_port}"]
+def _qemu_argv(
+    workdir: Path,
+    *,
+    name: str,
+    mac: str,
+    serial: str,
+    uuid: str,
+    app_port: int,
+    files_port: int | None,
+    memory_mb: int,
+) -> list[str]:
+    forwards = [
+        f"guestfwd=tcp:{GUEST_APP_ADDR}:{GUEST_APP_PORT}-cmd:{BUSYBOX} nc {LOOPBACK} {app_port}"
+    ]
     if files_port is not None:
-        forwards.append(f"guestfwd=tcp:{GUEST_FILES_ADDR}:{GUEST_FILES_PORT}"
-                        f"-cmd:{BUSYBOX} nc {LOOPBACK} {files_port}")
-    netdev = ",".join(["user", "id=n0", "restrict=on", f"tftp={workdir / 'tftp'}",
-                       "bootfile=boot.ipxe", *forwards])
+        forwards.append(
+            f"guestfwd=tcp:{GUEST_FILES_ADDR}:{GUEST_FILES_PORT}"
+            f"-cmd:{BUSYBOX} nc {LOOPBACK} {files_port}"
+        )
+    netdev = ",".join(
+        [
+            "user",
+            "id=n0",
+            "restrict=on",
+            f"tftp={workdir / 'tftp'}",
+            "bootfile=boot.ipxe",
+            *forwards,
+        ]
+    )
     smbios_serial = serial.replace(",", ",,")  # QEMU option syntax escapes commas
     return [
-        QEMU, "-accel", "tcg", "-machine", "pc", "-m", str(memory_mb), "-name", name,
-        "-nographic", "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
-        "-serial", f"file:{workdir / 'serial.log'}",
-        "-netdev", netdev,
-        "-device", f"e1000,netdev=n0,mac={mac},romfile={IPXE_ROM}",
-        "-smbios", f"type=1,serial={smbios_serial},uuid={uuid}",
-        "-boot", "n",
+        QEMU,
+        "-accel",
+        "tcg",
+        "-machine",
+        "pc",
+        "-m",
+        str(memory_mb),
+        "-name",
+        name,
+        "-nographic",
+        "-nodefaults",
+        "-no-reboot",
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-serial",
+        f"file:{workdir / 'serial.log'}",
+        "-netdev",
+        netdev,
+        "-device",
+        f"e1000,netdev=n0,mac={mac},romfile={IPXE_ROM}",
+        "-smbios",
+        f"type=1,serial={smbios_serial},uuid={uuid}",
+        "-boot",
+        "n",
     ]
 
 
-def start_vm(workdir: Path, *, mac: str, app_port: int, files_port: int | None = None,
-             serial: str = "SN-NETBOOT-01", uuid: str | None = None,
-             chain_url: str = DEFAULT_CHAIN_URL, boot_script: str | None = None,
-             timeout: float = 90.0, memory_mb: int = 512) -> VM:
+def start_vm(
+    workdir: Path,
+    *,
+    mac: str,
+    app_port: int,
+    files_port: int | None = None,
+    serial: str = "SN-NETBOOT-01",
+    uuid: str | None = None,
+    chain_url: str = DEFAULT_CHAIN_URL,
+    boot_script: str | None = None,
+    timeout: float = 90.0,
+    memory_mb: int = 512,
+) -> VM:
     """Start a VM that PXE-boots into iPXE and chains to the app on app_port.
 
     files_port: the artifact server's host port (ArtifactServer.port), reachable from the
@@ -248,80 +329,40 @@ def start_vm(workdir: Path, *, mac: str, app_port: int, files_port: int | None =
     script = boot_script or f"#!ipxe\nchain {chain_url} || shell\n"
     (workdir / "tftp" / "boot.ipxe").write_text(script)
     name = workdir.name
-    argv = _qemu_argv(workdir, name=name, mac=mac, serial=serial, uuid=uuid,
-                      app_port=app_port, files_port=files_port, memory_mb=memory_mb)
+    argv = _qemu_argv(
+        workdir,
+        name=name,
+        mac=mac,
+        serial=serial,
+        uuid=uuid,
+        app_port=app_port,
+        files_port=files_port,
+        memory_mb=memory_mb,
+    )
     (workdir / "qemu.argv").write_text("\n".join(argv) + "\n")  # to rerun by hand
     return VM(workdir, argv, name=name, mac=mac, serial=serial, uuid=uuid, timeout=timeout)
 
 
-def boot_vm(workdir: Path, *, mac: str, app_port: int, files_port: int | None = None,
-            serial: str = "SN-NETBOOT-01", uuid: str | None = None,
-            timeout: float = 90.0, **options: object) -> VMResult:
+def boot_vm(
+    workdir: Path,
+    *,
+    mac: str,
+    app_port: int,
+    files_port: int | None = None,
+    serial: str = "SN-NETBOOT-01",
+    uuid: str | None = None,
+    timeout: float = 90.0,
+    **options: object,
+) -> VMResult:
     """Start a VM and wait until it powers off (or is killed at timeout)."""
-    with start_vm(workdir, mac=mac, app_port=app_port, files_port=files_port, serial=serial,
-                  uuid=uuid, timeout=timeout, **options) as vm:  # type: ignore[arg-type]
+    with start_vm(
+        workdir,
+        mac=mac,
+        app_port=app_port,
+        files_port=files_port,
+        serial=serial,
+        uuid=uuid,
+        timeout=timeout,
+        **options,
+    ) as vm:  # type: ignore[arg-type]
         return vm.wait()
-
-
-@dataclass
-class NetBoot:
-    """What the `netboot` fixture yields: the artifacts, their server, and VM starters.
-
-    Identities (MAC 52:54:00:c0:00:NN, serial SN-NETBOOT-NN, a random UUID) are handed
-    out in sequence unless given, so parallel VMs never collide.
-    """
-
-    artifacts: BootArtifacts
-    files: ArtifactServer
-    root: Path
-    _vms: list[VM] = field(default_factory=list)
-    _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-
-    def identity(self) -> tuple[str, str, str]:
-        n = next(self._counter)
-        return (f"52:54:00:c0:{n // 256 % 256:02x}:{n % 256:02x}", f"SN-NETBOOT-{n:02d}",
-                str(uuidlib.uuid4()))
-
-    def start(self, app_port: int, *, mac: str | None = None, serial: str | None = None,
-              uuid: str | None = None, **options: object) -> VM:
-        """Start one VM against the app on app_port (loopback); see start_vm for options."""
-        auto_mac, auto_serial, auto_uuid = self.identity()
-        mac = mac or auto_mac
-        workdir = self.root / f"vm-{mac.replace(':', '')}-{len(self._vms)}"
-        vm = start_vm(workdir, mac=mac, app_port=app_port, files_port=self.files.port,
-                      serial=serial or auto_serial, uuid=uuid or auto_uuid,
-                      **options)  # type: ignore[arg-type]
-        self._vms.append(vm)
-        return vm
-
-    def boot(self, app_port: int, **options: object) -> VMResult:
-        """Start one VM and wait for it to power off (or be killed at its timeout)."""
-        return self.start(app_port, **options).wait()  # type: ignore[arg-type]
-
-    def boot_many(self, app_port: int, count: int, **options: object) -> list[VMResult]:
-        """Boot count VMs at once (all started before any is waited for)."""
-        vms = [self.start(app_port, **options) for _ in range(count)]  # type: ignore[arg-type]
-        return [vm.wait() for vm in vms]
-
-    def kill_all(self) -> None:
-        for vm in self._vms:
-            vm.kill()
-
-
-@pytest.fixture(scope="session")
-def netboot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetBoot]:
-    """Boot artifacts (built once per session), their HTTP server, and VM starters.
-
-    Fails (never skips) when a Debian package is missing: a silently skipped boot test
-    would let the provisioning path rot unnoticed.
-    """
-    missing = missing_prerequisites()
-    if missing:
-        pytest.fail(f"network-boot peer needs: {', '.join(missing)}; {APT_HINT}")
-    root = tmp_path_factory.mktemp("netboot")
-    artifacts = build_boot_artifacts(root / "artifacts")
-    with ExitStack() as stack:
-        files = stack.enter_context(serve_artifacts(artifacts))
-        nb = NetBoot(artifacts=artifacts, files=files, root=root)
-        stack.callback(nb.kill_all)
-        yield nb

@@ -79,7 +79,10 @@ class SushyEmulator:
         """Put a system into a known power state before a test ("On" or "ForceOff")."""
         response = requests.post(
             f"{self.system_url(system_id)}/Actions/ComputerSystem.Reset",
-            json={"ResetType": state}, auth=self._auth(), timeout=5)
+            json={"ResetType": state},
+            auth=self._auth(),
+            timeout=5,
+        )
         response.raise_for_status()
 
     def journal(self) -> list[dict]:
@@ -92,8 +95,11 @@ class SushyEmulator:
     def requests_for(self, system_id: str, method: str | None = None) -> list[dict]:
         """Journal entries aimed at one system (its resource or its actions)."""
         prefix = f"/redfish/v1/Systems/{system_id}"
-        return [e for e in self.journal()
-                if e["path"].startswith(prefix) and (method is None or e["method"] == method)]
+        return [
+            e
+            for e in self.journal()
+            if e["path"].startswith(prefix) and (method is None or e["method"] == method)
+        ]
 
     def clear_journal(self) -> None:
         self.journal_path.write_text("", encoding="utf-8")
@@ -124,15 +130,27 @@ def write_htpasswd(path: Path, username: str, password: str) -> None:
 
 
 def _fake_systems(count: int) -> list[EmulatedSystem]:
-    return [EmulatedSystem(uuid=f"00000000-0000-0000-0000-{i:012d}", name=f"gpu{i:03d}",
-                           mac=f"52:54:00:00:{i // 256:02x}:{i % 256:02x}")
-            for i in range(1, count + 1)]
+    return [
+        EmulatedSystem(
+            uuid=f"00000000-0000-0000-0000-{i:012d}",
+            name=f"gpu{i:03d}",
+            mac=f"52:54:00:00:{i // 256:02x}:{i % 256:02x}",
+        )
+        for i in range(1, count + 1)
+    ]
 
 
 def _write_config(workdir: Path, systems: list[EmulatedSystem], auth_file: Path | None) -> Path:
-    fake = [{"uuid": s.uuid, "name": s.name, "power_state": "Off", "external_notifier": False,
-             "nics": [{"mac": s.mac, "ip": f"127.0.1.{n}"}]}
-            for n, s in enumerate(systems, start=1)]
+    fake = [
+        {
+            "uuid": s.uuid,
+            "name": s.name,
+            "power_state": "Off",
+            "external_notifier": False,
+            "nics": [{"mac": s.mac, "ip": f"127.0.1.{n}"}],
+        }
+        for n, s in enumerate(systems, start=1)
+    ]
     lines = [
         f"SUSHY_EMULATOR_LISTEN_IP = {LOOPBACK!r}",
         "SUSHY_EMULATOR_FAKE_DRIVER = True",
@@ -147,9 +165,9 @@ def _write_config(workdir: Path, systems: list[EmulatedSystem], auth_file: Path 
 
 
 @contextlib.contextmanager
-def run_sushy_emulator(workdir: Path, systems: int = 1,
-                       auth: tuple[str, str] | None = None,
-                       power_delay: int = 0) -> Iterator[SushyEmulator]:
+def run_sushy_emulator(
+    workdir: Path, systems: int = 1, auth: tuple[str, str] | None = None, power_delay: int = 0
+) -> Iterator[SushyEmulator]:
     """Start sushy-emulator (fake driver) in workdir and stop it on exit.
 
     power_delay is the number of seconds a power change takes to land (0: the next
@@ -169,9 +187,22 @@ def run_sushy_emulator(workdir: Path, systems: int = 1,
         port = free_port()
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, str(LAUNCHER), str(journal), str(power_delay),
-                 "--config", str(config), "-i", LOOPBACK, "-p", str(port)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                [
+                    sys.executable,
+                    str(LAUNCHER),
+                    str(journal),
+                    str(power_delay),
+                    "--config",
+                    str(config),
+                    "-i",
+                    LOOPBACK,
+                    "-p",
+                    str(port),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         try:
             wait_for_port(port, proc=proc, timeout=20)
             break
@@ -180,17 +211,24 @@ def run_sushy_emulator(workdir: Path, systems: int = 1,
     else:
         raise RuntimeError(f"sushy-emulator did not start, see {log_path}")
     try:
-        yield SushyEmulator(host=LOOPBACK, port=port, systems=fake, state_dir=workdir / "state",
-                            journal_path=journal, log_path=log_path,
-                            username=auth[0] if auth else None,
-                            password=auth[1] if auth else None)
+        yield SushyEmulator(
+            host=LOOPBACK,
+            port=port,
+            systems=fake,
+            state_dir=workdir / "state",
+            journal_path=journal,
+            log_path=log_path,
+            username=auth[0] if auth else None,
+            password=auth[1] if auth else None,
+        )
     finally:
         stop_process(proc)
 
 
 @contextlib.contextmanager
-def run_sushy_static(mockup_dir: Path = MOCKUP_DIR, log_path: Path | None = None
-                     ) -> Iterator[SushyStatic]:
+def run_sushy_static(
+    mockup_dir: Path = MOCKUP_DIR, log_path: Path | None = None
+) -> Iterator[SushyStatic]:
     """Serve a mockup tree read-only with sushy-static; POST/PATCH answer 204."""
     if not mockup_dir.is_dir():
         raise FileNotFoundError(f"Redfish mockup not found at {mockup_dir}")
@@ -198,9 +236,21 @@ def run_sushy_static(mockup_dir: Path = MOCKUP_DIR, log_path: Path | None = None
         port = free_port()
         log = log_path.open("ab") if log_path else subprocess.DEVNULL
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sushy_tools.static.main", "-i", LOOPBACK, "-p", str(port),
-             "-m", str(mockup_dir)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "sushy_tools.static.main",
+                "-i",
+                LOOPBACK,
+                "-p",
+                str(port),
+                "-m",
+                str(mockup_dir),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         if log_path:
             log.close()
         try:
@@ -227,8 +277,9 @@ def sushy_emulator_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     """
     stack = contextlib.ExitStack()
 
-    def start(systems: int = 1, auth: tuple[str, str] | None = None,
-              power_delay: int = 0) -> SushyEmulator:
+    def start(
+        systems: int = 1, auth: tuple[str, str] | None = None, power_delay: int = 0
+    ) -> SushyEmulator:
         workdir = tmp_path_factory.mktemp("sushy-emulator")
         return stack.enter_context(run_sushy_emulator(workdir, systems, auth, power_delay))
 

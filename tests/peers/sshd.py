@@ -40,9 +40,17 @@ class SSHServer:
     workdir: Path
     pid: int
 
-    def stand_in(self, name: str, *, output: str | Path | None = None, stderr: str = "",
-                 exit_code: int = 0, hang: bool = False, ignore_term: bool = False,
-                 marker: Path | None = None) -> Path:
+    def stand_in(
+        self,
+        name: str,
+        *,
+        output: str | Path | None = None,
+        stderr: str = "",
+        exit_code: int = 0,
+        hang: bool = False,
+        ignore_term: bool = False,
+        marker: Path | None = None,
+    ) -> Path:
         """Write an executable stand-in tool; returns its full path to call remotely.
 
         output: a fixture file name in tests/fixtures/tool_outputs (or any Path) to print.
@@ -63,12 +71,19 @@ class SSHServer:
             lines.append(f"printf '%s\\n' {shlex.quote(stderr)} >&2")
         if hang:
             termfile = shlex.quote(str(path) + ".term")
-            lines.append("trap '' TERM HUP" if ignore_term
-                         else f"trap 'echo TERM > {termfile}; exit 143' TERM")
+            lines.append(
+                "trap '' TERM HUP"
+                if ignore_term
+                else f"trap 'echo TERM > {termfile}; exit 143' TERM"
+            )
             pidfile = shlex.quote(str(path) + ".pid")
             childfile = shlex.quote(str(path) + ".child.pid")
-            lines += [f"echo $$ > {pidfile}", "sleep 100000 &",
-                      f"echo $! > {childfile}", "while :; do wait; done"]
+            lines += [
+                f"echo $$ > {pidfile}",
+                "sleep 100000 &",
+                f"echo $! > {childfile}",
+                "while :; do wait; done",
+            ]
         lines.append(f"exit {exit_code}")
         path.write_text("\n".join(lines) + "\n")
         path.chmod(0o755)
@@ -76,27 +91,34 @@ class SSHServer:
 
 
 def _keygen(path: Path) -> None:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "corral-test",
-                    "-f", str(path)], check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "corral-test", "-f", str(path)],
+        check=True,
+        capture_output=True,
+    )
 
 
 def _config(workdir: Path, port: int) -> Path:
     config = workdir / "sshd_config"
-    config.write_text("\n".join([
-        f"ListenAddress {LOOPBACK}",
-        f"Port {port}",
-        f"HostKey {workdir / 'hostkey'}",
-        f"AuthorizedKeysFile {workdir / 'authorized_keys'}",
-        "PasswordAuthentication no",
-        "KbdInteractiveAuthentication no",
-        "PubkeyAuthentication yes",
-        f"PidFile {workdir / 'sshd.pid'}",
-        "StrictModes no",
-        "UsePAM no",
-        "PrintMotd no",
-        f"SetEnv PATH={workdir / 'bin'}:/usr/bin:/bin",
-        "",
-    ]))
+    config.write_text(
+        "\n".join(
+            [
+                f"ListenAddress {LOOPBACK}",
+                f"Port {port}",
+                f"HostKey {workdir / 'hostkey'}",
+                f"AuthorizedKeysFile {workdir / 'authorized_keys'}",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "PubkeyAuthentication yes",
+                f"PidFile {workdir / 'sshd.pid'}",
+                "StrictModes no",
+                "UsePAM no",
+                "PrintMotd no",
+                f"SetEnv PATH={workdir / 'bin'}:/usr/bin:/bin",
+                "",
+            ]
+        )
+    )
     return config
 
 
@@ -120,8 +142,10 @@ def running_sshd(workdir: Path, client_key: Path | None = None) -> Iterator[SSHS
     proc = None
     for _attempt in range(3):  # a port grabbed between free_port() and bind: retry
         port = free_port()
-        proc = subprocess.Popen([SSHD, "-D", "-f", str(_config(workdir, port)),
-                                 "-E", str(log)], stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [SSHD, "-D", "-f", str(_config(workdir, port)), "-E", str(log)],
+            stdin=subprocess.DEVNULL,
+        )
         try:
             wait_for_port(port, proc=proc)
             break
@@ -131,9 +155,16 @@ def running_sshd(workdir: Path, client_key: Path | None = None) -> Iterator[SSHS
     if proc is None:
         raise RuntimeError(f"sshd did not start; see {log}:\n{log.read_text()[-2000:]}")
     try:
-        yield SSHServer(host=LOOPBACK, port=port, username=getpass.getuser(),
-                        client_key_path=client_key, host_key=host_key,
-                        bin_dir=workdir / "bin", workdir=workdir, pid=proc.pid)
+        yield SSHServer(
+            host=LOOPBACK,
+            port=port,
+            username=getpass.getuser(),
+            client_key_path=client_key,
+            host_key=host_key,
+            bin_dir=workdir / "bin",
+            workdir=workdir,
+            pid=proc.pid,
+        )
     finally:
         stop_process(proc)
         (workdir / "sshd.pid").unlink(missing_ok=True)
@@ -149,16 +180,18 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHServer]:
 
 
 @pytest.fixture(scope="session")
-def sshd_factory(tmp_path_factory: pytest.TempPathFactory,
-                 sshd: SSHServer) -> Iterator[Callable[[], SSHServer]]:
+def sshd_factory(
+    tmp_path_factory: pytest.TempPathFactory, sshd: SSHServer
+) -> Iterator[Callable[[], SSHServer]]:
     """Start further daemons on demand, each with a DIFFERENT host key but accepting
     the same client key and sharing the first daemon's bin dir (a re-imaged or spoofed
     node at a known address). All are stopped at the end of the session."""
     with ExitStack() as stack:
 
         def start() -> SSHServer:
-            server = stack.enter_context(running_sshd(
-                tmp_path_factory.mktemp("sshd-other"), client_key=sshd.client_key_path))
+            server = stack.enter_context(
+                running_sshd(tmp_path_factory.mktemp("sshd-other"), client_key=sshd.client_key_path)
+            )
             server.bin_dir = sshd.bin_dir  # stand-ins are called by full path
             return server
 

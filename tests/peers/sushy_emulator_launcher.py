@@ -61,6 +61,7 @@ def main() -> int:
     lock = threading.Lock()
 
     if request_delay:
+
         @emulator.app.before_request
         def _slow_bmc() -> None:
             time.sleep(request_delay)

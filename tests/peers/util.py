@@ -26,8 +26,9 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, host: str = LOOPBACK, timeout: float = 10.0,
-                  proc: subprocess.Popen | None = None) -> None:
+def wait_for_port(
+    port: int, host: str = LOOPBACK, timeout: float = 10.0, proc: subprocess.Popen | None = None
+) -> None:
     """Block until something accepts TCP connections on host:port."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -39,8 +40,12 @@ def wait_for_port(port: int, host: str = LOOPBACK, timeout: float = 10.0,
     raise TimeoutError(f"nothing listening on {host}:{port} after {timeout} s")
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0,
-               interval: float = 0.05, what: str = "condition") -> None:
+def wait_until(
+    predicate: Callable[[], bool],
+    timeout: float = 10.0,
+    interval: float = 0.05,
+    what: str = "condition",
+) -> None:
     """Poll predicate until it holds; peers change state asynchronously."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

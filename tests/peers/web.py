@@ -25,15 +25,24 @@ def corral_web_env() -> dict[str, str]:
 def corral_web(tmp_path, transactional_db, corral_web_env) -> Iterator[str]:
     """Base URL of a one-process server; boot-storm mode on with short intervals."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE":
-           "fleet.settings", "CORRAL_BOOT_CACHE_SECONDS": "0.2",
-           "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2", "GRANIAN_WORKERS": "1",
-           **corral_web_env}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DJANGO_SETTINGS_MODULE": "fleet.settings",
+        "CORRAL_BOOT_CACHE_SECONDS": "0.2",
+        "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2",
+        "GRANIAN_WORKERS": "1",
+        **corral_web_env,
+    }
     log = tmp_path / "web.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "fleet.serve", "--host", LOOPBACK,
-                                 "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fleet.serve", "--host", LOOPBACK, "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         wait_for_port(port, timeout=30, proc=proc)
         yield f"http://{LOOPBACK}:{port}"

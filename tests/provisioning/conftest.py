@@ -11,11 +11,16 @@ class ArtifactServer:
 
     def __init__(self, root: Path):
         self.root = root
-        handler = type("H", (http.server.SimpleHTTPRequestHandler,), {
-            "log_message": lambda *a: None,
-        })
+        handler = type(
+            "H",
+            (http.server.SimpleHTTPRequestHandler,),
+            {
+                "log_message": lambda *a: None,
+            },
+        )
         self.httpd = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), lambda *a, **kw: handler(*a, directory=str(root), **kw))
+            ("127.0.0.1", 0), lambda *a, **kw: handler(*a, directory=str(root), **kw)
+        )
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 

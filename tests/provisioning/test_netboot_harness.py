@@ -25,7 +25,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.peers.qemu import GUEST_APP_URL, NetBoot
+from tests.peers.qemu import GUEST_APP_URL
+from tests.peers.qemu_fixture import NetBoot
 from tests.peers.util import LOOPBACK
 
 # Corral's chain.ipxe and deploy.ipxe dialects (templates/provisioning/boot/), so the
@@ -79,15 +80,17 @@ class StandInApp:
 
     def script_for(self, mac: str) -> str:
         """The simplest deploy script for the first VM, Corral's dialect for the rest."""
-        cmdline = (f"console=ttyS0 corral.callback={GUEST_APP_URL}/boot/callback"
-                   f" corral.token={self.token_for(mac)}"
-                   " corral.image=standin-os corral.version=1.2.3"
-                   f" corral.hostname=node-{mac.replace(':', '')[-4:]}")
+        cmdline = (
+            f"console=ttyS0 corral.callback={GUEST_APP_URL}/boot/callback"
+            f" corral.token={self.token_for(mac)}"
+            " corral.image=standin-os corral.version=1.2.3"
+            f" corral.hostname=node-{mac.replace(':', '')[-4:]}"
+        )
         if mac.endswith(":01"):
-            return (f"#!ipxe\nkernel {self.kernel_url} {cmdline}\n"
-                    f"initrd {self.initrd_url}\nboot\n")
-        return CORRAL_DEPLOY.format(kernel_url=self.kernel_url, initrd_url=self.initrd_url,
-                                    cmdline=cmdline)
+            return f"#!ipxe\nkernel {self.kernel_url} {cmdline}\ninitrd {self.initrd_url}\nboot\n"
+        return CORRAL_DEPLOY.format(
+            kernel_url=self.kernel_url, initrd_url=self.initrd_url, cmdline=cmdline
+        )
 
 
 def _handler(app: StandInApp) -> type[BaseHTTPRequestHandler]:
@@ -107,19 +110,29 @@ def _handler(app: StandInApp) -> type[BaseHTTPRequestHandler]:
                 return
             query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
             with app.lock:
-                app.ipxe_requests.append({"at": time.monotonic(), "raw_query": url.query,
-                                          "query": query,
-                                          "user_agent": self.headers.get("User-Agent", "")})
+                app.ipxe_requests.append(
+                    {
+                        "at": time.monotonic(),
+                        "raw_query": url.query,
+                        "query": query,
+                        "user_agent": self.headers.get("User-Agent", ""),
+                    }
+                )
             self._reply(200, app.script_for(query.get("mac", "")))
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             raw = self.rfile.read(length)
             with app.lock:
-                app.callbacks.append({"at": time.monotonic(), "path": self.path,
-                                      "raw": raw.decode(errors="replace"),
-                                      "content_type": self.headers.get("Content-Type", ""),
-                                      "body": json.loads(raw)})
+                app.callbacks.append(
+                    {
+                        "at": time.monotonic(),
+                        "path": self.path,
+                        "raw": raw.decode(errors="replace"),
+                        "content_type": self.headers.get("Content-Type", ""),
+                        "body": json.loads(raw),
+                    }
+                )
             self._reply(200, '{"status": "ok"}', "application/json")
 
         def log_message(self, format: str, *args: object) -> None:
@@ -147,18 +160,25 @@ def stand_in(netboot: NetBoot) -> Iterator[StandInApp]:
 def test_two_vms_netboot_and_phone_home(netboot: NetBoot, stand_in: StandInApp) -> None:
     # The artifact server is shared by the session: count only this test's downloads.
     already = len(netboot.files.requests)
-    plain = dict(mac="52:54:00:aa:00:01", serial="SN-GPU001",
-                 uuid="11111111-2222-3333-4444-555555555555")
-    corral = dict(mac="52:54:00:aa:00:02", serial="SN GPU#002",
-                  uuid="66666666-7777-4888-9999-aaaaaaaaaaaa")
-    vms = [netboot.start(stand_in.port, timeout=75, **plain),
-           netboot.start(stand_in.port, timeout=75, boot_script=CORRAL_CHAIN, **corral)]
+    plain = dict(
+        mac="52:54:00:aa:00:01", serial="SN-GPU001", uuid="11111111-2222-3333-4444-555555555555"
+    )
+    corral = dict(
+        mac="52:54:00:aa:00:02", serial="SN GPU#002", uuid="66666666-7777-4888-9999-aaaaaaaaaaaa"
+    )
+    vms = [
+        netboot.start(stand_in.port, timeout=75, **plain),
+        netboot.start(stand_in.port, timeout=75, boot_script=CORRAL_CHAIN, **corral),
+    ]
     results = [vm.wait() for vm in vms]
     for vm, result in zip(vms, results, strict=True):
-        ipxe = [r["at"] - vm.started for r in stand_in.ipxe_requests
-                if r["query"].get("mac") == vm.mac]
-        print(f"\n{result.name}: iPXE script fetched at {ipxe} s, phoned home at "
-              f"{result.phoned_home_after} s, powered off at {result.elapsed:.1f} s")
+        ipxe = [
+            r["at"] - vm.started for r in stand_in.ipxe_requests if r["query"].get("mac") == vm.mac
+        ]
+        print(
+            f"\n{result.name}: iPXE script fetched at {ipxe} s, phoned home at "
+            f"{result.phoned_home_after} s, powered off at {result.elapsed:.1f} s"
+        )
     print("iPXE queries:", [r["raw_query"] for r in stand_in.ipxe_requests])
 
     for want, result in zip((plain, corral), results, strict=True):

@@ -8,8 +8,13 @@ FIXTURES = ROOT / "tests" / "fixtures" / "tool_outputs"
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", "parse_output", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", "parse_output", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_prints_json_for_a_recorded_output():

@@ -17,8 +17,8 @@ import pytest
 
 from tests.peers.sshd import TOOL_OUTPUTS, SSHServer
 from tests.peers.util import LOOPBACK, free_port, wait_until
+from validation.remote_command import TRUNCATION_MARKER
 from validation.ssh import (
-    TRUNCATION_MARKER,
     AuthError,
     ConnectError,
     HostKeyMismatch,
@@ -33,8 +33,13 @@ DCGMI_PASS = "dcgmi-diag-r3-dcgm4.0-4gpu-pass.txt"
 
 
 def target_for(server: SSHServer, **overrides) -> SSHTarget:
-    fields = dict(host=server.host, port=server.port, username=server.username,
-                  key=server.client_key_path, connect_timeout=5.0)
+    fields = dict(
+        host=server.host,
+        port=server.port,
+        username=server.username,
+        key=server.client_key_path,
+        connect_timeout=5.0,
+    )
     return SSHTarget(**{**fields, **overrides})
 
 
@@ -62,8 +67,9 @@ def test_happy_path_returns_recorded_output_and_pins_host_key(sshd):
 
 
 def test_nonzero_exit_and_stderr_are_captured(sshd):
-    tool = sshd.stand_in("dcgmi-broken", stderr="Error: unable to connect to host engine",
-                         exit_code=3)
+    tool = sshd.stand_in(
+        "dcgmi-broken", stderr="Error: unable to connect to host engine", exit_code=3
+    )
     result = run_command(target_for(sshd, known_host_key=sshd.host_key), str(tool), 10)
 
     assert result.exit_code == 3 and not result.ok and not result.timed_out
@@ -137,8 +143,9 @@ def test_first_contact_returns_presented_key_with_openssh_fingerprint(sshd):
     with Session(target_for(sshd)) as session:
         assert session.host_key == sshd.host_key
     keyfile = sshd.workdir / "hostkey.pub"
-    listed = subprocess.run(["ssh-keygen", "-lf", str(keyfile)], capture_output=True,
-                            text=True, check=True).stdout.split()[1]
+    listed = subprocess.run(
+        ["ssh-keygen", "-lf", str(keyfile)], capture_output=True, text=True, check=True
+    ).stdout.split()[1]
     assert fingerprint(sshd.host_key) == listed
 
 
@@ -171,8 +178,13 @@ def test_recorded_key_of_another_type_is_a_mismatch(sshd):
 
 
 def test_connection_refused_is_a_connect_error():
-    target = SSHTarget(host=LOOPBACK, port=free_port(), username="root",
-                       key=paramiko.ECDSAKey.generate(), connect_timeout=2)
+    target = SSHTarget(
+        host=LOOPBACK,
+        port=free_port(),
+        username="root",
+        key=paramiko.ECDSAKey.generate(),
+        connect_timeout=2,
+    )
     with pytest.raises(ConnectError, match="refused"):
         run_command(target, "true", 5)
 
@@ -184,8 +196,13 @@ def test_silent_peer_is_a_connect_error_within_the_connect_timeout():
     accepter = threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True)
     accepter.start()
     try:
-        target = SSHTarget(host=LOOPBACK, port=listener.getsockname()[1], username="root",
-                           key=paramiko.ECDSAKey.generate(), connect_timeout=1)
+        target = SSHTarget(
+            host=LOOPBACK,
+            port=listener.getsockname()[1],
+            username="root",
+            key=paramiko.ECDSAKey.generate(),
+            connect_timeout=1,
+        )
         start = time.monotonic()
         with pytest.raises(ConnectError, match="handshake"):
             run_command(target, "true", 5)
@@ -220,8 +237,11 @@ def test_session_runs_several_checks_over_one_connection(sshd):
         results.append(session.run(str(tool), 5))
         results.append(session.run("exit 7", 5))
 
-    wait_until(lambda: log.read_text().count("Accepted publickey") >= logins_before + 1,
-               timeout=2, what="login logged")
+    wait_until(
+        lambda: log.read_text().count("Accepted publickey") >= logins_before + 1,
+        timeout=2,
+        what="login logged",
+    )
     assert log.read_text().count("Accepted publickey") == logins_before + 1
     assert len({r.stdout for r in results[:3]}) == 1 and results[0].stdout.strip()
     assert results[3].stdout == (TOOL_OUTPUTS / "nvidia-smi-topo-m-8xH100-hgx.txt").read_text()

@@ -10,8 +10,16 @@ class GateProfileSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs):
         # The model's clean() runs the profile validator: every problem, named.
-        instance = GateProfile(**{**({"name": self.instance.name, "spec": self.instance.spec}
-                                     if self.instance else {}), **attrs})
+        instance = GateProfile(
+            **{
+                **(
+                    {"name": self.instance.name, "spec": self.instance.spec}
+                    if self.instance
+                    else {}
+                ),
+                **attrs,
+            }
+        )
         instance.clean()
         return attrs
 
@@ -19,9 +27,25 @@ class GateProfileSerializer(serializers.ModelSerializer):
 class CheckResultSerializer(serializers.ModelSerializer):
     class Meta:
         model = CheckResult
-        fields = ["id", "run", "phase", "check_name", "tool", "iteration", "command",
-                  "exit_code", "duration_s", "status", "reason", "required", "hardware_fault",
-                  "metrics", "evidence", "facts", "created"]
+        fields = [
+            "id",
+            "run",
+            "phase",
+            "check_name",
+            "tool",
+            "iteration",
+            "command",
+            "exit_code",
+            "duration_s",
+            "status",
+            "reason",
+            "required",
+            "hardware_fault",
+            "metrics",
+            "evidence",
+            "facts",
+            "created",
+        ]
 
 
 class CheckResultDetailSerializer(CheckResultSerializer):
@@ -36,9 +60,23 @@ class GateRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = GateRun
-        fields = ["id", "node", "profile", "status", "current_phase", "progress", "soak",
-                  "iteration", "cancel_requested", "outcome_reason", "evidence", "context",
-                  "operation", "started", "finished"]
+        fields = [
+            "id",
+            "node",
+            "profile",
+            "status",
+            "current_phase",
+            "progress",
+            "soak",
+            "iteration",
+            "cancel_requested",
+            "outcome_reason",
+            "evidence",
+            "context",
+            "operation",
+            "started",
+            "finished",
+        ]
 
     def get_progress(self, run: GateRun) -> int:
         from ..services import progress

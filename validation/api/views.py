@@ -39,13 +39,13 @@ class GateRunViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(s.GateRunSerializer(run).data, status=202)
 
 
-class CheckResultViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                         viewsets.GenericViewSet):
+class CheckResultViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Per-check evidence; the detail view carries the raw stdout/stderr."""
 
     queryset = CheckResult.objects.all()
     filterset_fields = ["run", "run__node", "phase", "check_name", "status", "hardware_fault"]
 
     def get_serializer_class(self):
-        return s.CheckResultDetailSerializer if self.action == "retrieve" \
-            else s.CheckResultSerializer
+        return (
+            s.CheckResultDetailSerializer if self.action == "retrieve" else s.CheckResultSerializer
+        )

@@ -123,7 +123,7 @@ def parse_dcgmi_json(text: str) -> DcgmDiagResult:
             tests.append(_test(raw, category.get("category"), f"{c_key}.tests[{t_index}]"))
     if not tests and not runtime_error:
         raise ParseError("expected at least one test", key=f"{top}.test_categories")
-    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    metadata = m if isinstance(m := doc.get("metadata"), dict) else {}
     version = metadata.get("version") or body.get("version") or doc.get("version")
     driver = next(
         (src[k] for src in (metadata, body, doc) for k in _DRIVER_KEYS if src.get(k)), None

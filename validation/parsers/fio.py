@@ -65,7 +65,7 @@ def _direction(job: dict[str, Any], name: str, where: str) -> FioDirection | Non
         return None
     bw_kib = _num(block, "bw", here)
     bw_bytes = _num(block, "bw_bytes", here) if "bw_bytes" in block else bw_kib * 1024
-    clat = block.get("clat_ns") if isinstance(block.get("clat_ns"), dict) else {}
+    clat = c if isinstance(c := block.get("clat_ns"), dict) else {}
     mean = clat.get("mean")
     return FioDirection(
         bw_bytes_per_s=bw_bytes,

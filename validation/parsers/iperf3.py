@@ -41,12 +41,12 @@ def parse_iperf3(text: str) -> Iperf3Result:
     """Parse iperf3 JSON: received/sent throughput and TCP retransmits."""
     check_text(text, "iperf3 JSON output")
     doc = load_json_object(text, "iperf3 -J")
-    start = doc.get("start") if isinstance(doc.get("start"), dict) else {}
-    test_start = start.get("test_start") if isinstance(start.get("test_start"), dict) else {}
+    start = s if isinstance(s := doc.get("start"), dict) else {}
+    test_start = t if isinstance(t := start.get("test_start"), dict) else {}
     protocol = test_start.get("protocol")
     streams = test_start.get("num_streams")
     version = start.get("version")
-    common = {
+    common: dict[str, Any] = {
         "protocol": str(protocol) if protocol is not None else None,
         "num_streams": streams if isinstance(streams, int) else None,
         "version": str(version) if version is not None else None,

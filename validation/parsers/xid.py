@@ -53,8 +53,8 @@ def parse_xid(text: str) -> XidResult:
     if not isinstance(text, str):
         raise ParseError(f"expected kernel log text, got {type(text).__name__}")
     if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise ParseError("expected kernel log text, found a NUL byte (binary data)", line=line)
+        nul_line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ParseError("expected kernel log text, found a NUL byte (binary data)", line=nul_line)
     events = []
     for number, line in numbered_lines(text):
         if not _MARKER.search(line):

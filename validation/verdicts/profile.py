@@ -29,7 +29,7 @@ import itertools
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .model import CheckSpec, PhaseSpec, ProfileSpec
 from .registry import JUDGES, effective_thresholds
@@ -82,7 +82,7 @@ def _name_list(data: dict[str, Any], key: str) -> tuple[list[str], tuple[str, ..
     return [], tuple(value)
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: Any) -> TypeGuard[int | float]:
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
@@ -192,7 +192,7 @@ def _phase(
     if problems:
         return problems, None
     return [], PhaseSpec(
-        name=name,
+        name=str(name),  # a str: anything else was reported above
         checks=tuple(checks),
         description=str(raw.get("description", "")),
         soak=soak is not None,

@@ -10,8 +10,11 @@ class Command(BaseCommand):
     help = "Seed the demo site (2 racks x 8 nodes); BMCs point at a local Redfish emulator."
 
     def add_arguments(self, parser):
-        parser.add_argument("--redfish", default="http://127.0.0.1:8001",
-                            help="Base URL of the Redfish emulator serving the demo systems.")
+        parser.add_argument(
+            "--redfish",
+            default="http://127.0.0.1:8001",
+            help="Base URL of the Redfish emulator serving the demo systems.",
+        )
         parser.add_argument("--username", default="admin")
         parser.add_argument("--password", default="password")
 
@@ -24,11 +27,23 @@ class Command(BaseCommand):
         racks = {r["name"]: Rack.objects.create(site=site, **r) for r in RACKS}
         for n in demo_nodes():
             services.create_node(
-                rack=racks[n.rack], rack_unit=n.rack_unit, u_height=NODE_U_HEIGHT,
-                serial=n.serial, hostname=n.hostname, model=n.model, gpu_model=n.gpu_model,
-                gpu_count=8, labels=["demo", n.gpu_model.lower()],
-                bmc={"protocol": "redfish", "address": redfish, "username": username,
-                     "password": password, "verify_tls": False, "system_id": n.uuid},
+                rack=racks[n.rack],
+                rack_unit=n.rack_unit,
+                u_height=NODE_U_HEIGHT,
+                serial=n.serial,
+                hostname=n.hostname,
+                model=n.model,
+                gpu_model=n.gpu_model,
+                gpu_count=8,
+                labels=["demo", n.gpu_model.lower()],
+                bmc={
+                    "protocol": "redfish",
+                    "address": redfish,
+                    "username": username,
+                    "password": password,
+                    "verify_tls": False,
+                    "system_id": n.uuid,
+                },
                 interfaces=[{"name": "eno1", "mac": n.mac, "ip": n.ip, "boot": True}],
             )
         self.stdout.write(self.style.SUCCESS(f"Seeded {len(demo_nodes())} demo nodes."))

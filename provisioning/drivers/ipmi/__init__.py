@@ -19,6 +19,13 @@ __all__ = ["build_driver", "cached_session_count"]
 def build_driver(settings: BMCSettings) -> Driver:
     """Compose the IPMI capabilities; no network I/O happens until the first call."""
     conn = IPMIConnection(settings)
-    return Driver(protocol=PROTOCOL_IPMI, address=conn.address, power=IPMIPower(conn),
-                  management=IPMIManagement(conn), inspect=IPMIInspect(conn),
-                  firmware=IPMIFirmware(conn), health=IPMIHealth(conn), closer=conn)
+    return Driver(
+        protocol=PROTOCOL_IPMI,
+        address=conn.address,
+        power=IPMIPower(conn),
+        management=IPMIManagement(conn),
+        inspect=IPMIInspect(conn),
+        firmware=IPMIFirmware(conn),
+        health=IPMIHealth(conn),
+        closer=conn,
+    )

@@ -39,8 +39,12 @@ from provisioning.drivers.base import (
 from provisioning.drivers.ipmi.session import IPMIConnection
 from provisioning.drivers.results import FirmwareComponent, Health, Sensor
 
-_POWER_ACTIONS = {ACTION_ON: "on", ACTION_OFF: "off", ACTION_GRACEFUL_OFF: "softoff",
-                  ACTION_FORCE_RESTART: "reset"}
+_POWER_ACTIONS = {
+    ACTION_ON: "on",
+    ACTION_OFF: "off",
+    ACTION_GRACEFUL_OFF: "softoff",
+    ACTION_FORCE_RESTART: "reset",
+}
 _BOOT_DEVICES = {BOOT_PXE: "network", BOOT_DISK: "hd"}
 # IPMI Chassis Control (netfn 0, cmd 2), data 2 = power cycle.
 _CHASSIS_CONTROL, _POWER_CYCLE = 0x02, 0x02
@@ -84,10 +88,16 @@ class IPMIManagement(ManagementInterface):
         if device == BOOT_HTTP:
             raise BMCUnsupportedError(
                 f"BMC at {self.conn.address} speaks IPMI, which has no HTTP boot device; "
-                "use pxe (iPXE then chains to HTTP) or a Redfish BMC", address=self.conn.address)
+                "use pxe (iPXE then chains to HTTP) or a Redfish BMC",
+                address=self.conn.address,
+            )
         doing = f"setting the boot device to {device}" + (" once" if once else "")
-        self.conn.call(doing, lambda c: c.set_bootdev(
-            _BOOT_DEVICES[device], persist=not once, uefiboot=mode == BOOT_MODE_UEFI))
+        self.conn.call(
+            doing,
+            lambda c: c.set_bootdev(
+                _BOOT_DEVICES[device], persist=not once, uefiboot=mode == BOOT_MODE_UEFI
+            ),
+        )
 
 
 class IPMIFirmware(FirmwareInterface):
@@ -100,9 +110,11 @@ class IPMIFirmware(FirmwareInterface):
         for name, info in entries:
             info = info if isinstance(info, dict) else {}
             ident = str(name).replace(" Version", "").strip() or str(name)
-            components.append(FirmwareComponent(id=ident, name=str(name),
-                                                version=_text(info.get("version")),
-                                                updateable=None))
+            components.append(
+                FirmwareComponent(
+                    id=ident, name=str(name), version=_text(info.get("version")), updateable=None
+                )
+            )
         return components
 
 
@@ -139,9 +151,12 @@ def _sensor(reading: Any) -> Sensor:
     else:
         status = HEALTH_WARNING
     value = getattr(reading, "value", None)
-    return Sensor(name=str(getattr(reading, "name", "")),
-                  reading=float(value) if isinstance(value, int | float) else None,
-                  units=_text(getattr(reading, "units", None)), status=status)
+    return Sensor(
+        name=str(getattr(reading, "name", "")),
+        reading=float(value) if isinstance(value, int | float) else None,
+        units=_text(getattr(reading, "units", None)),
+        status=status,
+    )
 
 
 def _text(value: Any) -> str | None:

@@ -39,8 +39,13 @@ _MAX_FRU_BYTES = 8192  # FRU 0 is a few hundred bytes; refuse to page through a 
 
 IN_BAND_ONLY = {
     part: f"IPMI has no standard command that lists {what}; only the booted OS can"
-    for part, what in (("processors", "CPUs"), ("memory", "memory modules"),
-                       ("nics", "NICs"), ("storage", "drives"), ("gpus", "GPUs"))
+    for part, what in (
+        ("processors", "CPUs"),
+        ("memory", "memory modules"),
+        ("nics", "NICs"),
+        ("storage", "drives"),
+        ("gpus", "GPUs"),
+    )
 }
 
 
@@ -56,8 +61,13 @@ class IPMIInspect(InspectInterface):
         if raw is not None:
             try:
                 info = ipmi_fru.FRU(rawdata=raw).info
-            except (pyghmi_exc.PyghmiException, IndexError, ValueError, TypeError,
-                    struct.error) as exc:
+            except (
+                pyghmi_exc.PyghmiException,
+                IndexError,
+                ValueError,
+                TypeError,
+                struct.error,
+            ) as exc:
                 missing = f"FRU 0 could not be decoded ({type(exc).__name__}: {exc})"
             else:
                 missing = None if info else "FRU 0 is not in the IPMI FRU format"
@@ -78,7 +88,8 @@ class IPMIInspect(InspectInterface):
             offset, count = len(data), min(chunk, size - len(data))
             code, piece = self.conn.call(
                 f"reading FRU 0 at offset {offset}",
-                lambda c, o=offset, n=count: _read_fru_chunk(c, o, n))
+                lambda c, o=offset, n=count: _read_fru_chunk(c, o, n),
+            )
             if code in _TOO_LONG and chunk > _MIN_CHUNK:
                 chunk = max(_MIN_CHUNK, count // 2)
                 continue
@@ -100,17 +111,19 @@ def _fru_size(command: ipmi_command.Command) -> tuple[int | None, str | None]:
     return size, None
 
 
-def _read_fru_chunk(command: ipmi_command.Command, offset: int,
-                    count: int) -> tuple[int | None, bytes]:
+def _read_fru_chunk(
+    command: ipmi_command.Command, offset: int, count: int
+) -> tuple[int | None, bytes]:
     """(completion code if refused for its length, the bytes read)."""
-    reply = command.raw_command(netfn=_NETFN_STORAGE, command=_READ_FRU_DATA,
-                                data=[0, offset & 0xFF, offset >> 8, count])
+    reply = command.raw_command(
+        netfn=_NETFN_STORAGE, command=_READ_FRU_DATA, data=[0, offset & 0xFF, offset >> 8, count]
+    )
     if reply.get("code") in _TOO_LONG:
         return reply["code"], b""
     _raise_on_error(reply)
     data = reply.get("data") or b""
     # The first byte is the count actually returned.
-    return None, bytes(data[1:1 + data[0]]) if data else b""
+    return None, bytes(data[1 : 1 + data[0]]) if data else b""
 
 
 def _system_guid(command: ipmi_command.Command) -> str | None:
@@ -135,8 +148,7 @@ def _identity(facts: HardwareFacts, info: dict[str, Any]) -> None:
     """
     facts.manufacturer = _first(info, "Manufacturer", "Board manufacturer")
     facts.model = _first(info, "Product name", "Model", "Board product name")
-    facts.serial = _first(info, "Serial Number", "Chassis serial number",
-                          "Board serial number")
+    facts.serial = _first(info, "Serial Number", "Chassis serial number", "Board serial number")
 
 
 def _first(info: dict[str, Any], *keys: str) -> str | None:

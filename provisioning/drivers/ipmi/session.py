@@ -46,10 +46,21 @@ T = TypeVar("T")
 DEFAULT_PORT = 623
 
 _AUTH_MARKERS = ("password", "Unauthorized name", "RAKP", "privilege", "Kg")
-_TRANSIENT_MARKERS = ("no longer connected", "timeout", "Timeout", "Node Busy",
-                      "initialization in progress", "firmware update mode")
-_UNSUPPORTED_MARKERS = ("Invalid command", "Invalid data field", "not supported",
-                        "subfunction disabled", "Unknown bootdevice")
+_TRANSIENT_MARKERS = (
+    "no longer connected",
+    "timeout",
+    "Timeout",
+    "Node Busy",
+    "initialization in progress",
+    "firmware update mode",
+)
+_UNSUPPORTED_MARKERS = (
+    "Invalid command",
+    "Invalid data field",
+    "not supported",
+    "subfunction disabled",
+    "Unknown bootdevice",
+)
 
 
 class _Slot:
@@ -81,8 +92,13 @@ def _reset_after_fork() -> None:
         ipmi_session.iothreadready = False
         ipmi_session.iothreadwaiters[:] = []
         ipmi_session.iosockets[:] = []
-        for registry in ("bmc_handlers", "initting_sessions", "keepalive_sessions",
-                         "waiting_sessions", "socketpool"):
+        for registry in (
+            "bmc_handlers",
+            "initting_sessions",
+            "keepalive_sessions",
+            "waiting_sessions",
+            "socketpool",
+        ):
             getattr(ipmi_session.Session, registry).clear()
 
 
@@ -128,7 +144,9 @@ class IPMIConnection:
             self._abandon(slot)
             raise BMCTransientError(
                 f"BMC at {self.address} did not answer within {self.settings.timeout:g} s "
-                f"while {doing}", address=self.address)
+                f"while {doing}",
+                address=self.address,
+            )
         if "error" in outcome:
             raise outcome["error"]  # type: ignore[misc]
         return outcome["value"]  # type: ignore[return-value]
@@ -146,8 +164,9 @@ class IPMIConnection:
 
     def _run(self, slot: _Slot, doing: str, fn: Callable[[ipmi_command.Command], T]) -> T:
         if not slot.lock.acquire(timeout=self.settings.timeout):
-            raise BMCTransientError(f"BMC at {self.address} is busy with another request",
-                                    address=self.address)
+            raise BMCTransientError(
+                f"BMC at {self.address} is busy with another request", address=self.address
+            )
         try:
             command = self._command(slot)
             try:
@@ -168,8 +187,11 @@ class IPMIConnection:
     def _command(self, slot: _Slot) -> ipmi_command.Command:
         fingerprint = _fingerprint(self.settings.password)
         current = slot.command
-        if (current is not None and not _broken(current)
-                and hmac.compare_digest(fingerprint, slot.fingerprint or b"")):
+        if (
+            current is not None
+            and not _broken(current)
+            and hmac.compare_digest(fingerprint, slot.fingerprint or b"")
+        ):
             return current
         command = self._login()
         if current is not None and not _broken(current):
@@ -180,13 +202,16 @@ class IPMIConnection:
 
     def _login(self) -> ipmi_command.Command:
         try:
-            return ipmi_command.Command(bmc=self.host, userid=self.settings.username,
-                                        password=self.settings.password, port=self.port)
+            return ipmi_command.Command(
+                bmc=self.host,
+                userid=self.settings.username,
+                password=self.settings.password,
+                port=self.port,
+            )
         except Exception as exc:
             raise self.to_bmc_error(exc, "logging in") from exc
         finally:
-            _forget_half_open(self.host, self.settings.username, self.settings.password,
-                              self.port)
+            _forget_half_open(self.host, self.settings.username, self.settings.password, self.port)
 
     def to_bmc_error(self, exc: Exception, doing: str) -> BMCError:
         at = f"BMC at {self.address}"
@@ -194,20 +219,22 @@ class IPMIConnection:
         kwargs = {"address": self.address}
         if isinstance(exc, pyghmi_exc.IpmiException):
             if any(marker in text for marker in _AUTH_MARKERS):
-                return BMCAuthError(f"{at} rejected the credentials of user "
-                                    f"{self.settings.username!r} ({text})", **kwargs)
+                return BMCAuthError(
+                    f"{at} rejected the credentials of user {self.settings.username!r} ({text})",
+                    **kwargs,
+                )
             if exc.args in ((), (None,)) or any(m in text for m in _TRANSIENT_MARKERS):
-                return BMCTransientError(f"{at} did not answer over IPMI while {doing}",
-                                         **kwargs)
+                return BMCTransientError(f"{at} did not answer over IPMI while {doing}", **kwargs)
             if any(marker in text for marker in _UNSUPPORTED_MARKERS):
-                return BMCUnsupportedError(f"{at} does not support this while {doing} ({text})",
-                                           **kwargs)
-            return BMCFatalError(f"{at} refused the IPMI request while {doing} ({text})",
-                                 **kwargs)
+                return BMCUnsupportedError(
+                    f"{at} does not support this while {doing} ({text})", **kwargs
+                )
+            return BMCFatalError(f"{at} refused the IPMI request while {doing} ({text})", **kwargs)
         if isinstance(exc, OSError):
             return BMCTransientError(f"{at} is unreachable while {doing}: {text}", **kwargs)
-        return BMCFatalError(f"{at}: unexpected {type(exc).__name__} while {doing}: {text}",
-                             **kwargs)
+        return BMCFatalError(
+            f"{at}: unexpected {type(exc).__name__} while {doing}: {text}", **kwargs
+        )
 
 
 def _broken(command: ipmi_command.Command) -> bool:

@@ -14,7 +14,13 @@ __all__ = ["build_driver"]
 def build_driver(settings: BMCSettings) -> Driver:
     """Compose the Redfish capabilities around one lazily connected client."""
     client = RedfishClient(settings)
-    return Driver(protocol=PROTOCOL_REDFISH, address=client.address,
-                  power=RedfishPower(client), management=RedfishManagement(client),
-                  inspect=RedfishInspect(client), firmware=RedfishFirmware(client),
-                  health=RedfishHealth(client), closer=client)
+    return Driver(
+        protocol=PROTOCOL_REDFISH,
+        address=client.address,
+        power=RedfishPower(client),
+        management=RedfishManagement(client),
+        inspect=RedfishInspect(client),
+        firmware=RedfishFirmware(client),
+        health=RedfishHealth(client),
+        closer=client,
+    )

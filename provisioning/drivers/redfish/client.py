@@ -80,15 +80,19 @@ class RedfishClient:
     def root(self) -> sushy.Sushy:
         if self._root is None:
             with self.translate("connecting"):
-                auth = sushy_auth.SessionOrBasicAuth(username=self.settings.username,
-                                                     password=self.settings.password)
+                auth = sushy_auth.SessionOrBasicAuth(
+                    username=self.settings.username, password=self.settings.password
+                )
                 self._root = sushy.Sushy(
-                    base_url(self.settings), auth=auth, root_prefix=ROOT_PREFIX,
+                    base_url(self.settings),
+                    auth=auth,
+                    root_prefix=ROOT_PREFIX,
                     verify=self.settings.verify_tls,
                     server_side_retries=SERVER_SIDE_RETRIES,
                     server_side_retries_delay=SERVER_SIDE_RETRIES_DELAY,
                     read_timeout=self.settings.timeout,
-                    connect_timeout=min(self.settings.timeout, 5.0))
+                    connect_timeout=min(self.settings.timeout, 5.0),
+                )
                 self._auth = auth
         return self._root
 
@@ -102,8 +106,11 @@ class RedfishClient:
             if auth is not None:
                 auth.close()
         except Exception as exc:  # closing must never mask the caller's own error
-            LOG.warning("Could not close Redfish session on BMC at %s: %s", self.address,
-                        scrub(str(exc), [self.settings.password]))
+            LOG.warning(
+                "Could not close Redfish session on BMC at %s: %s",
+                self.address,
+                scrub(str(exc), [self.settings.password]),
+            )
         finally:
             # sushy's __del__ would try to log out again.
             root._auth = None
@@ -117,7 +124,8 @@ class RedfishClient:
         if not isinstance(data, dict):
             raise BMCResponseError(
                 f"BMC at {self.address} answered {path} with JSON that is not an object",
-                address=self.address)
+                address=self.address,
+            )
         return data
 
     def members(self, collection_path: str) -> list[str]:
@@ -127,7 +135,8 @@ class RedfishClient:
         if not isinstance(members, list):
             raise BMCResponseError(
                 f"BMC at {self.address} answered {collection_path} with a malformed Members list",
-                address=self.address)
+                address=self.address,
+            )
         return [m["@odata.id"] for m in members if isinstance(m, dict) and m.get("@odata.id")]
 
     @property
@@ -141,7 +150,8 @@ class RedfishClient:
         if not systems:
             raise BMCUnsupportedError(
                 f"BMC at {self.address} does not list any Systems in its Redfish service root",
-                address=self.address)
+                address=self.address,
+            )
         wanted = self.settings.system_id
         if wanted:
             return wanted if wanted.startswith("/") else f"{systems.rstrip('/')}/{wanted}"
@@ -150,8 +160,12 @@ class RedfishClient:
             return paths[0]
         ids = ", ".join(p.rstrip("/").rsplit("/", 1)[-1] for p in paths) or "none"
         raise BMCSettingsError(
-            {"system_id": f"BMC at {self.address} manages {len(paths)} systems ({ids}); "
-                          "set system_id to one of them"}, address=self.address)
+            {
+                "system_id": f"BMC at {self.address} manages {len(paths)} systems ({ids}); "
+                "set system_id to one of them"
+            },
+            address=self.address,
+        )
 
     def system(self) -> sushy.resources.system.system.System:
         """A freshly read ComputerSystem resource."""
@@ -174,37 +188,50 @@ class RedfishClient:
         kwargs = {"address": self.address}
         if isinstance(exc, sushy_exc.AccessError):
             if exc.status_code == 403:
-                return BMCAuthError(f"{at} refused access while {doing}: the user "
-                                    f"{self.settings.username!r} lacks the privilege", **kwargs)
-            return BMCAuthError(f"{at} rejected the credentials of user "
-                                f"{self.settings.username!r} while {doing}", **kwargs)
+                return BMCAuthError(
+                    f"{at} refused access while {doing}: the user "
+                    f"{self.settings.username!r} lacks the privilege",
+                    **kwargs,
+                )
+            return BMCAuthError(
+                f"{at} rejected the credentials of user {self.settings.username!r} while {doing}",
+                **kwargs,
+            )
         if isinstance(exc, sushy_exc.ConnectionError):
             cause = exc.__context__
             if isinstance(cause, requests.exceptions.SSLError):
                 return BMCFatalError(
                     f"{at} failed the TLS handshake while {doing} (certificate not trusted or "
-                    "protocol mismatch); install its CA or turn off verify_tls", **kwargs)
+                    "protocol mismatch); install its CA or turn off verify_tls",
+                    **kwargs,
+                )
             if isinstance(cause, requests.exceptions.Timeout):
-                return BMCTransientError(f"{at} did not answer within "
-                                         f"{self.settings.timeout:g} s while {doing}", **kwargs)
-            return BMCTransientError(f"{at} is unreachable while {doing}: "
-                                     f"{_short(cause) if cause else detail}", **kwargs)
+                return BMCTransientError(
+                    f"{at} did not answer within {self.settings.timeout:g} s while {doing}",
+                    **kwargs,
+                )
+            return BMCTransientError(
+                f"{at} is unreachable while {doing}: {_short(cause) if cause else detail}", **kwargs
+            )
         if isinstance(exc, sushy_exc.HTTPError):
             return self._http_error(exc, doing)
         if isinstance(exc, sushy_exc.InvalidParameterValueError | sushy_exc.MissingActionError):
-            return BMCUnsupportedError(f"{at} does not support this while {doing}: {detail}",
-                                       **kwargs)
+            return BMCUnsupportedError(
+                f"{at} does not support this while {doing}: {detail}", **kwargs
+            )
         if isinstance(exc, sushy_exc.UnknownDefaultError):
             return BMCSettingsError({"system_id": f"{at}: {detail}"}, **kwargs)
         if isinstance(exc, ValueError | KeyError | TypeError | sushy_exc.SushyError):
             # JSON that does not parse, or parses into the wrong shapes.
-            return BMCResponseError(f"{at} sent a malformed answer while {doing}: "
-                                    f"{type(exc).__name__}: {detail[:300]}", **kwargs)
+            return BMCResponseError(
+                f"{at} sent a malformed answer while {doing}: {type(exc).__name__}: {detail[:300]}",
+                **kwargs,
+            )
         if isinstance(exc, requests.exceptions.RequestException):
-            return BMCTransientError(f"{at} is unreachable while {doing}: {_short(exc)}",
-                                     **kwargs)
-        return BMCFatalError(f"{at}: unexpected {type(exc).__name__} while {doing}: "
-                             f"{detail[:300]}", **kwargs)
+            return BMCTransientError(f"{at} is unreachable while {doing}: {_short(exc)}", **kwargs)
+        return BMCFatalError(
+            f"{at}: unexpected {type(exc).__name__} while {doing}: {detail[:300]}", **kwargs
+        )
 
     def _http_error(self, exc: sushy_exc.HTTPError, doing: str) -> BMCError:
         at = f"BMC at {self.address}"
@@ -213,16 +240,21 @@ class RedfishClient:
         why = f" ({why})" if why else ""
         kwargs = {"address": self.address}
         if status == 404:
-            return BMCUnsupportedError(f"{at} has no such resource while {doing} "
-                                       f"(HTTP 404){why}", **kwargs)
+            return BMCUnsupportedError(
+                f"{at} has no such resource while {doing} (HTTP 404){why}", **kwargs
+            )
         if status == 409 or status == 503 or (status >= 500 and status != 501):
-            return BMCTransientError(f"{at} answered HTTP {status} while {doing}{why}; "
-                                     "it may be busy, will retry", **kwargs)
+            return BMCTransientError(
+                f"{at} answered HTTP {status} while {doing}{why}; it may be busy, will retry",
+                **kwargs,
+            )
         if status in (405, 501):
-            return BMCUnsupportedError(f"{at} does not support this while {doing} "
-                                       f"(HTTP {status}){why}", **kwargs)
-        return BMCFatalError(f"{at} rejected the request while {doing} (HTTP {status}){why}",
-                             **kwargs)
+            return BMCUnsupportedError(
+                f"{at} does not support this while {doing} (HTTP {status}){why}", **kwargs
+            )
+        return BMCFatalError(
+            f"{at} rejected the request while {doing} (HTTP {status}){why}", **kwargs
+        )
 
 
 def http_status(exc: BaseException) -> int | None:
@@ -233,8 +265,13 @@ def http_status(exc: BaseException) -> int | None:
 
 def _short(exc: BaseException) -> str:
     text = str(exc)
-    for marker in ("Connection refused", "Name or service not known", "No route to host",
-                   "Network is unreachable", "timed out"):
+    for marker in (
+        "Connection refused",
+        "Name or service not known",
+        "No route to host",
+        "Network is unreachable",
+        "timed out",
+    ):
         if marker in text:
             return marker.lower()
     return text[:200]

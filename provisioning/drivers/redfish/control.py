@@ -50,12 +50,16 @@ _RESET_TYPES = {
     ACTION_CYCLE: sushy.ResetType.POWER_CYCLE,
 }
 # Only actions whose success a single read can tell apart from "nothing happened".
-_VERIFIABLE_TARGET = {ACTION_ON: POWER_ON, ACTION_OFF: POWER_OFF,
-                      ACTION_GRACEFUL_OFF: POWER_OFF}
-_BOOT_SOURCES = {BOOT_PXE: sushy.BootSource.PXE, BOOT_DISK: sushy.BootSource.HDD,
-                 BOOT_HTTP: sushy.BootSource.UEFI_HTTP}
-_BOOT_MODES = {BOOT_MODE_UEFI: sushy.BootSourceOverrideMode.UEFI,
-               BOOT_MODE_LEGACY: sushy.BootSourceOverrideMode.LEGACY}
+_VERIFIABLE_TARGET = {ACTION_ON: POWER_ON, ACTION_OFF: POWER_OFF, ACTION_GRACEFUL_OFF: POWER_OFF}
+_BOOT_SOURCES = {
+    BOOT_PXE: sushy.BootSource.PXE,
+    BOOT_DISK: sushy.BootSource.HDD,
+    BOOT_HTTP: sushy.BootSource.UEFI_HTTP,
+}
+_BOOT_MODES = {
+    BOOT_MODE_UEFI: sushy.BootSourceOverrideMode.UEFI,
+    BOOT_MODE_LEGACY: sushy.BootSourceOverrideMode.LEGACY,
+}
 _APPLIED_ANYWAY = (400, 409)
 POLL_INTERVAL = 0.25
 
@@ -83,7 +87,9 @@ class RedfishPower(PowerInterface):
             names = ", ".join(sorted(r.value for r in allowed))
             raise BMCUnsupportedError(
                 f"BMC at {self.client.address} does not offer reset type {reset.value} "
-                f"(offers: {names})", address=self.client.address)
+                f"(offers: {names})",
+                address=self.client.address,
+            )
         self._reset(system, reset, action, doing)
 
     def _reset(self, system: object, reset: sushy.ResetType, action: str, doing: str) -> None:
@@ -92,8 +98,11 @@ class RedfishPower(PowerInterface):
                 system.reset_system(reset)  # type: ignore[attr-defined]
         except BMCError as exc:
             target = _VERIFIABLE_TARGET.get(action)
-            if (http_status(exc) in _APPLIED_ANYWAY and target is not None
-                    and self.get_power_state() == target):
+            if (
+                http_status(exc) in _APPLIED_ANYWAY
+                and target is not None
+                and self.get_power_state() == target
+            ):
                 return
             raise
 
@@ -112,7 +121,8 @@ class RedfishPower(PowerInterface):
             time.sleep(POLL_INTERVAL)
         raise BMCTransientError(
             f"BMC at {self.client.address} did not report power {state} in time during a {what}",
-            address=self.client.address)
+            address=self.client.address,
+        )
 
 
 class RedfishManagement(ManagementInterface):
@@ -123,8 +133,11 @@ class RedfishManagement(ManagementInterface):
         check_boot_request(device, mode, self.client.address)
         target = _BOOT_SOURCES[device]
         boot_mode = _BOOT_MODES.get(mode) if mode else None
-        enabled = (sushy.BootSourceOverrideEnabled.ONCE if once
-                   else sushy.BootSourceOverrideEnabled.CONTINUOUS)
+        enabled = (
+            sushy.BootSourceOverrideEnabled.ONCE
+            if once
+            else sushy.BootSourceOverrideEnabled.CONTINUOUS
+        )
         doing = f"setting the boot device to {device}" + (" once" if once else "")
         with self.client.translate(doing):
             system = self.client.system()
@@ -133,7 +146,9 @@ class RedfishManagement(ManagementInterface):
             names = ", ".join(sorted(s.value for s in offered))
             raise BMCUnsupportedError(
                 f"BMC at {self.client.address} does not offer boot device {target.value} "
-                f"(offers: {names})", address=self.client.address)
+                f"(offers: {names})",
+                address=self.client.address,
+            )
         try:
             with self.client.translate(doing):
                 system.set_system_boot_options(target, enabled=enabled, mode=boot_mode)
@@ -142,8 +157,9 @@ class RedfishManagement(ManagementInterface):
                 return
             raise
 
-    def _boot_in_effect(self, target: sushy.BootSource,
-                        mode: sushy.BootSourceOverrideMode | None) -> bool:
+    def _boot_in_effect(
+        self, target: sushy.BootSource, mode: sushy.BootSourceOverrideMode | None
+    ) -> bool:
         # BootSourceOverrideEnabled is not compared: some BMCs (and sushy-emulator)
         # always report Continuous.
         with self.client.translate("reading back the boot device"):

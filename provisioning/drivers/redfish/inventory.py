@@ -71,10 +71,12 @@ class RedfishInspect(InspectInterface):
         with self.client.translate("reading the hardware inventory"):
             system = self.client.get_json(self.client.system_path)
             facts = HardwareFacts(
-                manufacturer=system.get("Manufacturer"), model=system.get("Model"),
+                manufacturer=system.get("Manufacturer"),
+                model=system.get("Model"),
                 serial=system.get("SerialNumber"),
                 uuid=(system.get("UUID") or "").lower() or None,
-                bios_version=system.get("BiosVersion"))
+                bios_version=system.get("BiosVersion"),
+            )
             self._facts = facts
             self._processors(system, facts)
             memory = system.get("MemorySummary") or {}
@@ -99,7 +101,8 @@ class RedfishInspect(InspectInterface):
             return []
         except sushy_exc.ServerSideError as exc:
             self._facts.unavailable[part] = (
-                f"BMC at {self.client.address} answered HTTP {exc.status_code} for {part}")
+                f"BMC at {self.client.address} answered HTTP {exc.status_code} for {part}"
+            )
             return []
 
     def _processors(self, system: dict[str, Any], facts: HardwareFacts) -> None:
@@ -110,8 +113,13 @@ class RedfishInspect(InspectInterface):
                 continue
             kind = proc.get("ProcessorType")
             if kind == "GPU":
-                facts.gpus.append(GPU(id=str(proc.get("Id")), model=proc.get("Model"),
-                                      manufacturer=proc.get("Manufacturer")))
+                facts.gpus.append(
+                    GPU(
+                        id=str(proc.get("Id")),
+                        model=proc.get("Model"),
+                        manufacturer=proc.get("Manufacturer"),
+                    )
+                )
             elif kind in (None, "CPU"):
                 cpus.append(proc)
         if cpus:
@@ -134,18 +142,23 @@ class RedfishInspect(InspectInterface):
             # VLAN pseudo-interfaces repeat a physical MAC; the host interface is the
             # BMC's own USB NIC and never carries PXE traffic.
             if nic.get("EthernetInterfaceType") == "Virtual" or _link(
-                    nic.get("Links") or {}, "HostInterface"):
+                nic.get("Links") or {}, "HostInterface"
+            ):
                 continue
-            mac = mac_or_none(nic.get("MACAddress")) or mac_or_none(
-                nic.get("PermanentMACAddress"))
+            mac = mac_or_none(nic.get("MACAddress")) or mac_or_none(nic.get("PermanentMACAddress"))
             if not mac or mac in seen:
                 continue
             seen.add(mac)
             link = nic.get("LinkStatus")
-            nics.append(NIC(id=str(nic.get("Id")), mac=mac,
-                            permanent_mac=mac_or_none(nic.get("PermanentMACAddress")),
-                            speed_mbps=nic.get("SpeedMbps"),
-                            link_up=None if link is None else link == "LinkUp"))
+            nics.append(
+                NIC(
+                    id=str(nic.get("Id")),
+                    mac=mac,
+                    permanent_mac=mac_or_none(nic.get("PermanentMACAddress")),
+                    speed_mbps=nic.get("SpeedMbps"),
+                    link_up=None if link is None else link == "LinkUp",
+                )
+            )
         return nics
 
     def _drives(self, system: dict[str, Any]) -> list[Drive]:
@@ -154,19 +167,28 @@ class RedfishInspect(InspectInterface):
             for ref in storage.get("Drives") or []:
                 drive = self.client.get_json(ref["@odata.id"])
                 if not _absent(drive):
-                    drives.append(Drive(
-                        name=drive.get("Name") or str(drive.get("Id")),
-                        size_bytes=drive.get("CapacityBytes"), model=drive.get("Model"),
-                        manufacturer=drive.get("Manufacturer"),
-                        serial=drive.get("SerialNumber")))
+                    drives.append(
+                        Drive(
+                            name=drive.get("Name") or str(drive.get("Id")),
+                            size_bytes=drive.get("CapacityBytes"),
+                            model=drive.get("Model"),
+                            manufacturer=drive.get("Manufacturer"),
+                            serial=drive.get("SerialNumber"),
+                        )
+                    )
         if drives:
             return drives
         for controller in self._optional(_link(system, "SimpleStorage"), "simple storage"):
             for device in controller.get("Devices") or []:
                 if not _absent(device):
-                    drives.append(Drive(name=device.get("Name") or "", model=device.get("Model"),
-                                        size_bytes=device.get("CapacityBytes"),
-                                        manufacturer=device.get("Manufacturer")))
+                    drives.append(
+                        Drive(
+                            name=device.get("Name") or "",
+                            model=device.get("Model"),
+                            size_bytes=device.get("CapacityBytes"),
+                            manufacturer=device.get("Manufacturer"),
+                        )
+                    )
         return drives
 
 
@@ -191,10 +213,14 @@ class RedfishFirmware(FirmwareInterface):
         items = []
         for member in self.client.members(path):
             data = self.client.get_json(member)
-            items.append(FirmwareComponent(id=str(data.get("Id")),
-                                           name=data.get("Name") or str(data.get("Id")),
-                                           version=data.get("Version"),
-                                           updateable=data.get("Updateable")))
+            items.append(
+                FirmwareComponent(
+                    id=str(data.get("Id")),
+                    name=data.get("Name") or str(data.get("Id")),
+                    version=data.get("Version"),
+                    updateable=data.get("Updateable"),
+                )
+            )
         return items
 
     def _fallback(self) -> list[FirmwareComponent]:
@@ -204,9 +230,13 @@ class RedfishFirmware(FirmwareInterface):
         for manager in (system.get("Links") or {}).get("ManagedBy") or []:
             data = self.client.get_json(manager["@odata.id"])
             if data.get("FirmwareVersion"):
-                items.append(FirmwareComponent(id=str(data.get("Id")),
-                                               name=data.get("Name") or "BMC",
-                                               version=data["FirmwareVersion"]))
+                items.append(
+                    FirmwareComponent(
+                        id=str(data.get("Id")),
+                        name=data.get("Name") or "BMC",
+                        version=data["FirmwareVersion"],
+                    )
+                )
         if system.get("BiosVersion"):
             items.append(FirmwareComponent(id="BIOS", name="BIOS", version=system["BiosVersion"]))
         return items
@@ -232,8 +262,10 @@ class RedfishHealth(HealthInterface):
     def _sensors(self, chassis: dict[str, Any]) -> list[Sensor]:
         path = _link(chassis, "Sensors")
         if path:
-            readings = (self._sensor(self.client.get_json(p))
-                        for p in self.client.members(path)[:MAX_SENSORS])
+            readings = (
+                self._sensor(self.client.get_json(p))
+                for p in self.client.members(path)[:MAX_SENSORS]
+            )
             return [sensor for sensor in readings if sensor is not None]
         return self._legacy_thermal(chassis)
 
@@ -241,9 +273,12 @@ class RedfishHealth(HealthInterface):
     def _sensor(data: dict[str, Any]) -> Sensor | None:
         if _absent(data):
             return None
-        return Sensor(name=data.get("Name") or str(data.get("Id")),
-                      reading=_number(data.get("Reading")), units=data.get("ReadingUnits"),
-                      status=_health(data))
+        return Sensor(
+            name=data.get("Name") or str(data.get("Id")),
+            reading=_number(data.get("Reading")),
+            units=data.get("ReadingUnits"),
+            status=_health(data),
+        )
 
     def _legacy_thermal(self, chassis: dict[str, Any]) -> list[Sensor]:
         """Thermal (deprecated in Redfish, still the only source on many BMCs)."""
@@ -257,12 +292,22 @@ class RedfishHealth(HealthInterface):
         sensors = []
         for temp in thermal.get("Temperatures") or []:
             if not _absent(temp) and "ReadingCelsius" in temp:
-                sensors.append(Sensor(name=temp.get("Name") or "", units="Cel",
-                                      reading=_number(temp.get("ReadingCelsius")),
-                                      status=_health(temp)))
+                sensors.append(
+                    Sensor(
+                        name=temp.get("Name") or "",
+                        units="Cel",
+                        reading=_number(temp.get("ReadingCelsius")),
+                        status=_health(temp),
+                    )
+                )
         for fan in thermal.get("Fans") or []:
             if not _absent(fan) and "Reading" in fan:
-                sensors.append(Sensor(name=fan.get("Name") or fan.get("FanName") or "",
-                                      reading=_number(fan.get("Reading")),
-                                      units=fan.get("ReadingUnits"), status=_health(fan)))
+                sensors.append(
+                    Sensor(
+                        name=fan.get("Name") or fan.get("FanName") or "",
+                        reading=_number(fan.get("Reading")),
+                        units=fan.get("ReadingUnits"),
+                        status=_health(fan),
+                    )
+                )
         return sensors

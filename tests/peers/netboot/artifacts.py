@@ -74,7 +74,8 @@ def _dpkg(*args: str) -> str:
     if result.returncode != 0:
         raise NetbootUnavailable(
             f"dpkg-query {' '.join(args)} failed ({result.stderr.strip()}): "
-            f"apt-get install --no-install-recommends {KERNEL_PACKAGE}")
+            f"apt-get install --no-install-recommends {KERNEL_PACKAGE}"
+        )
     return result.stdout
 
 
@@ -113,9 +114,13 @@ def _stamp(kernel: KernelFiles) -> str:
 
 def _artifacts(dest_dir: Path, kernel: KernelFiles) -> BootArtifacts:
     kernel_path, initrd_path = dest_dir / KERNEL_NAME, dest_dir / INITRD_NAME
-    return BootArtifacts(kernel=kernel_path, initrd=initrd_path, kernel_version=kernel.version,
-                         kernel_sha256=sha256_file(kernel_path),
-                         initrd_sha256=sha256_file(initrd_path))
+    return BootArtifacts(
+        kernel=kernel_path,
+        initrd=initrd_path,
+        kernel_version=kernel.version,
+        kernel_sha256=sha256_file(kernel_path),
+        initrd_sha256=sha256_file(initrd_path),
+    )
 
 
 def build_boot_artifacts(dest_dir: Path) -> BootArtifacts:
@@ -134,21 +139,38 @@ def build_boot_artifacts(dest_dir: Path) -> BootArtifacts:
     dest_dir.mkdir(parents=True, exist_ok=True)
     stamp_file = dest_dir.parent / f".{dest_dir.name}.stamp"
     stamp = _stamp(kernel)
-    if (stamp_file.is_file() and stamp_file.read_text() == stamp
-            and (dest_dir / KERNEL_NAME).is_file() and (dest_dir / INITRD_NAME).is_file()):
+    if (
+        stamp_file.is_file()
+        and stamp_file.read_text() == stamp
+        and (dest_dir / KERNEL_NAME).is_file()
+        and (dest_dir / INITRD_NAME).is_file()
+    ):
         return _artifacts(dest_dir, kernel)
 
     root = dest_dir.parent / f".{dest_dir.name}.root"
     shutil.rmtree(root, ignore_errors=True)
-    for sub in ("bin", "sbin", "etc/udhcpc", "usr/share/udhcpc", "proc", "sys", "dev",
-                "tmp", "run", f"lib/modules/{kernel.version}"):
+    for sub in (
+        "bin",
+        "sbin",
+        "etc/udhcpc",
+        "usr/share/udhcpc",
+        "proc",
+        "sys",
+        "dev",
+        "tmp",
+        "run",
+        f"lib/modules/{kernel.version}",
+    ):
         (root / sub).mkdir(parents=True)
     shutil.copy2(BUSYBOX, root / "bin/busybox")
     (root / "bin/sh").symlink_to("busybox")  # /init's interpreter; the rest is --install'ed
     shutil.copyfile(INIT_SCRIPT, root / "init")
     (root / "init").chmod(0o755)
-    for where in ("etc/udhcpc.script", "etc/udhcpc/default.script",
-                  "usr/share/udhcpc/default.script"):
+    for where in (
+        "etc/udhcpc.script",
+        "etc/udhcpc/default.script",
+        "usr/share/udhcpc/default.script",
+    ):
         shutil.copyfile(UDHCPC_SCRIPT, root / where)
         (root / where).chmod(0o755)
     shutil.copyfile(kernel.e1000, root / "lib/modules" / kernel.version / "e1000.ko")
@@ -157,9 +179,16 @@ def build_boot_artifacts(dest_dir: Path) -> BootArtifacts:
     # Sorted, root-owned, gzip without a timestamp: the same inputs give the same bytes
     # apart from file mtimes, which keeps the archive small and diffable.
     subprocess.run(
-        ["bash", "-o", "pipefail", "-c",
-         f"find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 -n > '{initrd}'"],
-        cwd=root, check=True)
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f"find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1 -n > '{initrd}'",
+        ],
+        cwd=root,
+        check=True,
+    )
     shutil.copyfile(kernel.vmlinuz, dest_dir / KERNEL_NAME)
     shutil.rmtree(root, ignore_errors=True)
     stamp_file.write_text(stamp)
@@ -198,8 +227,7 @@ class ArtifactServer:
 
 
 def _handler(server: ArtifactServer, lock: threading.Lock) -> type[BaseHTTPRequestHandler]:
-    files = {f"/{KERNEL_NAME}": server.artifacts.kernel,
-             f"/{INITRD_NAME}": server.artifacts.initrd}
+    files = {f"/{KERNEL_NAME}": server.artifacts.kernel, f"/{INITRD_NAME}": server.artifacts.initrd}
 
     class Handler(BaseHTTPRequestHandler):
         """GET/HEAD of exactly two files; HTTP/1.0, so each request closes its connection
@@ -208,8 +236,13 @@ def _handler(server: ArtifactServer, lock: threading.Lock) -> type[BaseHTTPReque
         def _send(self, body: bool) -> None:
             path = files.get(self.path.split("?", 1)[0])
             with lock:
-                server.requests.append({"method": self.command, "path": self.path,
-                                        "user_agent": self.headers.get("User-Agent", "")})
+                server.requests.append(
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "user_agent": self.headers.get("User-Agent", ""),
+                    }
+                )
             if path is None:
                 self.send_error(404)
                 return

@@ -21,8 +21,9 @@ pytestmark = pytest.mark.slow
 PROBE = Path(__file__).with_name("dhcp_probe.py")
 KNOWN, UNKNOWN = "52:54:00:aa:00:01", "52:54:00:bb:00:99"
 # UEFI HTTP-boot firmware announces itself like this (OVMF and the UEFI spec's format).
-HTTP_CLIENT = {arch: "60=" + f"HTTPClient:Arch:{arch:05d}:UNDI:003016".encode().hex()
-               for arch in (16, 19)}
+HTTP_CLIENT = {
+    arch: "60=" + f"HTTPClient:Arch:{arch:05d}:UNDI:003016".encode().hex() for arch in (16, 19)
+}
 CLIENTS = {  # DHCP options a client sends: 60 vendor class, 77 user class, 93 architecture
     "ipxe": ["77=69505845", "93=0007"],
     "bios": ["93=0000"],
@@ -32,8 +33,9 @@ CLIENTS = {  # DHCP options a client sends: 60 vendor class, 77 user class, 93 a
     "http-x64": [HTTP_CLIENT[16], "93=0010"],
     "http-arm64": [HTTP_CLIENT[19], "93=0013"],
 }
-LOADERS = BootLoaders(http_x64="http://10.0.0.7/efi/ipxe-x64.efi",
-                      http_arm64="http://10.0.0.7/efi/ipxe-arm64.efi")
+LOADERS = BootLoaders(
+    http_x64="http://10.0.0.7/efi/ipxe-x64.efi", http_arm64="http://10.0.0.7/efi/ipxe-arm64.efi"
+)
 EXPECTED = {  # boot file, next server, vendor class echoed back
     "ipxe": ("http://10.0.0.5:8000/boot/chain.ipxe", None, None),
     "bios": ("undionly.kpxe", "10.0.0.5", None),
@@ -128,8 +130,7 @@ def test_kea_serves_boot_files(netns, serve, tmp_path, subnets, reservations):
 
 def test_dnsmasq_serves_boot_files(netns, serve, tmp_path, subnets, reservations):
     path = tmp_path / "dnsmasq.conf"
-    path.write_text(render_dnsmasq(subnets, reservations, tftp_root=str(tmp_path),
-                                   loaders=LOADERS))
+    path.write_text(render_dnsmasq(subnets, reservations, tftp_root=str(tmp_path), loaders=LOADERS))
     # Where and how to listen is the host's business, given here on the command line:
     # no DNS (port 0), only the namespace's veth.
     serve(

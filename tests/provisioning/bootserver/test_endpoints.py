@@ -21,14 +21,21 @@ def image(db):
 
 def deploying(node, image, token=TOKEN, **kw) -> Deployment:
     put_in(node, "deploying", deadline=timezone.now() + timedelta(minutes=45))
-    return Deployment.objects.create(node=node, image=image, token=token,
-                                     token_sha256=token_hash(token),
-                                     deadline=kw.get("deadline", node.deadline))
+    return Deployment.objects.create(
+        node=node,
+        image=image,
+        token=token,
+        token_sha256=token_hash(token),
+        deadline=kw.get("deadline", node.deadline),
+    )
 
 
 def ipxe(client, mac, **query):
-    return client.get("/boot/ipxe", {"mac": mac, "arch": "x86_64", **query},
-                      HTTP_USER_AGENT="iPXE/1.0.0+git-20190125")
+    return client.get(
+        "/boot/ipxe",
+        {"mac": mac, "arch": "x86_64", **query},
+        HTTP_USER_AGENT="iPXE/1.0.0+git-20190125",
+    )
 
 
 def test_unknown_mac_gets_a_script_that_reveals_nothing(client, rack):
@@ -61,14 +68,21 @@ def test_deploying_node_gets_kernel_initrd_and_its_token(client, node, image):
 
 
 def callback(client, token=TOKEN, **report):
-    return client.post("/boot/callback", {"token": token, **report},
-                       content_type="application/json")
+    return client.post(
+        "/boot/callback", {"token": token, **report}, content_type="application/json"
+    )
 
 
 def test_phone_home_moves_the_node_to_validating_and_records_facts(client, node, image):
     deployment = deploying(node, image)
-    resp = callback(client, hostname=node.hostname, image="ubuntu-gpu", version="2026.11.1",
-                    kernel="6.1.0-27-amd64", facts={"driver": "550.90.07"})
+    resp = callback(
+        client,
+        hostname=node.hostname,
+        image="ubuntu-gpu",
+        version="2026.11.1",
+        kernel="6.1.0-27-amd64",
+        facts={"driver": "550.90.07"},
+    )
     assert resp.status_code == 200 and resp.json()["status"] == "recorded"
     node.refresh_from_db()
     deployment.refresh_from_db()
@@ -77,8 +91,7 @@ def test_phone_home_moves_the_node_to_validating_and_records_facts(client, node,
     assert node.observed_facts["driver"] == "550.90.07"
     assert deployment.status == "succeeded" and deployment.booted["version"] == "2026.11.1"
     event = node.events.get()
-    assert (event.from_state, event.to_state, event.actor) == ("deploying", "validating",
-                                                               "system")
+    assert (event.from_state, event.to_state, event.actor) == ("deploying", "validating", "system")
     assert "phoned home with ubuntu-gpu:2026.11.1" in event.reason
     # A node retrying after a lost reply changes nothing and is told so.
     again = callback(client, hostname=node.hostname)
@@ -96,7 +109,8 @@ def test_bad_tokens_are_refused_and_the_node_is_untouched(client, rack, image, c
         token = "tok-" + "z" * 40
     elif case == "expired":
         Deployment.objects.filter(pk=deployment.pk).update(
-            deadline=timezone.now() - timedelta(seconds=1))
+            deadline=timezone.now() - timedelta(seconds=1)
+        )
     elif case == "other-node":
         report = {"hostname": other.hostname}
     elif case == "superseded":

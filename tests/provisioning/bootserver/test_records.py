@@ -20,8 +20,11 @@ def test_old_boot_records_are_pruned_but_each_node_keeps_its_latest(node, settin
 
     def record(target, days_ago: int) -> BootRequest:
         return BootRequest.objects.create(
-            node=target, mac="52:54:00:00:00:09", answer="local" if target else "unknown",
-            created=now - timedelta(days=days_ago))
+            node=target,
+            mac="52:54:00:00:00:09",
+            answer="local" if target else "unknown",
+            created=now - timedelta(days=days_ago),
+        )
 
     pxe_looping = [record(node, 45), record(node, 40), record(node, 1)]
     last_boot_of_quiet_node = record(quiet, 90)
@@ -29,24 +32,40 @@ def test_old_boot_records_are_pruned_but_each_node_keeps_its_latest(node, settin
     settings.CORRAL_BOOT_RECORD_DAYS = 30
     assert prune_boot_records() == 3
     assert set(BootRequest.objects.values_list("id", flat=True)) == {
-        pxe_looping[2].id, last_boot_of_quiet_node.id, strangers[1].id}
+        pxe_looping[2].id,
+        last_boot_of_quiet_node.id,
+        strangers[1].id,
+    }
     settings.CORRAL_BOOT_RECORD_DAYS = 0
     assert prune_boot_records() == 0 and BootRequest.objects.count() == 3
 
 
 def test_pruning_goes_in_batches(node):
     old = timezone.now() - timedelta(days=40)
-    BootRequest.objects.bulk_create([BootRequest(node=node, mac="52:54:00:00:00:09",
-                                                 answer="local", created=old)
-                                     for _ in range(7)])
+    BootRequest.objects.bulk_create(
+        [
+            BootRequest(node=node, mac="52:54:00:00:00:09", answer="local", created=old)
+            for _ in range(7)
+        ]
+    )
     assert records.prune(30, batch=2) == 6
     assert BootRequest.objects.count() == 1
 
 
 def test_a_batch_keeps_the_records_of_a_node_deleted_before_the_flush(node, rack):
     gone = NodeFactory(rack=rack, rack_unit=20, u_height=4)
-    rows = [(n.pk, n.interfaces.get().mac, "in_service", "local", "iPXE/1.21.1", "10.0.0.9",
-             timezone.now()) for n in (node, gone)]
+    rows = [
+        (
+            n.pk,
+            n.interfaces.get().mac,
+            "in_service",
+            "local",
+            "iPXE/1.21.1",
+            "10.0.0.9",
+            timezone.now(),
+        )
+        for n in (node, gone)
+    ]
     gone.delete()
     records._write(rows)
     kept = dict(BootRequest.objects.values_list("mac", "node_id"))

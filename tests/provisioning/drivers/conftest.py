@@ -12,7 +12,13 @@ def redfish_settings():
     """Build Redfish settings for a peer; short timeout keeps fault tests fast."""
 
     def make(peer, system_id=None, username="admin", password="any-password", timeout=3.0):
-        return BMCSettings(protocol="redfish", address=peer.address, username=username,
-                           password=password, system_id=system_id, timeout=timeout)
+        return BMCSettings(
+            protocol="redfish",
+            address=peer.address,
+            username=username,
+            password=password,
+            system_id=system_id,
+            timeout=timeout,
+        )
 
     return make

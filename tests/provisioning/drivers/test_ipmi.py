@@ -24,9 +24,14 @@ from tests.peers.util import free_port, wait_until
 
 
 def settings_for(bmc, password=None, timeout=5.0, port=None):
-    return BMCSettings(protocol="ipmi", address=bmc.host, port=port or bmc.port,
-                       username=bmc.username, password=password or bmc.password,
-                       timeout=timeout)
+    return BMCSettings(
+        protocol="ipmi",
+        address=bmc.host,
+        port=port or bmc.port,
+        username=bmc.username,
+        password=password or bmc.password,
+        timeout=timeout,
+    )
 
 
 def test_power_on_and_off_reach_the_chassis(ipmi_bmc):
@@ -54,8 +59,11 @@ def test_power_cycle_of_a_running_machine(ipmi_bmc):
         driver.power.set_power("cycle")
     # ipmi_sim powers off at once and back on after a short delay of its own.
     assert ipmi_bmc.sets()[0] == "set power 0"
-    wait_until(lambda: ipmi_bmc.sets()[-1:] == ["set power 1"], timeout=10,
-               what="ipmi_sim powering back on after the cycle")
+    wait_until(
+        lambda: ipmi_bmc.sets()[-1:] == ["set power 1"],
+        timeout=10,
+        what="ipmi_sim powering back on after the cycle",
+    )
 
 
 def test_power_cycle_of_a_machine_that_is_off_turns_it_on(ipmi_bmc):
@@ -72,19 +80,24 @@ def test_one_time_pxe_boot_reaches_the_chassis_as_set_boot_pxe(ipmi_bmc):
 
 
 def test_http_boot_is_unsupported_over_ipmi(ipmi_bmc):
-    with get_driver(settings_for(ipmi_bmc)) as driver, \
-            pytest.raises(BMCUnsupportedError, match="no HTTP boot device"):
+    with (
+        get_driver(settings_for(ipmi_bmc)) as driver,
+        pytest.raises(BMCUnsupportedError, match="no HTTP boot device"),
+    ):
         driver.management.set_boot_device("http")
     assert ipmi_bmc.sets() == []
 
 
 def test_wrong_password_is_fatal_and_never_echoed(ipmi_bmc):
     wrong = "not-the-pw-42"
-    with get_driver(settings_for(ipmi_bmc, password=wrong)) as driver, \
-            pytest.raises(BMCAuthError) as caught:
+    with (
+        get_driver(settings_for(ipmi_bmc, password=wrong)) as driver,
+        pytest.raises(BMCAuthError) as caught,
+    ):
         driver.power.get_power_state()
     assert str(caught.value).startswith(
-        f"BMC at 127.0.0.1:{ipmi_bmc.port} rejected the credentials")
+        f"BMC at 127.0.0.1:{ipmi_bmc.port} rejected the credentials"
+    )
     assert wrong not in str(caught.value)
     assert not caught.value.retryable
     # The good session of the same BMC and user is still usable afterwards.
@@ -142,8 +155,14 @@ def test_bmcs_on_other_ports_get_their_own_sessions(ipmi_bmc, ipmi_sim_factory):
 
 
 def test_unreachable_bmc_is_transient_within_the_timeout():
-    nowhere = BMCSettings(protocol="ipmi", address="127.0.0.1", port=free_port(),
-                          username="admin", password="password", timeout=1.5)
+    nowhere = BMCSettings(
+        protocol="ipmi",
+        address="127.0.0.1",
+        port=free_port(),
+        username="admin",
+        password="password",
+        timeout=1.5,
+    )
     started = time.monotonic()
     with get_driver(nowhere) as driver, pytest.raises(BMCTransientError) as caught:
         driver.power.get_power_state()
@@ -168,33 +187,47 @@ def test_inspect_reads_the_fru_identity_and_lists_the_rest_as_unavailable(ipmi_b
     with get_driver(settings_for(ipmi_bmc)) as driver:
         facts = driver.inspect.inspect()
     assert (facts.manufacturer, facts.model, facts.serial) == (
-        "Corral Test Systems", "HGX H100 8-GPU", ipmi_bmc.fru.serial)
+        "Corral Test Systems",
+        "HGX H100 8-GPU",
+        ipmi_bmc.fru.serial,
+    )
     assert facts.uuid == SYSTEM_UUID
     assert (facts.cpu_count, facts.memory_gib, facts.nics, facts.drives, facts.gpus) == (
-        None, None, [], [], [])
+        None,
+        None,
+        [],
+        [],
+        [],
+    )
     assert set(facts.unavailable) == {"processors", "memory", "nics", "storage", "gpus"}
     assert facts.unavailable["nics"] == (
-        "IPMI has no standard command that lists NICs; only the booted OS can")
+        "IPMI has no standard command that lists NICs; only the booted OS can"
+    )
     assert ipmi_bmc.sets() == []  # reading the inventory changes nothing on the machine
 
 
-def test_inspect_of_a_bmc_without_fru_data_lists_the_identity_as_unavailable(
-        ipmi_sim_factory):
+def test_inspect_of_a_bmc_without_fru_data_lists_the_identity_as_unavailable(ipmi_sim_factory):
     bare = ipmi_sim_factory(password="no-fru-pw", fru=None)
     with get_driver(settings_for(bare)) as driver:
         facts = driver.inspect.inspect()
     assert (facts.manufacturer, facts.model, facts.serial) == (None, None, None)
     assert facts.unavailable["identity"] == (
-        f"BMC at 127.0.0.1:{bare.port}: no FRU inventory (Invalid data field in request)")
+        f"BMC at 127.0.0.1:{bare.port}: no FRU inventory (Invalid data field in request)"
+    )
     assert "nics" in facts.unavailable
 
 
 def test_inspect_finds_each_bmcs_own_serial(ipmi_sim_factory):
     long_serial = "SN-" + "7" * 50  # one field near the 63-byte limit of a FRU string
-    other = ipmi_sim_factory(password="other-fru-pw", name="gpu042",
-                             fru=FRUIdentity(serial=long_serial, product="HGX B200 8-GPU",
-                                             manufacturer="Example Corp"))
+    other = ipmi_sim_factory(
+        password="other-fru-pw",
+        name="gpu042",
+        fru=FRUIdentity(serial=long_serial, product="HGX B200 8-GPU", manufacturer="Example Corp"),
+    )
     with get_driver(settings_for(other)) as driver:
         facts = driver.inspect.inspect()
     assert (facts.manufacturer, facts.model, facts.serial) == (
-        "Example Corp", "HGX B200 8-GPU", long_serial)
+        "Example Corp",
+        "HGX B200 8-GPU",
+        long_serial,
+    )

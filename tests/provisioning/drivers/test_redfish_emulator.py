@@ -24,8 +24,7 @@ def system(sushy_emulator):
     return uuid
 
 
-def test_power_on_then_off_is_read_back_from_the_emulator(sushy_emulator, system,
-                                                         redfish_settings):
+def test_power_on_then_off_is_read_back_from_the_emulator(sushy_emulator, system, redfish_settings):
     with get_driver(redfish_settings(sushy_emulator, system)) as driver:
         assert driver.power.get_power_state() == POWER_OFF
 
@@ -48,7 +47,8 @@ def test_graceful_off_sends_graceful_shutdown(sushy_emulator, system, redfish_se
         driver.power.set_power("graceful_off")
     assert sushy_emulator.power_state(system) == "Off"
     assert [e["body"] for e in sushy_emulator.requests_for(system, "POST")] == [
-        {"ResetType": "GracefulShutdown"}]
+        {"ResetType": "GracefulShutdown"}
+    ]
 
 
 def test_force_restart_of_a_running_system(sushy_emulator, system, redfish_settings):
@@ -58,11 +58,11 @@ def test_force_restart_of_a_running_system(sushy_emulator, system, redfish_setti
         driver.power.set_power("force_restart")
         assert driver.power.get_power_state() == POWER_ON
     assert [e["body"] for e in sushy_emulator.requests_for(system, "POST")] == [
-        {"ResetType": "ForceRestart"}]
+        {"ResetType": "ForceRestart"}
+    ]
 
 
-def test_cycle_without_power_cycle_support_is_off_then_on(sushy_emulator, system,
-                                                          redfish_settings):
+def test_cycle_without_power_cycle_support_is_off_then_on(sushy_emulator, system, redfish_settings):
     # sushy-emulator does not offer ResetType PowerCycle: the driver powers off, waits
     # for the BMC to report off, and powers on.
     sushy_emulator.force_power(system, "On")
@@ -71,7 +71,9 @@ def test_cycle_without_power_cycle_support_is_off_then_on(sushy_emulator, system
         driver.power.set_power("cycle")
     assert sushy_emulator.power_state(system) == "On"
     assert [e["body"]["ResetType"] for e in sushy_emulator.requests_for(system, "POST")] == [
-        "ForceOff", "On"]
+        "ForceOff",
+        "On",
+    ]
 
 
 def test_one_time_pxe_boot_request_arrives(sushy_emulator, system, redfish_settings):
@@ -97,17 +99,22 @@ def test_persistent_disk_boot(sushy_emulator, system, redfish_settings):
     assert "BootSourceOverrideMode" not in boot
 
 
-def test_unknown_boot_device_is_refused_before_any_request(sushy_emulator, system,
-                                                           redfish_settings):
-    with get_driver(redfish_settings(sushy_emulator, system)) as driver, \
-            pytest.raises(BMCUnsupportedError, match="boot device 'floppy'"):
+def test_unknown_boot_device_is_refused_before_any_request(
+    sushy_emulator, system, redfish_settings
+):
+    with (
+        get_driver(redfish_settings(sushy_emulator, system)) as driver,
+        pytest.raises(BMCUnsupportedError, match="boot device 'floppy'"),
+    ):
         driver.management.set_boot_device("floppy")
     assert sushy_emulator.journal() == []
 
 
 def test_several_systems_need_a_system_id(sushy_emulator, redfish_settings):
-    with get_driver(redfish_settings(sushy_emulator)) as driver, \
-            pytest.raises(BMCSettingsError) as caught:
+    with (
+        get_driver(redfish_settings(sushy_emulator)) as driver,
+        pytest.raises(BMCSettingsError) as caught,
+    ):
         driver.power.get_power_state()
     assert caught.value.errors.keys() == {"system_id"}
     assert "manages 4 systems" in str(caught.value)
@@ -116,16 +123,20 @@ def test_several_systems_need_a_system_id(sushy_emulator, redfish_settings):
 
 
 def test_system_id_of_a_missing_system_is_fatal(sushy_emulator, redfish_settings):
-    with get_driver(redfish_settings(sushy_emulator, "no-such-system")) as driver, \
-            pytest.raises(BMCFatalError, match="404"):
+    with (
+        get_driver(redfish_settings(sushy_emulator, "no-such-system")) as driver,
+        pytest.raises(BMCFatalError, match="404"),
+    ):
         driver.power.get_power_state()
 
 
 def test_wrong_password_is_fatal_and_never_echoed(sushy_emulator_auth, redfish_settings):
     emu = sushy_emulator_auth
     wrong = "Wr0ng-Secret-Value"
-    with get_driver(redfish_settings(emu, password=wrong)) as driver, \
-            pytest.raises(BMCAuthError) as caught:
+    with (
+        get_driver(redfish_settings(emu, password=wrong)) as driver,
+        pytest.raises(BMCAuthError) as caught,
+    ):
         driver.power.get_power_state()
     message = str(caught.value)
     assert message.startswith(f"BMC at 127.0.0.1:{emu.port} rejected the credentials")

@@ -23,8 +23,10 @@ def test_unreachable_bmc_is_transient_and_fails_fast(redfish_settings):
         address = f"http://127.0.0.1:{free_port()}"
 
     started = time.monotonic()
-    with get_driver(redfish_settings(Nowhere)) as driver, \
-            pytest.raises(BMCTransientError, match="is unreachable") as caught:
+    with (
+        get_driver(redfish_settings(Nowhere)) as driver,
+        pytest.raises(BMCTransientError, match="is unreachable") as caught,
+    ):
         driver.power.get_power_state()
     assert time.monotonic() - started < 2
     assert caught.value.retryable
@@ -34,26 +36,30 @@ def test_unreachable_bmc_is_transient_and_fails_fast(redfish_settings):
 def test_slow_bmc_times_out_as_transient_in_bounded_time(faulty_redfish, redfish_settings):
     faulty_redfish.inject("GET", SYSTEM, delay=10)
     started = time.monotonic()
-    with get_driver(redfish_settings(faulty_redfish, timeout=1)) as driver, \
-            pytest.raises(BMCTransientError, match="did not answer within 1 s"):
+    with (
+        get_driver(redfish_settings(faulty_redfish, timeout=1)) as driver,
+        pytest.raises(BMCTransientError, match="did not answer within 1 s"),
+    ):
         driver.power.get_power_state()
     assert time.monotonic() - started < 4
 
 
-def test_http_500_on_one_resource_is_transient_after_one_quick_retry(faulty_redfish,
-                                                                     redfish_settings):
+def test_http_500_on_one_resource_is_transient_after_one_quick_retry(
+    faulty_redfish, redfish_settings
+):
     faulty_redfish.inject("GET", SYSTEM, status=500)
     started = time.monotonic()
-    with get_driver(redfish_settings(faulty_redfish)) as driver, \
-            pytest.raises(BMCTransientError, match="HTTP 500") as caught:
+    with (
+        get_driver(redfish_settings(faulty_redfish)) as driver,
+        pytest.raises(BMCTransientError, match="HTTP 500") as caught,
+    ):
         driver.power.get_power_state()
     assert time.monotonic() - started < 3
     assert "injected HTTP 500" in str(caught.value)
     assert [p for p, _ in faulty_redfish.sent("GET")].count(SYSTEM) == 2
 
 
-def test_http_500_on_one_inventory_part_is_reported_not_fatal(faulty_redfish,
-                                                               redfish_settings):
+def test_http_500_on_one_inventory_part_is_reported_not_fatal(faulty_redfish, redfish_settings):
     faulty_redfish.inject("GET", f"{SYSTEM}/Processors/GPU1", status=503)
     with get_driver(redfish_settings(faulty_redfish)) as driver:
         facts = driver.inspect.inspect()
@@ -64,8 +70,10 @@ def test_http_500_on_one_inventory_part_is_reported_not_fatal(faulty_redfish,
 
 def test_malformed_json_is_fatal(faulty_redfish, redfish_settings):
     faulty_redfish.inject("GET", SYSTEM, malformed=True)
-    with get_driver(redfish_settings(faulty_redfish)) as driver, \
-            pytest.raises(BMCResponseError, match="malformed answer") as caught:
+    with (
+        get_driver(redfish_settings(faulty_redfish)) as driver,
+        pytest.raises(BMCResponseError, match="malformed answer") as caught,
+    ):
         driver.power.get_power_state()
     assert isinstance(caught.value, BMCFatalError) and not caught.value.retryable
 
@@ -80,21 +88,24 @@ def test_reset_answered_400_but_applied_counts_as_success(faulty_redfish, redfis
 
 def test_reset_answered_409_and_not_applied_is_transient(faulty_redfish, redfish_settings):
     faulty_redfish.inject("POST", RESET, status=409, apply=False)
-    with get_driver(redfish_settings(faulty_redfish)) as driver, \
-            pytest.raises(BMCTransientError, match="HTTP 409"):
+    with (
+        get_driver(redfish_settings(faulty_redfish)) as driver,
+        pytest.raises(BMCTransientError, match="HTTP 409"),
+    ):
         driver.power.set_power("on")
     assert faulty_redfish.power == "Off"
 
 
 def test_reset_answered_400_and_not_applied_is_fatal(faulty_redfish, redfish_settings):
     faulty_redfish.inject("POST", RESET, status=400, apply=False)
-    with get_driver(redfish_settings(faulty_redfish)) as driver, \
-            pytest.raises(BMCFatalError, match="rejected the request"):
+    with (
+        get_driver(redfish_settings(faulty_redfish)) as driver,
+        pytest.raises(BMCFatalError, match="rejected the request"),
+    ):
         driver.power.set_power("on")
 
 
-def test_boot_patch_answered_400_but_applied_counts_as_success(faulty_redfish,
-                                                               redfish_settings):
+def test_boot_patch_answered_400_but_applied_counts_as_success(faulty_redfish, redfish_settings):
     faulty_redfish.inject("PATCH", SYSTEM, status=400, apply=True)
     with get_driver(redfish_settings(faulty_redfish)) as driver:
         driver.management.set_boot_device("pxe", once=True)
@@ -114,7 +125,9 @@ def test_gpus_listed_as_processors_and_macs_normalised(faulty_redfish, redfish_s
         facts = driver.inspect.inspect()
         assert driver.power.get_power_state() == POWER_OFF
     assert [(g.id, g.model, g.manufacturer) for g in facts.gpus] == [
-        ("GPU0", "H100 80GB HBM3", "NVIDIA"), ("GPU1", "H100 80GB HBM3", "NVIDIA")]
+        ("GPU0", "H100 80GB HBM3", "NVIDIA"),
+        ("GPU1", "H100 80GB HBM3", "NVIDIA"),
+    ]
     assert facts.cpu_count == 1 and facts.cpu_cores == 96
     assert facts.macs == ["0c:42:a1:00:00:01", "0c:42:a1:00:00:02"]
     assert facts.uuid == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"

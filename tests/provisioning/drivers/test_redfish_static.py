@@ -45,9 +45,13 @@ def test_inspect_reports_identity_cpu_memory_nics_and_drives(driver):
 def test_inspect_result_is_json_serialisable(driver):
     data = json.loads(json.dumps(driver.inspect.inspect().to_dict()))
     assert data["memory_gib"] == 96
-    assert data["nics"][0] == {"id": "12446A3B0411", "mac": "12:44:6a:3b:04:11",
-                               "permanent_mac": "12:44:6a:3b:04:11", "speed_mbps": 1000,
-                               "link_up": True}
+    assert data["nics"][0] == {
+        "id": "12446A3B0411",
+        "mac": "12:44:6a:3b:04:11",
+        "permanent_mac": "12:44:6a:3b:04:11",
+        "speed_mbps": 1000,
+        "link_up": True,
+    }
 
 
 def test_firmware_inventory_lists_bmc_storage_and_bios(driver):

@@ -37,34 +37,77 @@ def test_schema_marks_the_password_secret():
 
 
 def test_valid_settings_have_no_errors():
-    assert validate_settings("redfish", {"address": "10.0.0.21", "username": "root",
-                                         "password": "calvin", "verify_tls": "false",
-                                         "port": "8443", "system_id": ""}) == {}
-    assert validate_settings("redfish", {"address": "https://bmc-01.dc1.example:8443/redfish/v1",
-                                         "username": "root", "password": "x"}) == {}
-    assert validate_settings("ipmi", {"address": "fd00::21", "username": "admin",
-                                      "password": "x", "port": 623}) == {}
+    assert (
+        validate_settings(
+            "redfish",
+            {
+                "address": "10.0.0.21",
+                "username": "root",
+                "password": "calvin",
+                "verify_tls": "false",
+                "port": "8443",
+                "system_id": "",
+            },
+        )
+        == {}
+    )
+    assert (
+        validate_settings(
+            "redfish",
+            {
+                "address": "https://bmc-01.dc1.example:8443/redfish/v1",
+                "username": "root",
+                "password": "x",
+            },
+        )
+        == {}
+    )
+    assert (
+        validate_settings(
+            "ipmi", {"address": "fd00::21", "username": "admin", "password": "x", "port": 623}
+        )
+        == {}
+    )
 
 
 def test_invalid_settings_name_each_field():
-    errors = validate_settings("redfish", {
-        "address": "https://root:calvin@10.0.0.21", "username": "", "port": "http",
-        "verify_tls": "maybe", "timeout": "0", "colour": "blue"})
-    assert set(errors) == {"address", "username", "password", "port", "verify_tls", "timeout",
-                           "colour"}
+    errors = validate_settings(
+        "redfish",
+        {
+            "address": "https://root:calvin@10.0.0.21",
+            "username": "",
+            "port": "http",
+            "verify_tls": "maybe",
+            "timeout": "0",
+            "colour": "blue",
+        },
+    )
+    assert set(errors) == {
+        "address",
+        "username",
+        "password",
+        "port",
+        "verify_tls",
+        "timeout",
+        "colour",
+    }
     assert "credentials" in errors["address"]
     assert errors["username"] == "is required"
     assert "calvin" not in json.dumps(errors)
-    assert validate_settings("ipmi", {"address": "http://10.0.0.21", "username": "a" * 17,
-                                      "password": "x", "port": 70000}).keys() == {
-        "address", "username", "port"}
+    assert validate_settings(
+        "ipmi",
+        {"address": "http://10.0.0.21", "username": "a" * 17, "password": "x", "port": 70000},
+    ).keys() == {"address", "username", "port"}
     assert validate_settings("snmp", {}) == {
-        "protocol": "unknown protocol 'snmp'; expected one of redfish, ipmi"}
+        "protocol": "unknown protocol 'snmp'; expected one of redfish, ipmi"
+    }
 
 
 def test_settings_repr_and_errors_hide_the_password():
-    settings = BMCSettings.from_mapping("redfish", {
-        "address": "10.0.0.21", "username": "root", "password": "Sup3r-Secret", "port": "443"})
+    settings = BMCSettings.from_mapping(
+        "redfish",
+        {"address": "10.0.0.21", "username": "root", "password": "Sup3r-Secret", "port": "443"},
+    )
     assert settings.port == 443 and settings.verify_tls is True and settings.timeout == 10
     assert "Sup3r-Secret" not in repr(settings) and "Sup3r-Secret" not in str(settings)
     with pytest.raises(BMCSettingsError) as caught:
@@ -92,11 +135,19 @@ def test_mac_normalisation():
 
 
 def test_package_imports_without_django_sushy_or_pyghmi():
-    code = ("import sys, provisioning.drivers as d; "
-            "d.get_driver(d.BMCSettings('ipmi', '10.0.0.1', 'u', 'p')); "
-            "assert 'django' not in sys.modules, 'django'; "
-            "assert 'sushy' not in sys.modules, 'sushy loaded for an IPMI driver'; "
-            "print('ok')")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
-                            text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys, provisioning.drivers as d; "
+        "d.get_driver(d.BMCSettings('ipmi', '10.0.0.1', 'u', 'p')); "
+        "assert 'django' not in sys.modules, 'django'; "
+        "assert 'sushy' not in sys.modules, 'sushy loaded for an IPMI driver'; "
+        "print('ok')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert result.stdout.strip() == "ok", result.stderr

@@ -24,7 +24,8 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: a profile is a JSON object with a 'name'")
         with transaction.atomic():
             profile = GateProfile.objects.filter(name=spec["name"]).first() or GateProfile(
-                name=spec["name"])
+                name=spec["name"]
+            )
             profile.spec = spec
             try:
                 profile.full_clean()
