@@ -14,6 +14,7 @@ request on any of the "too long" codes. pyghmi's parser still decodes the FRU ar
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any
 
@@ -88,7 +89,7 @@ class IPMIInspect(InspectInterface):
             offset, count = len(data), min(chunk, size - len(data))
             code, piece = self.conn.call(
                 f"reading FRU 0 at offset {offset}",
-                lambda c, o=offset, n=count: _read_fru_chunk(c, o, n),
+                functools.partial(_read_fru_chunk, offset=offset, count=count),
             )
             if code in _TOO_LONG and chunk > _MIN_CHUNK:
                 chunk = max(_MIN_CHUNK, count // 2)

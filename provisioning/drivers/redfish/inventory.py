@@ -48,8 +48,8 @@ def _absent(data: dict[str, Any]) -> bool:
 
 
 def _health(data: dict[str, Any], rollup: bool = False) -> str:
-    status = data.get("Status") if isinstance(data.get("Status"), dict) else {}
-    value = (status.get("HealthRollup") if rollup else None) or status.get("Health")
+    status = s if isinstance(s := data.get("Status"), dict) else {}
+    value: Any = (status.get("HealthRollup") if rollup else None) or status.get("Health")
     return _HEALTH.get(value, HEALTH_UNKNOWN)
 
 
@@ -125,8 +125,8 @@ class RedfishInspect(InspectInterface):
         if cpus:
             facts.cpu_count = len(cpus)
             facts.cpu_model = cpus[0].get("Model")
-            cores = [p.get("TotalCores") for p in cpus]
-            threads = [p.get("TotalThreads") for p in cpus]
+            cores: list[Any] = [p.get("TotalCores") for p in cpus]
+            threads: list[Any] = [p.get("TotalThreads") for p in cpus]
             facts.cpu_cores = sum(cores) if all(isinstance(c, int) for c in cores) else None
             facts.cpu_threads = sum(threads) if all(isinstance(t, int) for t in threads) else None
         else:  # BMCs that publish only the summary
