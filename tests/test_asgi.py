@@ -65,7 +65,7 @@ def storm_mode(settings):
     """Boot-storm settings with a node copy the test refreshes by hand."""
     settings.CORRAL_BOOT_CACHE_SECONDS = 3600
     settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
-    copy = SubjectCache(interval=3600, full_interval=3600, start=False)
+    copy = SubjectCache(interval=3600, full_interval=3600)
     boot_cache._cache = copy
     yield copy
     boot_cache._cache = None

@@ -102,6 +102,24 @@ class NodeInterfaceSerializer(InterfaceSerializer):
         fields = [*InterfaceSerializer.Meta.fields, "node"]
 
 
+# What Corral observes or decides about a node; clients read these, never write them.
+NODE_READ_ONLY = (
+    "state_changed",
+    "deadline",
+    "failed_step",
+    "failure_reason",
+    "reservation",
+    "power_state",
+    "power_state_at",
+    "bmc_health",
+    "bmc_health_at",
+    "bmc_message",
+    "hardware_facts",
+    "firmware_facts",
+    "inspected_at",
+)
+
+
 class NodeSerializer(serializers.ModelSerializer):
     bmc = BMCSerializer(required=False)
     interfaces = InterfaceSerializer(many=True, required=False)
@@ -128,39 +146,13 @@ class NodeSerializer(serializers.ModelSerializer):
             "fabric",
             "labels",
             "state",
-            "state_changed",
-            "deadline",
-            "failed_step",
-            "failure_reason",
-            "reservation",
-            "power_state",
-            "power_state_at",
-            "bmc_health",
-            "bmc_health_at",
-            "bmc_message",
-            "hardware_facts",
-            "firmware_facts",
-            "inspected_at",
+            *NODE_READ_ONLY,
             "bmc",
             "interfaces",
             "created",
             "updated",
         ]
-        read_only_fields = [
-            "state_changed",
-            "deadline",
-            "failed_step",
-            "failure_reason",
-            "reservation",
-            "power_state",
-            "power_state_at",
-            "bmc_health",
-            "bmc_health_at",
-            "bmc_message",
-            "hardware_facts",
-            "firmware_facts",
-            "inspected_at",
-        ]
+        read_only_fields = list(NODE_READ_ONLY)
 
     def validate_interfaces(self, value: list[dict]) -> list[dict]:
         macs = [i["mac"] for i in value]

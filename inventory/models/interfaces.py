@@ -12,22 +12,21 @@ class MACAddressField(models.CharField):
         super().__init__(*args, **kwargs)
 
     def get_prep_value(self, value):
-        value = super().get_prep_value(value)
-        if value:
-            try:
-                return normalise_mac(value)
-            except ValueError:
-                return value
-        return value
+        return _normalised(super().get_prep_value(value))
 
     def to_python(self, value):
-        value = super().to_python(value)
-        if value:
-            try:
-                return normalise_mac(value)
-            except ValueError:
-                return value
-        return value
+        return _normalised(super().to_python(value))
+
+
+def _normalised(value):
+    """The canonical form where there is one; anything else is left for validate_mac to
+    name in its error."""
+    if value:
+        try:
+            return normalise_mac(value)
+        except ValueError:
+            return value
+    return value
 
 
 class NetworkInterface(models.Model):

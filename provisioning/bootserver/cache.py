@@ -39,7 +39,6 @@ class SubjectCache:
         self,
         interval: float,
         full_interval: float,
-        start: bool = True,
         warm: Callable[[Iterable[BootSubject]], None] | None = None,
     ) -> None:
         self.interval, self.full_interval = interval, full_interval
@@ -51,8 +50,12 @@ class SubjectCache:
         self.synced: datetime | None = None
         self.full_at = 0.0
         self.ready = threading.Event()
-        if start:  # tests refresh by hand
-            threading.Thread(target=self._run, name="corral-bootcache", daemon=True).start()
+
+    def start(self) -> SubjectCache:
+        """Keep the copy fresh from a background thread (a web process); without it the
+        copy changes only when refresh() is called."""
+        threading.Thread(target=self._run, name="corral-bootcache", daemon=True).start()
+        return self
 
     def get(self, mac: str) -> BootSubject | None:
         return self.by_mac.get(mac) if self.ready.is_set() else None
@@ -133,5 +136,5 @@ def cache() -> SubjectCache | None:
                 settings.CORRAL_BOOT_CACHE_SECONDS,
                 settings.CORRAL_BOOT_CACHE_FULL_SECONDS,
                 warm=prerender,
-            )
+            ).start()
     return _cache

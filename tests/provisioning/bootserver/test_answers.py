@@ -18,7 +18,7 @@ BASE = "http://10.0.0.5:8000"
 def copy(settings):
     settings.CORRAL_BOOT_CACHE_SECONDS = 3600
     settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
-    copy = SubjectCache(interval=3600, full_interval=3600, start=False)
+    copy = SubjectCache(interval=3600, full_interval=3600)
     boot_cache._cache = copy
     yield copy
     boot_cache._cache = None

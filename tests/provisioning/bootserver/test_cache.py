@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_the_copy_follows_a_transition_within_one_refresh(node):
     mac = node.interfaces.get().mac
-    copy = SubjectCache(interval=3600, full_interval=3600, start=False)
+    copy = SubjectCache(interval=3600, full_interval=3600)
     copy.refresh()
     assert copy.get(mac).state == "enrolled"
     time.sleep(0.01)
@@ -24,7 +24,7 @@ def test_the_copy_follows_a_transition_within_one_refresh(node):
 
 def test_the_copy_warms_the_scripts_of_what_it_loads(node):
     warmed = []
-    copy = SubjectCache(interval=3600, full_interval=3600, start=False, warm=warmed.extend)
+    copy = SubjectCache(interval=3600, full_interval=3600, warm=warmed.extend)
     copy.refresh()
     assert [s.hostname for s in warmed] == [node.hostname]
 
