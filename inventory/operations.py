@@ -80,21 +80,31 @@ def report_progress(op: Operation, progress: int, message: str = "") -> None:
 
 def finish_operation(
     op: Operation, status: str, error: str = "", result: dict | None = None
-) -> None:
+) -> bool:
     """Record the end of `op`; a bulk child also releases its next sibling and refreshes
-    its parent."""
+    its parent.
+
+    The first ending wins: an operation that already finished (the deadline sweep failed
+    it while its task was still running) keeps its status and reason, and False says so.
+    """
     now = timezone.now()
     fields: dict[str, Any] = {"status": status, "finished": now, "error": error[:4000]}
     if status == OperationStatus.SUCCEEDED:
         fields["progress"] = 100
     if result is not None:
         fields["result"] = result
-    Operation.objects.filter(pk=op.pk).update(**fields)
+    ended = Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
+        **fields
+    )
+    if not ended:
+        op.refresh_from_db(fields=["status", "finished", "error", "progress", "result"])
+        return False
     for key, value in fields.items():
         setattr(op, key, value)
     if op.parent_id:
         release_next_child(op)
         refresh_parent(op.parent_id)
+    return True
 
 
 def refresh_parent(parent_id: int) -> None:

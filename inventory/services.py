@@ -338,11 +338,18 @@ def expire_deadlines() -> int:
     expired = 0
     overdue = Node.objects.filter(deadline__lt=now, state__in=TRANSITIONAL_STATES)
     for node in overdue:
-        state = node.state
-        fail_node(node, deadline_reason(state))
+        reason = deadline_reason(node.state)
+        # Node and operations end together: a client polling the operation never sees it
+        # failed next to a node still in its transitional state.
+        with transaction.atomic():
+            fail_node(node, reason)
+            running = Operation.objects.filter(node=node, status__in=ACTIVE_OPERATION_STATUSES)
+            for op in running:
+                operations.finish_operation(
+                    op,
+                    OperationStatus.FAILED,
+                    f"node was failed by its deadline while {op.kind} was running: {reason}",
+                )
         expired += 1
-        running = Operation.objects.filter(node=node, status__in=ACTIVE_OPERATION_STATUSES)
-        for op in running:
-            operations.finish_operation(op, OperationStatus.FAILED, deadline_reason(state))
     break_stale_locks()
     return expired

@@ -18,11 +18,12 @@ from contextlib import contextmanager
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from inventory import operations
 from inventory import services as inventory
 from inventory.choices import TRANSITIONAL_STATES, OperationStatus
+from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked, acquire, release
 from inventory.models import Node, Operation
 
@@ -62,6 +63,12 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         raise
     except BMCFatalError as exc:
         _fail(op, node, str(exc))
+    except IllegalTransition:
+        # The node moved on while the work ran (the deadline sweep failed it, say): the
+        # operation keeps the reason whoever moved it gave, or says what happened.
+        node.refresh_from_db(fields=["state", "failure_reason"])
+        why = f": {node.failure_reason}" if node.failure_reason else ""
+        _fail(op, node, f"{op.kind} could not finish: {node} is now {node.state}{why}")
     except BMCTransientError as exc:
         retries = settings.CORRAL_BMC_RETRIES
         if task.request.retries < retries:
@@ -112,12 +119,15 @@ def acquire_or_wait(
 
 
 def _fail(op: Operation, node: Node, message: str) -> None:
+    """Fail the operation and move the node out of its transitional state in one
+    transaction, so nobody reads one ended and the other not."""
     log.warning("operation %s on %s failed: %s", op.pk, node, message)
-    operations.finish_operation(op, OperationStatus.FAILED, error=message)
-    Node.objects.filter(pk=node.pk).update(bmc_message=message[:2000])
-    node.refresh_from_db(fields=["state"])
-    if node.state in TRANSITIONAL_STATES:
-        inventory.fail_node(node, message, op=op)
+    with transaction.atomic():
+        Node.objects.filter(pk=node.pk).update(bmc_message=message[:2000])
+        node.refresh_from_db(fields=["state"])
+        if node.state in TRANSITIONAL_STATES:
+            inventory.fail_node(node, message, op=op)
+        operations.finish_operation(op, OperationStatus.FAILED, error=message)
 
 
 # --- database connections around BMC I/O ------------------------------------------------

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import transaction
 
 from inventory import operations
 from inventory import services as inventory
@@ -26,8 +27,9 @@ def start_gate(self, op_id: int) -> str:
     try:
         services.start_gate_run(op.node, op)
     except services.NoProfile as exc:
-        operations.finish_operation(op, OperationStatus.FAILED, error=str(exc))
-        inventory.fail_node(op.node, str(exc), op=op)
+        with transaction.atomic():  # operation and node end together
+            inventory.fail_node(op.node, str(exc), op=op)
+            operations.finish_operation(op, OperationStatus.FAILED, error=str(exc))
         return "failed"
     return "started"
 

@@ -98,7 +98,10 @@ def test_deadline_moves_overdue_nodes_to_failed_and_finishes_their_operations():
     assert overdue.failure_reason == "no phone-home within 45 min"
     assert overdue.failed_step == "deploying"
     assert fresh.state == "deploying"
-    assert (op.status, op.error) == ("failed", "no phone-home within 45 min")
+    assert (op.status, op.error) == (
+        "failed",
+        "node was failed by its deadline while deploy was running: no phone-home within 45 min",
+    )
 
 
 @pytest.mark.django_db
