@@ -69,6 +69,9 @@ async def boot_ipxe(scope: dict, send) -> None:
     remote_addr = (scope.get("client") or (None,))[0]
     script = serve.memory_script(mac, arch, base_url, client, remote_addr)
     if script is None:
+        if not bootfront.mac_ok(mac):  # a MAC the copy knows was valid: no cost there
+            await _respond(send, 400, bootfront.BAD_MAC)
+            return
         script = await asyncio.get_running_loop().run_in_executor(
             _boot_pool, boot_ipxe_script, mac, arch, base_url, client, remote_addr
         )

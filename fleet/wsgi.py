@@ -36,6 +36,9 @@ def boot_ipxe(environ, start_response):
         start_response("400 Bad Request", bootfront.HEADERS)
         return [bootfront.BAD_HOST]
     mac, arch = bootfront.parse(environ.get("QUERY_STRING", ""))
+    if not bootfront.mac_ok(mac):
+        start_response("400 Bad Request", bootfront.HEADERS)
+        return [bootfront.BAD_MAC]
     script = boot_ipxe_script(
         mac,
         arch,

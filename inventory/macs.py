@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+# What a client that sent something else is told (boot endpoints).
+NOT_A_MAC = "mac must be a MAC address such as 52:54:00:ab:cd:ef."
+
 _MAC_HEX = re.compile(r"^[0-9a-f]{12}\Z")
 
 

@@ -188,3 +188,21 @@ def test_shutdown_writes_the_buffered_boot_records(node, storm_mode):
     call("/boot/ipxe", f"mac={node.interfaces.get().mac}")
     assert lifespan() == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert BootRequest.objects.filter(node=node, answer="local").count() == 1
+
+
+@pytest.mark.parametrize("bad", ["%00", "52:54:00:zz:00:01", "", "52%3A54%3A00%00"])
+def test_a_mac_that_is_not_one_is_refused_and_the_batch_keeps_the_good_records(
+    node, storm_mode, bad
+):
+    """Before, `mac=%00` was answered as unknown and its record made the database refuse
+    the whole batch: every good record answered in the same interval was lost."""
+    storm_mode.refresh()
+    mac = node.interfaces.get().mac
+    assert call("/boot/ipxe", f"mac={mac}")[0] == 200
+    status, _, body = call("/boot/ipxe", f"mac={bad}")
+    assert status == 400 and b"mac must be a MAC address" in body
+    assert call("/boot/ipxe", "mac=52:54:00:de:ad:01")[0] == 200  # unknown, but a MAC
+    records.flush()
+    assert sorted(BootRequest.objects.values_list("mac", "answer")) == sorted(
+        [("52:54:00:de:ad:01", "unknown"), (mac, "local")]
+    )

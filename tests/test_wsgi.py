@@ -48,3 +48,8 @@ def test_wsgi_fast_path_checks_the_host_header(node):
 def test_every_other_path_is_django():
     status, _ = call_wsgi("/healthz", "")
     assert status.startswith("200")
+
+
+def test_the_wsgi_front_door_refuses_a_mac_that_is_not_one():
+    status, body = call_wsgi("/boot/ipxe", "mac=%00")
+    assert status.startswith("400") and b"mac must be a MAC address" in body

@@ -58,6 +58,20 @@ def _write(rows: list[tuple]) -> None:
         _insert([row if row[0] is None or row[0] in alive else (None, *row[1:]) for row in rows])
 
 
+def _write_keeping_good(rows: list[tuple]) -> None:
+    """_write, and if the batch is refused, its halves, down to the row at fault: one bad
+    record costs itself, never the good records batched with it."""
+    try:
+        _write(rows)
+    except Exception:
+        if len(rows) == 1:
+            log.exception("boot record dropped, the database refused it: %r", rows[0])
+            return
+        middle = len(rows) // 2
+        _write_keeping_good(rows[:middle])
+        _write_keeping_good(rows[middle:])
+
+
 class _Buffer:
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -76,10 +90,7 @@ class _Buffer:
         with self.lock:
             rows, self.rows = self.rows, []
         if rows:
-            try:
-                _write(rows)
-            except Exception:
-                log.exception("could not write %d boot records", len(rows))
+            _write_keeping_good(rows)
 
     def _run(self) -> None:
         while not self.wake.wait(self.interval):

@@ -144,3 +144,9 @@ def test_nocloud_and_grub_for_a_deploying_node(client, node, image):
 def test_chain_script_points_ipxe_at_the_per_node_script(client):
     body = client.get("/boot/chain.ipxe").content.decode()
     assert body.startswith("#!ipxe") and "http://testserver/boot/ipxe?mac=" in body
+
+
+def test_the_django_boot_view_refuses_a_mac_that_is_not_one(client):
+    resp = client.get("/boot/ipxe", {"mac": "\x00"})
+    assert resp.status_code == 400 and b"mac must be a MAC address" in resp.content
+    assert not BootRequest.objects.exists()

@@ -70,3 +70,21 @@ def test_a_batch_keeps_the_records_of_a_node_deleted_before_the_flush(node, rack
     records._write(rows)
     kept = dict(BootRequest.objects.values_list("mac", "node_id"))
     assert kept == {rows[0][1]: node.pk, rows[1][1]: None}
+
+
+def test_a_record_the_database_refuses_costs_only_itself(node, settings):
+    """A batch is written whole when it can be, and else by halves down to the bad row."""
+    settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600  # batched; flushed by hand below
+    good = {"state": "ready", "answer": "local", "client": "iPXE", "remote_addr": None}
+    for n in range(5):
+        records.record(node_id=node.pk, mac=f"52:54:00:00:01:0{n}", **good)
+    records.record(
+        node_id=None, mac="\x00", state="", answer="unknown", client="", remote_addr=None
+    )  # PostgreSQL refuses NUL in text
+    for n in range(5, 9):
+        records.record(node_id=node.pk, mac=f"52:54:00:00:01:0{n}", **good)
+    records.flush()
+    good_macs = BootRequest.objects.filter(mac__startswith="52:54:00")
+    assert sorted(good_macs.values_list("mac", flat=True)) == [
+        f"52:54:00:00:01:0{n}" for n in range(9)
+    ]
