@@ -54,6 +54,21 @@ def api(users):
     return make
 
 
+@pytest.fixture
+def boot_copy(settings):
+    """Boot-storm settings (node copy, batched records) with a copy the test refreshes by
+    hand instead of a background thread."""
+    from provisioning.bootserver import cache, records
+    from provisioning.bootserver.cache import SubjectCache
+
+    settings.CORRAL_BOOT_CACHE_SECONDS = 3600
+    settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
+    copy = cache._cache = SubjectCache(interval=3600, full_interval=3600)
+    yield copy
+    cache._cache = None
+    records.flush()
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.

@@ -13,7 +13,6 @@ from django.utils import timezone
 from inventory.lifecycle import transition
 from provisioning.bootserver import cache as boot_cache
 from provisioning.bootserver import records
-from provisioning.bootserver.cache import SubjectCache
 from provisioning.deployments import phone_home
 from provisioning.models import BootRequest
 from tests.factories import ImageFactory, start_deploy
@@ -61,15 +60,8 @@ def call(path: str, query: str = "", host: str = "127.0.0.1", method: str = "GET
 
 
 @pytest.fixture
-def storm_mode(settings):
-    """Boot-storm settings with a node copy the test refreshes by hand."""
-    settings.CORRAL_BOOT_CACHE_SECONDS = 3600
-    settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
-    copy = SubjectCache(interval=3600, full_interval=3600)
-    boot_cache._cache = copy
-    yield copy
-    boot_cache._cache = None
-    records.flush()
+def storm_mode(boot_copy):
+    return boot_copy
 
 
 @pytest.fixture

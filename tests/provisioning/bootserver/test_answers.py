@@ -4,9 +4,7 @@ what memory cannot settle it leaves to the database without recording anything."
 import pytest
 
 from provisioning.bootserver import answers, records, serve
-from provisioning.bootserver import cache as boot_cache
 from provisioning.bootserver.answers import FALLBACK_SCRIPT
-from provisioning.bootserver.cache import SubjectCache
 from provisioning.models import BootRequest
 from tests.factories import ImageFactory, NodeFactory, put_in, start_deploy
 
@@ -15,14 +13,8 @@ BASE = "http://10.0.0.5:8000"
 
 
 @pytest.fixture
-def copy(settings):
-    settings.CORRAL_BOOT_CACHE_SECONDS = 3600
-    settings.CORRAL_BOOT_LOG_FLUSH_SECONDS = 3600
-    copy = SubjectCache(interval=3600, full_interval=3600)
-    boot_cache._cache = copy
-    yield copy
-    boot_cache._cache = None
-    records.flush()
+def copy(boot_copy):
+    return boot_copy
 
 
 def from_memory(mac: str) -> str | None:
