@@ -219,6 +219,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "inventory.tasks.expire_deadlines",
         "schedule": env.float("CORRAL_DEADLINE_SWEEP_SECONDS", default=30.0),
     },
+    "republish-operations": {
+        "task": "inventory.tasks.republish_operations",
+        "schedule": env.float("CORRAL_REPUBLISH_SECONDS", default=15.0),
+    },
     "refresh-power-states": {
         "task": "provisioning.tasks.refresh_power_states",
         "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),

@@ -97,7 +97,13 @@ def _fan_out_oob(
     children, per_rack = [], {}
     for node in nodes:
         child = Operation(
-            kind=action.name, node=node, parent=parent, actor=actor, message=reason, params=params
+            task_name=action.task or "",
+            kind=action.name,
+            node=node,
+            parent=parent,
+            actor=actor,
+            message=reason,
+            params=params,
         )
         refused = refusal(node, action)
         if refused:

@@ -10,12 +10,15 @@ imports neither.
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
 from typing import Any
 
 from celery import current_app
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from .actions import get_action
 from .choices import (
@@ -26,8 +29,15 @@ from .choices import (
 )
 from .models import Node, Operation
 
-# task_id placeholder claimed before the real id is known (a child about to be sent).
+log = logging.getLogger(__name__)
+
+# task_id placeholders: claimed before the real id is known (about to be sent), and
+# accepted but not sent (the broker refused or was down; republish() sends it later).
 QUEUED = "queued"
+UNSENT = "unsent"
+# What the broker client raises when it cannot publish (kombu wraps most in
+# OperationalError; a refused or reset socket can surface as OSError).
+PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)
 # Actions whose bulk children are released a few per rack at a time (PDUs, DHCP).
 STAGGERED = frozenset({"power_on", "power_cycle"})
 
@@ -41,23 +51,65 @@ def queue_for(op: Operation) -> str:
     return DEFAULT_QUEUE
 
 
-def enqueue(task_name: str, op: Operation, force: bool = False) -> None:
+def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     """Send the task for `op` to its site's queue and record the Celery task id.
 
     Without `force`, only an operation that has no task yet records the id (a second send
     of the same operation keeps the first id); bulk fan-out claims children with QUEUED
     first and forces the real id in.
+
+    The operation was committed before this runs, so a broker that is down loses nothing:
+    the operation is marked UNSENT, the request that accepted it still answers 202, and
+    republish() sends it when the broker is back. False says it was not sent.
     """
-    result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
+    try:
+        result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
+    except PUBLISH_ERRORS as exc:
+        log.warning("operation %s accepted but not sent (%s); will resend", op.pk, exc)
+        Operation.objects.filter(pk=op.pk, status=OperationStatus.PENDING).update(
+            task_id=UNSENT,
+            task_name=task_name,
+            message="accepted; waiting for the message broker to send it to a worker",
+        )
+        return False
     rows = Operation.objects.filter(pk=op.pk)
     if not force:
-        rows = rows.filter(task_id="")
-    rows.update(task_id=result.id or "")
+        rows = rows.filter(task_id__in=["", UNSENT])
+    rows.update(task_id=result.id or "", task_name=task_name)
+    return True
 
 
 def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> None:
-    """Send once the transaction that created `op` has committed (a worker must find it)."""
+    """Send once the transaction that created `op` has committed (a worker must find it).
+
+    The task's name is written with the operation, inside that transaction, so that an
+    operation whose send never happened (the process died, the broker was down) can be
+    sent again by republish().
+    """
+    Operation.objects.filter(pk=op.pk).update(task_name=task_name)
+    op.task_name = task_name
     transaction.on_commit(lambda: enqueue(task_name, op, force=force))
+
+
+def republish(older_than: float = 30.0) -> int:
+    """Send the operations that were accepted but never reached the broker: UNSENT ones,
+    and QUEUED ones whose send did not happen within `older_than` seconds (the accepting
+    process died between its commit and the send). Beat runs this (CORRAL_REPUBLISH_SECONDS).
+    """
+    cutoff = timezone.now() - timedelta(seconds=older_than)
+    stranded = (
+        Operation.objects.filter(status=OperationStatus.PENDING, task_id__in=[UNSENT, QUEUED])
+        .exclude(task_name="")
+        .filter(Q(task_id=UNSENT) | Q(created__lt=cutoff))
+        .select_related("node__rack__site", "rack__site")
+        .order_by("pk")
+    )
+    sent = 0
+    for op in stranded[:1000]:
+        if not enqueue(op.task_name, op, force=True):
+            break  # the broker is still down: the next sweep tries again
+        sent += 1
+    return sent
 
 
 def request_power_refresh(node: Node) -> None:

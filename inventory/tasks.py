@@ -2,7 +2,13 @@
 
 from celery import shared_task
 
-from . import services
+from . import operations, services
+
+
+@shared_task(name="inventory.tasks.republish_operations", soft_time_limit=60, time_limit=90)
+def republish_operations() -> int:
+    """Beat: send operations accepted while the broker was down."""
+    return operations.republish()
 
 
 @shared_task(name="inventory.tasks.expire_deadlines", soft_time_limit=60, time_limit=90)

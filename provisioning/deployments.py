@@ -184,7 +184,7 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
             gate = Operation.objects.create(
                 kind="validate", node=node, actor="system", message="acceptance gates after deploy"
             )
-            transaction.on_commit(lambda: operations.enqueue("validation.tasks.start_gate", gate))
+            operations.enqueue_on_commit("validation.tasks.start_gate", gate)
     return deployment, True
 
 

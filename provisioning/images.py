@@ -81,7 +81,7 @@ def start_publish(image: Image, actor: str) -> Operation:
     op = Operation.objects.create(
         kind="publish_image", actor=actor, params={"image": image.pk, "image_name": str(image)}
     )
-    transaction.on_commit(lambda: operations.enqueue("provisioning.tasks.publish_image", op))
+    operations.enqueue_on_commit("provisioning.tasks.publish_image", op)
     return op
 
 

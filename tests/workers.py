@@ -71,21 +71,30 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         "CORRAL_LOCK_WAIT_RETRIES": "10",
         "CORRAL_LOCK_WAIT_SECONDS": "0.5",
     }
-    celery = [sys.executable, "-m", "celery", "-A", "fleet"]
     # Messages left by an earlier run name operation ids that mean other rows now.
     subprocess.run(
-        [*celery, "purge", "-f", "-Q", QUEUES],
+        [*CELERY, "purge", "-f", "-Q", QUEUES],
         env=env,
         cwd=ROOT,
         capture_output=True,
         check=False,
         timeout=60,
     )
-    log = tmp_path_factory.mktemp("celery") / "worker.log"
+    worker = start_worker(env, tmp_path_factory.mktemp("celery") / "worker.log")
+    yield worker
+    stop_worker(worker)
+
+
+CELERY = [sys.executable, "-m", "celery", "-A", "fleet"]
+
+
+def start_worker(env: dict[str, str], log: Path, *extra: str) -> Worker:
+    """A worker process on the test queues (threads pool, as a site worker runs); returns
+    once it is ready. `extra` arguments are appended (e.g. "-B" for an embedded beat)."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [
-                *celery,
+                *CELERY,
                 "worker",
                 "-Q",
                 QUEUES,
@@ -96,10 +105,11 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
                 "-l",
                 "INFO",
                 "-n",
-                f"test-{os.getpid()}@%h",
+                f"test-{os.getpid()}-{time.monotonic_ns()}@%h",
                 "--without-heartbeat",
                 "--without-mingle",
                 "--without-gossip",
+                *extra,
             ],
             env=env,
             cwd=ROOT,
@@ -113,12 +123,15 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
             proc.kill()
             raise RuntimeError(f"celery worker did not start:\n{worker.output()[-3000:]}")
         time.sleep(0.2)
-    yield worker
-    proc.terminate()
+    return worker
+
+
+def stop_worker(worker: Worker) -> None:
+    worker.process.terminate()
     try:
-        proc.wait(timeout=15)
+        worker.process.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        worker.process.kill()
 
 
 def wait_until_quiet(timeout: float = 20) -> None:

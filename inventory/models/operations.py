@@ -39,6 +39,9 @@ class Operation(models.Model):
     result = models.JSONField(default=dict, blank=True)
     actor = models.CharField(max_length=150)
     task_id = models.CharField(max_length=64, blank=True)
+    # The Celery task that carries this operation: recorded with the operation, so work
+    # accepted while the broker was down is sent once it is back (operations.republish).
+    task_name = models.CharField(max_length=100, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
