@@ -64,17 +64,10 @@ def start_bulk_action(
             try:
                 start_on_node(node, action, actor, reason, params, parent=parent)
             except (ActionNotAllowed, NodeLocked) as exc:
-                Operation.objects.create(
-                    kind=action.name,
-                    node=node,
-                    parent=parent,
-                    actor=actor,
-                    message=reason,
-                    params=params,
-                    status=OperationStatus.FAILED,
-                    error=str(exc),
-                    finished=timezone.now(),
-                )
+                refused = _child(node, action, parent, actor, reason, params)
+                refused.status, refused.error = OperationStatus.FAILED, str(exc)
+                refused.finished = timezone.now()
+                refused.save()
     operations.refresh_parent(parent.pk)
     parent.refresh_from_db()
     return parent
@@ -96,15 +89,7 @@ def _fan_out_oob(
     now = timezone.now()
     children, per_rack = [], {}
     for node in nodes:
-        child = Operation(
-            task_name=action.task or "",
-            kind=action.name,
-            node=node,
-            parent=parent,
-            actor=actor,
-            message=reason,
-            params=params,
-        )
+        child = _child(node, action, parent, actor, reason, params)
         refused = refusal(node, action)
         if refused:
             child.status, child.finished, child.error = OperationStatus.FAILED, now, refused
@@ -120,3 +105,18 @@ def _fan_out_oob(
     ready = [c for c in children if c.task_id == operations.QUEUED]
     task = action.task or ""
     transaction.on_commit(lambda: [operations.enqueue(task, c, force=True) for c in ready])
+
+
+def _child(
+    node: Node, action: Action, parent: Operation, actor: str, reason: str, params: dict
+) -> Operation:
+    """A bulk action's Operation for one node (unsaved)."""
+    return Operation(
+        task_name=action.task or "",
+        kind=action.name,
+        node=node,
+        parent=parent,
+        actor=actor,
+        message=reason,
+        params=params,
+    )
