@@ -30,6 +30,7 @@ from django.db import connections  # noqa: E402
 
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
+from inventory.macs import is_mac  # noqa: E402
 from provisioning.bootserver import cache, records, serve  # noqa: E402
 
 django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THREADS)
@@ -69,7 +70,7 @@ async def boot_ipxe(scope: dict, send) -> None:
     remote_addr = (scope.get("client") or (None,))[0]
     script = serve.memory_script(mac, arch, base_url, client, remote_addr)
     if script is None:
-        if not bootfront.mac_ok(mac):  # a MAC the copy knows was valid: no cost there
+        if not is_mac(mac):  # a MAC the copy knows was valid: no cost there
             await _respond(send, 400, bootfront.BAD_MAC)
             return
         script = await asyncio.get_running_loop().run_in_executor(

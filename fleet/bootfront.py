@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from inventory.macs import NOT_A_MAC, normalise_mac
+from inventory.macs import NOT_A_MAC
 
 PATH = "/boot/ipxe"
 HEADERS = [
@@ -21,16 +21,6 @@ HEADERS = [
 ]
 BAD_HOST = b"Host not allowed; add it to ALLOWED_HOSTS.\n"
 BAD_MAC = f"{NOT_A_MAC}\n".encode()
-
-
-def mac_ok(raw: str) -> bool:
-    """Whether `raw` is a MAC at all. A request that is not is refused (400) before it is
-    answered or recorded: one `mac=%00` in a batch of boot records used to lose the batch."""
-    try:
-        normalise_mac(raw)
-    except ValueError:
-        return False
-    return True
 
 
 _HOSTS: dict[tuple, bool] = {}

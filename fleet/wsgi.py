@@ -17,6 +17,7 @@ django_application = get_wsgi_application()
 from django.db import close_old_connections  # noqa: E402  (after Django is set up)
 
 from fleet import bootfront  # noqa: E402
+from inventory.macs import is_mac  # noqa: E402
 from provisioning.bootserver import serve  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def boot_ipxe(environ, start_response):
         start_response("400 Bad Request", bootfront.HEADERS)
         return [bootfront.BAD_HOST]
     mac, arch = bootfront.parse(environ.get("QUERY_STRING", ""))
-    if not bootfront.mac_ok(mac):
+    if not is_mac(mac):
         start_response("400 Bad Request", bootfront.HEADERS)
         return [bootfront.BAD_MAC]
     script = boot_ipxe_script(

@@ -21,6 +21,16 @@ def normalise_mac(value: str) -> str:
     return ":".join(hexdigits[i : i + 2] for i in range(0, 12, 2))
 
 
+def is_mac(value: str) -> bool:
+    """Whether `value` is a MAC at all: the boot endpoints refuse (400) anything else
+    before it is answered or recorded."""
+    try:
+        normalise_mac(value)
+    except ValueError:
+        return False
+    return True
+
+
 def mac_or_none(value: str | None) -> str | None:
     """normalise_mac for data we only read (a BMC's NIC list): no MAC rather than an error."""
     if not value:

@@ -86,8 +86,9 @@ def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> Non
     operation whose send never happened (the process died, the broker was down) can be
     sent again by republish().
     """
-    Operation.objects.filter(pk=op.pk).update(task_name=task_name)
-    op.task_name = task_name
+    if op.task_name != task_name:
+        Operation.objects.filter(pk=op.pk).update(task_name=task_name)
+        op.task_name = task_name
     transaction.on_commit(lambda: enqueue(task_name, op, force=force))
 
 

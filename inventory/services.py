@@ -276,6 +276,7 @@ def start_on_node(
             params=params,
             message=reason,
             task_id=operations.QUEUED if action.task else "",
+            task_name=action.task or "",
         )
         if action.event:
             try:

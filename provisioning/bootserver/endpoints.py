@@ -16,7 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from inventory.macs import NOT_A_MAC, normalise_mac
+from inventory.macs import NOT_A_MAC, is_mac
 
 from .. import deployments
 from ..boot import render_grub, render_ipxe_chain, render_meta_data, render_user_data
@@ -39,9 +39,7 @@ def _client_ip(request: HttpRequest) -> str | None:
 def ipxe_script(request: HttpRequest) -> HttpResponse:
     """Per-node iPXE script (fleet.asgi and fleet.wsgi serve it without middleware)."""
     mac = request.GET.get("mac", "")
-    try:
-        normalise_mac(mac)
-    except ValueError:
+    if not is_mac(mac):
         return HttpResponse(f"{NOT_A_MAC}\n", status=400, content_type="text/plain")
     script = serve.ipxe_script(
         mac,

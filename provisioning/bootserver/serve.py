@@ -72,11 +72,12 @@ def base_url_for(scheme: str, host: str) -> str:
 def ipxe_script(
     raw_mac: str, arch: str, base_url: str, client: str, remote_addr: str | None
 ) -> str:
-    """The per-node iPXE script, asking the database for whatever memory does not hold."""
+    """The per-node iPXE script, asking the database for whatever memory does not hold.
+    The front doors refuse a `raw_mac` that is not a MAC before calling this."""
     mac, found = lookup(raw_mac)
     return answer(
         found,
-        mac or raw_mac,
+        mac or "",
         arch,
         base_url,
         deployments.waiting_deployment,
