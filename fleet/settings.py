@@ -223,6 +223,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "inventory.tasks.republish_operations",
         "schedule": env.float("CORRAL_REPUBLISH_SECONDS", default=15.0),
     },
+    "republish-gate-steps": {
+        "task": "validation.tasks.republish_steps",
+        "schedule": env.float("CORRAL_REPUBLISH_SECONDS", default=15.0),
+    },
     "refresh-power-states": {
         "task": "provisioning.tasks.refresh_power_states",
         "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),
@@ -244,11 +248,35 @@ CORRAL_STATE_DEADLINES = {
     "validating": env.int("CORRAL_DEADLINE_VALIDATING", default=24 * 3600),
     "draining": env.int("CORRAL_DEADLINE_DRAINING", default=12 * 3600),
 }
-# A lock older than this is presumed abandoned (its worker died) and is broken by the sweeper.
+# Seconds an operation may take from its acceptance to its end, per kind; the sweeper fails
+# one that overruns with the reason (never started: which queue has no worker). A validate
+# operation lasts its whole gate run. Kinds not listed get CORRAL_OPERATION_DEADLINE_DEFAULT.
+CORRAL_OPERATION_DEADLINES = {
+    "power_on": env.int("CORRAL_OP_DEADLINE_POWER", default=10 * 60),
+    "power_off": env.int("CORRAL_OP_DEADLINE_POWER", default=10 * 60),
+    "power_cycle": env.int("CORRAL_OP_DEADLINE_POWER", default=10 * 60),
+    "boot_pxe": env.int("CORRAL_OP_DEADLINE_POWER", default=10 * 60),
+    "inspect": env.int("CORRAL_OP_DEADLINE_INSPECT", default=20 * 60),
+    "repaired": env.int("CORRAL_OP_DEADLINE_INSPECT", default=20 * 60),
+    "deploy": env.int("CORRAL_OP_DEADLINE_DEPLOY", default=20 * 60),
+    "drain": env.int("CORRAL_OP_DEADLINE_DRAIN", default=10 * 60),
+    "validate": CORRAL_STATE_DEADLINES["validating"] + 3600,
+    "publish_image": env.int("CORRAL_OP_DEADLINE_PUBLISH", default=2 * 3600),
+    "import": env.int("CORRAL_OP_DEADLINE_IMPORT", default=30 * 60),
+}
+CORRAL_OPERATION_DEADLINE_DEFAULT = env.int("CORRAL_OPERATION_DEADLINE_DEFAULT", default=3600)
+# A running task refreshes its node lock and its operation this often; a lock or a running
+# operation silent for CORRAL_LOCK_STALE_SECONDS belongs to a worker that died: the sweeper
+# breaks the lock and fails the operation with that reason (it is not run a second time).
+CORRAL_HEARTBEAT_SECONDS = env.float("CORRAL_HEARTBEAT_SECONDS", default=15.0)
+CORRAL_LOCK_STALE_SECONDS = env.int("CORRAL_LOCK_STALE_SECONDS", default=60)
+# Each worker process reports itself this often (inventory.workers); one silent for
+# CORRAL_WORKER_STALE_SECONDS no longer counts as listening to its queues.
+CORRAL_WORKER_HEARTBEAT_SECONDS = env.float("CORRAL_WORKER_HEARTBEAT_SECONDS", default=15.0)
+CORRAL_WORKER_STALE_SECONDS = env.int("CORRAL_WORKER_STALE_SECONDS", default=60)
 # Inventory checks a BMC's settings with the driver's own schema (inventory imports no other
 # app, so it names the function).
 CORRAL_BMC_SETTINGS_CHECK = "provisioning.drivers.validate_settings"
-CORRAL_LOCK_STALE_SECONDS = env.int("CORRAL_LOCK_STALE_SECONDS", default=3600)
 # A task that finds its node locked retries every WAIT_SECONDS, WAIT_RETRIES times, then
 # ends its operation (or gate run) failed with the holder's name.
 CORRAL_LOCK_WAIT_RETRIES = env.int("CORRAL_LOCK_WAIT_RETRIES", default=60)

@@ -25,6 +25,7 @@ def overview(request):
             "states": states,
             "total": sum(totals.values()),
             "validating": validation_selectors.validating_queue(),
+            "unserved": selectors.unserved_queues(),
         },
     )
 

@@ -6,4 +6,9 @@ class InventoryConfig(AppConfig):
     verbose_name = "Inventory"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers system checks)
+        from . import (
+            checks,  # noqa: F401  (registers system checks)
+            workers,
+        )
+
+        workers.connect()  # worker heartbeats (only a Celery worker sends these signals)

@@ -13,12 +13,13 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Case, Value, When
 from django.utils import timezone
 
 from . import operations
 from .actions import Action
 from .choices import OperationStatus
-from .locking import NodeLocked
+from .locking import NodeLocked, holder_of
 from .models import Node, Operation, Rack
 from .services import (
     ActionNotAllowed,
@@ -82,10 +83,10 @@ def _fan_out_oob(
     params: dict,
     stagger: int,
 ) -> None:
-    """Power and boot, batched: they change no state, so the lock `start_on_node` would
-    take only guards the insert; each task takes the node lock itself. Children are created
-    in one statement and sent at once, because on a 500-node rack the request must not spend
-    seconds before the first BMC is asked anything."""
+    """Power and boot, batched: they change no state, so children are created in one
+    statement, their nodes locked for them in a second (each child holds its node from now
+    until it ends, like a single action) and sent at once, because on a 500-node rack the
+    request must not spend seconds before the first BMC is asked anything."""
     now = timezone.now()
     children, per_rack = [], {}
     for node in nodes:
@@ -93,18 +94,46 @@ def _fan_out_oob(
         refused = refusal(node, action)
         if refused:
             child.status, child.finished, child.error = OperationStatus.FAILED, now, refused
-        else:
-            slot = per_rack.get(node.rack_id, 0)
-            if stagger and slot >= stagger:
-                child.message = "waiting for a power-on slot in the rack"
-            else:
-                per_rack[node.rack_id] = slot + 1
-                child.task_id = operations.QUEUED
         children.append(child)
     Operation.objects.bulk_create(children, batch_size=1000)
-    ready = [c for c in children if c.task_id == operations.QUEUED]
+    wanted = [c for c in children if c.status == OperationStatus.PENDING]
+    busy = _lock_for_children(wanted)
+    for child in wanted:
+        if child.pk in busy:
+            child.status, child.finished, child.error = OperationStatus.FAILED, now, busy[child.pk]
+            continue
+        slot = per_rack.get(child.node.rack_id, 0)
+        if stagger and slot >= stagger:
+            child.message = "waiting for a power-on slot in the rack"
+        else:
+            per_rack[child.node.rack_id] = slot + 1
+            child.task_id = operations.QUEUED
+    Operation.objects.bulk_update(
+        wanted, ["status", "finished", "error", "message", "task_id"], batch_size=1000
+    )
+    ready = [c for c in wanted if c.task_id == operations.QUEUED]
     task = action.task or ""
     transaction.on_commit(lambda: [operations.enqueue(task, c, force=True) for c in ready])
+
+
+def _lock_for_children(children: list[Operation]) -> dict[int, str]:
+    """Lock each child's node for that child, in one UPDATE; {child id: why not} for the
+    nodes another holder already has."""
+    if not children:
+        return {}
+    by_node = {c.node_id: c for c in children}
+    Node.objects.filter(pk__in=by_node, reservation__isnull=True).update(
+        reservation=Case(*[When(pk=n, then=Value(holder_of(c))) for n, c in by_node.items()]),
+        lock_operation_id=Case(*[When(pk=n, then=Value(c.pk)) for n, c in by_node.items()]),
+        reserved_at=timezone.now(),
+    )
+    held = Node.objects.filter(pk__in=by_node).exclude(
+        lock_operation_id__in=[c.pk for c in children]
+    )
+    return {
+        by_node[n.pk].pk: str(NodeLocked(node=str(n), holder=n.reservation, since=n.reserved_at))
+        for n in held.only("pk", "hostname", "reservation", "reserved_at")
+    }
 
 
 def _child(

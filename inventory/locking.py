@@ -2,19 +2,36 @@
 
 No advisory locks or Redis keys: the holder and the time are on the row, so a 409 can say
 who holds the lock and why, and the sweeper can break a lock whose worker died.
+
+An action's lock belongs to its Operation from the request that accepts it to the end of
+its task (taken by the operation in the accepting transaction, inventory.services
+.start_on_node): a second request meanwhile gets a 409 naming the operation, the
+operation's own task takes the lock again (`acquire(..., op=op)` is re-entrant for it), and
+finishing the operation releases it (`release_for`, called by operations.finish_operation
+in the transaction that ends the operation). While a task runs, `Heartbeat` refreshes
+`reserved_at`; a lock whose heartbeat stops is stale after CORRAL_LOCK_STALE_SECONDS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from .models import Node
+
+if TYPE_CHECKING:
+    from .models import Operation
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -28,37 +45,108 @@ class NodeLocked(Exception):
         return f"{self.node} is busy: locked by {self.holder}{when}"
 
 
-def acquire(node: Node, holder: str) -> None:
-    got = Node.objects.filter(pk=node.pk, reservation__isnull=True).update(
-        reservation=holder[:200], reserved_at=timezone.now()
+def holder_of(op: Operation) -> str:
+    """How a 409 names an operation that holds a node."""
+    by = f" requested by {op.actor}" if op.actor else ""
+    return f"operation {op.pk} ({op.kind}){by}"[:200]
+
+
+def acquire(node: Node, holder: str, op: Operation | None = None) -> None:
+    """Take the node for `holder`; with `op`, a lock `op` already holds is taken again."""
+    free = Q(reservation__isnull=True)
+    if op is not None:
+        free |= Q(lock_operation_id=op.pk)
+    got = Node.objects.filter(free, pk=node.pk).update(
+        reservation=holder[:200], reserved_at=timezone.now(), lock_operation=op
     )
     if not got:
         row = Node.objects.filter(pk=node.pk).values("reservation", "reserved_at").first()
         if row is None:
             raise Node.DoesNotExist(f"node {node.pk} no longer exists")
         if row["reservation"] is None:  # released between our two statements: try once more
-            return acquire(node, holder)
+            return acquire(node, holder, op)
         raise NodeLocked(node=str(node), holder=row["reservation"], since=row["reserved_at"])
 
 
 def release(node: Node, holder: str) -> None:
     Node.objects.filter(pk=node.pk, reservation=holder[:200]).update(
-        reservation=None, reserved_at=None
+        reservation=None, reserved_at=None, lock_operation=None
     )
 
 
-@contextmanager
-def node_lock(node: Node, holder: str) -> Iterator[None]:
-    """Hold the node for one operation; any other holder gets NodeLocked."""
-    acquire(node, holder)
-    try:
-        yield
-    finally:
-        release(node, holder)
+def release_for(op: Operation) -> int:
+    """Free whatever node `op` holds (it ended, or it no longer needs the node)."""
+    if not op.node_id:
+        return 0
+    return Node.objects.filter(pk=op.node_id, lock_operation_id=op.pk).update(
+        reservation=None, reserved_at=None, lock_operation=None
+    )
+
+
+class Heartbeat:
+    """Keeps a lock (and the operation holding it) visibly alive while a task runs.
+
+    A thread of its own writes `reserved_at` (and `Operation.heartbeat`) every
+    CORRAL_HEARTBEAT_SECONDS, even while the task waits seconds on a BMC: a lock whose
+    heartbeat stops belongs to a worker that died, and `break_stale_locks` frees it.
+    """
+
+    def __init__(
+        self,
+        node_id: int,
+        holder: str,
+        op_id: int | None = None,
+        also: Callable[[], None] | None = None,
+    ):
+        self.node_id, self.holder, self.op_id, self.also = node_id, holder[:200], op_id, also
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{holder}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def beat(self) -> None:
+        from .models import Operation
+
+        now = timezone.now()
+        Node.objects.filter(pk=self.node_id, reservation=self.holder).update(reserved_at=now)
+        if self.op_id is not None:
+            Operation.objects.filter(pk=self.op_id).update(heartbeat=now)
+        if self.also is not None:
+            self.also()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.CORRAL_HEARTBEAT_SECONDS):
+                try:
+                    self.beat()
+                except Exception:  # a database blip must not kill the task it watches
+                    log.warning("heartbeat for %s failed", self.holder, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
 
 
 def break_stale_locks() -> int:
+    """Free locks whose holder stopped beating: a task's lock is refreshed by its
+    heartbeat, so a silent one belongs to a dead worker. A lock held by an operation that
+    is still pending is not stale: it waits for a worker, and its deadline ends it."""
+    from .choices import OperationStatus
+
     cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)
-    return Node.objects.filter(reservation__isnull=False, reserved_at__lt=cutoff).update(
-        reservation=None, reserved_at=None
+    stale = (
+        Node.objects.filter(reservation__isnull=False, reserved_at__lt=cutoff)
+        .exclude(lock_operation__status=OperationStatus.PENDING)
+        .values_list("pk", "reservation")
     )
+    broken = 0
+    for pk, holder in list(stale):
+        broken += Node.objects.filter(pk=pk, reservation=holder, reserved_at__lt=cutoff).update(
+            reservation=None, reserved_at=None, lock_operation=None
+        )
+        log.warning("broke the stale lock of node %s held by %s", pk, holder)
+    return broken

@@ -16,7 +16,8 @@ from typing import Any
 
 from celery import current_app
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
@@ -27,6 +28,7 @@ from .choices import (
     FINISHED_OPERATION_STATUSES,
     OperationStatus,
 )
+from .locking import release_for
 from .models import Node, Operation
 
 log = logging.getLogger(__name__)
@@ -118,13 +120,29 @@ def request_power_refresh(node: Node) -> None:
     current_app.send_task("provisioning.tasks.refresh_node_power", args=[node.pk], queue=node.queue)
 
 
-def begin_operation(op: Operation) -> bool:
-    """Mark running; False if it already finished (a redelivered task must not redo it)."""
+def begin_operation(op: Operation, worker: str = "") -> bool:
+    """Claim `op` for this run of its task: False if it already finished, or if another
+    live run holds it (a duplicate delivery must not do the work a second time).
+
+    A run that names its `worker` owns the operation until it ends or `pause_operation`
+    (a retry) lets the next attempt claim it; a run without a worker name (the gate
+    starter, image publishing) claims it whenever it is still active, as before.
+    """
+    now = timezone.now()
+    claimable = Q(status=OperationStatus.PENDING) | Q(status=OperationStatus.RUNNING, worker="")
     return bool(
-        Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
-            status=OperationStatus.RUNNING, started=timezone.now()
+        Operation.objects.filter(claimable, pk=op.pk).update(
+            status=OperationStatus.RUNNING,
+            started=Coalesce(F("started"), Value(now)),
+            heartbeat=now,
+            worker=worker[:200],
         )
     )
+
+
+def pause_operation(op: Operation) -> None:
+    """Between two attempts (a retry with backoff): the next attempt may claim it."""
+    Operation.objects.filter(pk=op.pk, status=OperationStatus.RUNNING).update(worker="")
 
 
 def report_progress(op: Operation, progress: int, message: str = "") -> None:
@@ -139,6 +157,7 @@ def finish_operation(
 
     The first ending wins: an operation that already finished (the deadline sweep failed
     it while its task was still running) keeps its status and reason, and False says so.
+    The node lock the operation held is released in the same transaction.
     """
     now = timezone.now()
     fields: dict[str, Any] = {"status": status, "finished": now, "error": error[:4000]}
@@ -146,9 +165,12 @@ def finish_operation(
         fields["progress"] = 100
     if result is not None:
         fields["result"] = result
-    ended = Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
-        **fields
-    )
+    with transaction.atomic():
+        ended = Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
+            **fields
+        )
+        if ended:
+            release_for(op)
     if not ended:
         op.refresh_from_db(fields=["status", "finished", "error", "progress", "result"])
         return False

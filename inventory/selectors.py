@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch, QuerySet
 
-from .choices import ACTIVE_OPERATION_STATUSES, STATE_COLOURS, NodeState
+from . import workers
+from .choices import (
+    ACTIVE_OPERATION_STATUSES,
+    DEFAULT_QUEUE,
+    STATE_COLOURS,
+    NodeState,
+    OperationStatus,
+)
 from .models import LifecycleEvent, Node, Operation, Rack, Site
 
 
@@ -118,3 +125,20 @@ def rack_prefetch() -> Prefetch:
 
 def sites_with_racks() -> QuerySet[Site]:
     return Site.objects.prefetch_related(rack_prefetch())
+
+
+def unserved_queues() -> list[tuple[str, int]]:
+    """(queue, operations waiting) for every queue with pending work and no live worker:
+    the dashboard's "no worker is listening" alert. Two queries, whatever the backlog."""
+    waiting: dict[str, int] = defaultdict(int)
+    rows = (
+        Operation.objects.filter(status=OperationStatus.PENDING)
+        .values("node__rack__site__slug", "rack__site__slug")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in rows:
+        slug = row["node__rack__site__slug"] or row["rack__site__slug"]
+        waiting[Site.queue_for_slug(slug) if slug else DEFAULT_QUEUE] += row["n"]
+    listened = workers.listened_queues()
+    return sorted((q, n) for q, n in waiting.items() if q not in listened)

@@ -26,7 +26,7 @@ from .choices import (
     RMAStatus,
 )
 from .lifecycle import IllegalTransition, transition
-from .locking import break_stale_locks, node_lock
+from .locking import acquire, break_stale_locks, holder_of
 from .models import BMC, Label, NetworkInterface, Node, Operation, Rack, RMACase
 
 log = logging.getLogger(__name__)
@@ -261,13 +261,14 @@ def start_on_node(
     lock, check the state, record the Operation, apply the starting transition and its side
     effects (an RMA case opened or closed), then enqueue the work or finish at once.
 
+    The operation holds the node from this transaction until it ends (its task's end, or
+    at once for an action without a task), so a second request meanwhile gets NodeLocked
+    naming it: 50 clicks on "power cycle" make one operation, not 50 resets.
+
     The reason and params were checked by the caller. Raises ActionNotAllowed or NodeLocked
     with nothing written.
     """
-    with node_lock(node, f"{action.name} requested by {actor}"), transaction.atomic():
-        node.refresh_from_db(fields=["state"])
-        if node.state not in action.allowed_states:
-            raise ActionNotAllowed(node, action.name)
+    with transaction.atomic():
         op = Operation.objects.create(
             kind=action.name,
             node=node,
@@ -278,6 +279,13 @@ def start_on_node(
             task_id=operations.QUEUED if action.task else "",
             task_name=action.task or "",
         )
+        # Taken inside the transaction, by the operation: a concurrent request waits for
+        # this one to commit or roll back, then is refused naming the operation (or gets
+        # the node if this one was refused). Nothing of a refused request remains.
+        acquire(node, holder_of(op), op=op)
+        node.refresh_from_db(fields=["state"])
+        if node.state not in action.allowed_states:
+            raise ActionNotAllowed(node, action.name)
         if action.event:
             try:
                 transition(node, action.event, actor, reason or action.label, operation=op)
@@ -289,7 +297,7 @@ def start_on_node(
             # to while later children are still being created.
             operations.enqueue_on_commit(action.task, op, force=True)
         else:
-            operations.finish_operation(op, OperationStatus.SUCCEEDED)
+            operations.finish_operation(op, OperationStatus.SUCCEEDED)  # releases the node
     return op
 
 

@@ -1,4 +1,8 @@
-"""The shape every node task shares: lock -> service -> release, with one error policy.
+"""The shape every node task shares: lock -> claim -> service -> end, with one error policy.
+
+The operation holds its node from the request that accepted it (inventory.services): its
+task takes the lock again (re-entrant), claims the operation so a duplicate delivery does
+nothing, beats a heartbeat while it works, and the operation's end releases the lock.
 
 Fatal BMC errors fail at once; transient ones are retried with backoff, then fail; a task
 that runs past its soft time limit fails with the limit in the message. Whatever happens,
@@ -12,6 +16,8 @@ that BMC latency, seconds per call, is paid once per fleet rather than once per 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -24,7 +30,7 @@ from inventory import operations
 from inventory import services as inventory
 from inventory.choices import TRANSITIONAL_STATES, OperationStatus
 from inventory.lifecycle import IllegalTransition
-from inventory.locking import NodeLocked, acquire, release
+from inventory.locking import Heartbeat, NodeLocked, acquire, holder_of, release_for
 from inventory.models import Node, Operation
 
 from .drivers import BMCFatalError, BMCTransientError
@@ -42,20 +48,35 @@ def load_operation(op_id: int) -> Operation | None:
 
 def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     op = load_operation(op_id)
-    if op is None or op.is_finished or op.node is None:
-        return "skipped"  # redelivered or deleted: idempotent no-op
+    if op is None or op.node is None:
+        return "skipped"  # deleted: nothing to do
+    if op.is_finished:
+        release_for(op)  # redelivered after it ended: only make sure it let go of the node
+        return "skipped"
     node = op.node
-    holder = f"operation {op.pk} ({op.kind})"
+    holder = holder_of(op)
     if not acquire_or_wait(
         task,
         node,
         holder,
         give_up=lambda message: _fail(op, node, message),
         waiting=lambda message: operations.report_progress(op, op.progress, message),
+        op=op,
     ):
         return "failed"
+    if not operations.begin_operation(op, worker=worker_name(task)):
+        # Another live run has it (a duplicate delivery of the same message): never twice.
+        op.refresh_from_db(fields=["status", "worker"])
+        log.warning("operation %s: duplicate delivery skipped (%s)", op.pk, op.worker)
+        return "duplicate"
+    with Heartbeat(node.pk, holder, op.pk):
+        return _run(task, op, node, work)
+
+
+def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
+    """The work and its one error policy. The operation's end releases the node lock;
+    a retry keeps it, so nobody else takes the node between two attempts."""
     try:
-        operations.begin_operation(op)
         result = work(node, op)
         operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result or {})
         return "succeeded"
@@ -79,7 +100,7 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
                 op.progress,
                 f"{exc}; retrying in {countdown} s ({task.request.retries + 1}/{retries})",
             )
-            release(node, holder)
+            operations.pause_operation(op)
             raise task.retry(countdown=countdown, max_retries=retries) from None
         _fail(op, node, f"{exc} (gave up after {retries} retries)")
     except SoftTimeLimitExceeded:
@@ -87,9 +108,12 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     except Exception as exc:  # a bug must still finish the operation, never hang it
         log.exception("operation %s failed", op.pk)
         _fail(op, node, f"internal error: {type(exc).__name__}: {exc}")
-    finally:
-        release(node, holder)
     return "failed"
+
+
+def worker_name(task: Task) -> str:
+    """Which worker process runs this attempt (shown on the operation; a lost one is named)."""
+    return f"{task.request.hostname or socket.gethostname()} pid {os.getpid()}"
 
 
 def acquire_or_wait(
@@ -98,6 +122,7 @@ def acquire_or_wait(
     holder: str,
     give_up: Callable[[str], None],
     waiting: Callable[[str], None] | None = None,
+    op: Operation | None = None,
 ) -> bool:
     """Take the node lock for a task, or retry the task shortly: the one lock-wait policy
     of every task that works on a node (operations and gate steps).
@@ -106,7 +131,7 @@ def acquire_or_wait(
     the caller ends its work with that reason instead of leaving it running forever.
     """
     try:
-        acquire(node, holder)
+        acquire(node, holder, op=op)
         return True
     except NodeLocked as exc:
         retries = settings.CORRAL_LOCK_WAIT_RETRIES

@@ -70,6 +70,8 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         # A task waiting on a node held elsewhere gives up after about 5 s, not 2 min.
         "CORRAL_LOCK_WAIT_RETRIES": "10",
         "CORRAL_LOCK_WAIT_SECONDS": "0.5",
+        # Worker rows come back within a second of a test flushing the tables.
+        "CORRAL_WORKER_HEARTBEAT_SECONDS": "0.5",
     }
     # Messages left by an earlier run name operation ids that mean other rows now.
     subprocess.run(

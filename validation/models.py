@@ -82,6 +82,13 @@ class GateRun(models.Model):
     )
     outcome_reason = models.TextField(blank=True)
     evidence = models.JSONField(default=list, blank=True)
+    # The next step's outbox, as for operations (inventory.operations): "queued" when the
+    # step is committed, "unsent" if the broker refused it, else the Celery task id; and the
+    # running step's heartbeat. republish_steps sends a step that never left, or whose
+    # worker died mid-step (a step is idempotent: its number says whether it ran).
+    step_task_id = models.CharField(max_length=64, blank=True)
+    step_queued = models.DateTimeField(null=True, blank=True)
+    step_heartbeat = models.DateTimeField(null=True, blank=True)
     started = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
 

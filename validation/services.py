@@ -27,14 +27,13 @@ from provisioning.models import DeploymentStatus
 from provisioning.schedulers import get_scheduler
 from provisioning.selectors import latest_deployment
 
-from . import ssh
+from . import ssh, steps
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus
 from .verdicts import NodeContext, Verdict, classify_run, judge_output, parse_profile
 from .verdicts.model import FAIL, RUN_PASS, RUN_RMA
 from .verdicts.registry import verdict_for_error
 
 log = logging.getLogger(__name__)
-STEP_TASK = "validation.tasks.gate_step"
 # A step saves only what it advances: a full save() would overwrite a cancel request
 # written by the API while the step was running.
 PROGRESS_FIELDS = [
@@ -84,24 +83,8 @@ def start_gate_run(node: Node, op: Operation, profile: GateProfile | None = None
         run = GateRun.objects.create(
             node=node, profile=profile, spec=profile.spec, context=asdict(context), operation=op
         )
-        transaction.on_commit(lambda: enqueue_step(run, 0))
+        steps.queue_step(run, 0)
     return run
-
-
-def enqueue_step(run: GateRun, step: int) -> None:
-    from celery import current_app
-
-    node = Node.objects.select_related("rack__site").get(pk=run.node_id)
-    spec = parse_profile(run.spec)
-    phase = spec.phases[min(run.phase_index, len(spec.phases) - 1)]
-    budget = sum(c.timeout_s for c in phase.checks) + 120
-    current_app.send_task(
-        STEP_TASK,
-        args=[run.pk, step],
-        queue=node.queue,
-        soft_time_limit=budget,
-        time_limit=budget + 60,
-    )
 
 
 def ssh_target(node: Node) -> ssh.SSHTarget:
@@ -209,6 +192,7 @@ def gate_step(run_id: int, step: int) -> str:
     run = GateRun.objects.select_related("node__rack", "operation").filter(pk=run_id).first()
     if run is None or run.status != RunStatus.RUNNING or run.steps_done != step:
         return "skipped"
+    steps.step_started(run_id, step)
     node = run.node
     if run.cancel_requested:
         return _finish(run, RunStatus.CANCELLED, f"cancelled by {run.cancel_requested}")
@@ -242,7 +226,7 @@ def gate_step(run_id: int, step: int) -> str:
             run.save(update_fields=PROGRESS_FIELDS)
             return _conclude(run)
     run.save(update_fields=PROGRESS_FIELDS)
-    transaction.on_commit(lambda: enqueue_step(run, run.steps_done))
+    steps.queue_step(run, run.steps_done)
     return "next"
 
 

@@ -7,11 +7,11 @@ from django.db import transaction
 from inventory import operations
 from inventory import services as inventory
 from inventory.choices import OperationStatus
-from inventory.locking import release
-from inventory.models import Operation
+from inventory.locking import Heartbeat, release, release_for
+from inventory.models import Node, Operation
 from provisioning.runner import acquire_or_wait
 
-from . import services
+from . import services, steps
 from .models import GateRun
 
 
@@ -24,6 +24,9 @@ def start_gate(self, op_id: int) -> str:
     if op is None or op.is_finished:
         return "skipped"
     operations.begin_operation(op)
+    # The validate action held the node from its acceptance; from here each gate step takes
+    # it for the length of the step (so a technician can still act between steps).
+    release_for(op)
     try:
         services.start_gate_run(op.node, op)
     except services.NoProfile as exc:
@@ -40,12 +43,15 @@ def gate_step(self, run_id: int, step: int) -> str:
     if run is None:
         return "skipped"
     holder = f"gate run {run_id} step {step}"
+    if Node.objects.filter(pk=run.node_id, reservation=holder).exists():
+        return "duplicate"  # another delivery of this very step is running it
     if not acquire_or_wait(
         self, run.node, holder, give_up=lambda reason: services.abort_run(run_id, reason)
     ):
         return "failed"
     try:
-        return services.gate_step(run_id, step)
+        with Heartbeat(run.node_id, holder, also=lambda: steps.step_started(run_id, step)):
+            return services.gate_step(run_id, step)
     except SoftTimeLimitExceeded:
         services.abort_run(run_id, f"gate step {step} ran past its time limit")
         return "failed"
@@ -54,3 +60,9 @@ def gate_step(self, run_id: int, step: int) -> str:
         raise
     finally:
         release(run.node, holder)
+
+
+@shared_task(name="validation.tasks.republish_steps", soft_time_limit=60, time_limit=90)
+def republish_steps() -> int:
+    """Beat: gate steps accepted while the broker was down, or lost with their worker."""
+    return steps.republish_steps()

@@ -222,6 +222,11 @@ class LifecycleEventSerializer(serializers.ModelSerializer):
 
 class OperationSerializer(serializers.ModelSerializer):
     children = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    deadline = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="When the watchdog fails it if it has not ended (null for a bulk parent).",
+    )
 
     class Meta:
         model = Operation
@@ -240,6 +245,9 @@ class OperationSerializer(serializers.ModelSerializer):
             "result",
             "actor",
             "task_id",
+            "worker",
+            "heartbeat",
+            "deadline",
             "created",
             "started",
             "finished",

@@ -6,6 +6,7 @@ from .operations import Operation
 from .racks import Rack
 from .rma import RMACase
 from .sites import Site
+from .workers import Worker
 
 __all__ = [
     "BMC",
@@ -17,4 +18,5 @@ __all__ = [
     "RMACase",
     "Rack",
     "Site",
+    "Worker",
 ]

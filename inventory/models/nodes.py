@@ -62,7 +62,19 @@ class Node(models.Model):
     reservation = models.CharField(  # noqa: DJ001
         max_length=200, null=True, blank=True, editable=False
     )
+    # Refreshed by the holder's heartbeat while its task runs; a lock whose heartbeat stops
+    # (the worker died) is broken within CORRAL_LOCK_STALE_SECONDS.
     reserved_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The operation that holds the lock, from its acceptance to its end: its own task takes
+    # the lock again (re-entrant) and its end releases it, in the same transaction.
+    lock_operation = models.ForeignKey(
+        "inventory.Operation",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     power_state = models.CharField(
         max_length=10, choices=PowerState.choices, default=PowerState.UNKNOWN, editable=False

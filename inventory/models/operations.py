@@ -1,3 +1,6 @@
+from datetime import datetime, timedelta
+
+from django.conf import settings
 from django.core.validators import MaxValueValidator
 from django.db import models
 from django.urls import reverse
@@ -42,6 +45,10 @@ class Operation(models.Model):
     # The Celery task that carries this operation: recorded with the operation, so work
     # accepted while the broker was down is sent once it is back (operations.republish).
     task_name = models.CharField(max_length=100, blank=True)
+    # The worker process running it and the last sign of life from that run: a running
+    # operation whose heartbeat stops was lost with its worker (operations.sweep).
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
@@ -56,9 +63,22 @@ class Operation(models.Model):
         return reverse("api:operation-detail", args=[self.pk])
 
     @property
+    def deadline(self) -> datetime | None:
+        """When the sweeper fails it if it has not ended: its kind's deadline from its
+        acceptance (CORRAL_OPERATION_DEADLINES). A bulk parent has none: it ends with its
+        children."""
+        if self.kind.startswith("bulk_") or self.created is None:
+            return None
+        return self.created + timedelta(seconds=deadline_seconds(self.kind))
+
+    @property
     def is_finished(self) -> bool:
         return self.status in FINISHED_OPERATION_STATUSES
 
     @property
     def status_colour(self) -> str:
         return OPERATION_COLOURS.get(self.status, "secondary")
+
+
+def deadline_seconds(kind: str) -> int:
+    return settings.CORRAL_OPERATION_DEADLINES.get(kind, settings.CORRAL_OPERATION_DEADLINE_DEFAULT)

@@ -22,4 +22,8 @@ class Site(models.Model):
 
     @property
     def queue(self) -> str:
-        return f"site.{self.slug}"
+        return self.queue_for_slug(self.slug)
+
+    @staticmethod
+    def queue_for_slug(slug: str) -> str:
+        return f"site.{slug}"

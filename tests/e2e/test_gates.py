@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inventory.locking import acquire, release
+from inventory.locking import NodeLocked, acquire, release
 from inventory.models import NetworkInterface, RMACase
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.sshd import TOOL_OUTPUTS
@@ -195,7 +195,9 @@ def test_a_gate_step_that_cannot_get_the_node_ends_the_run_with_the_reason(
     """Before, a step that ran out of lock waits left its run `running` for ever."""
     use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt"))
     op_id = revalidate(api, failed_node)
-    acquire(failed_node, "operation 4242 (power_cycle)")  # a holder that never lets go
+    # A holder that never lets go, taken between two steps (the validate operation holds
+    # the node from its acceptance until its run has started, then each step in turn).
+    take_between_steps(failed_node, "operation 4242 (power_cycle)")
     try:
         op = wait_operation(op_id, timeout=60)
     finally:
@@ -206,6 +208,17 @@ def test_a_gate_step_that_cannot_get_the_node_ends_the_run_with_the_reason(
     assert "locked by operation 4242 (power_cycle)" in op.error
     failed_node.refresh_from_db()
     assert failed_node.state == "failed" and "4242" in failed_node.failure_reason
+
+
+def take_between_steps(node, holder: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return acquire(node, holder)
+        except NodeLocked:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def test_a_profile_with_a_typo_is_refused(api, sshd):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from inventory import services
 from inventory.choices import TRANSITIONAL_STATES, NodeState
 from inventory.lifecycle import EVENTS, TRANSITIONS, IllegalTransition, transition
-from inventory.locking import NodeLocked, node_lock
+from inventory.locking import NodeLocked, acquire, release
 from inventory.models import LifecycleEvent, Node, Operation
 from tests.factories import NodeFactory
 
@@ -107,12 +107,13 @@ def test_deadline_moves_overdue_nodes_to_failed_and_finishes_their_operations():
 @pytest.mark.django_db
 def test_lock_refuses_a_second_holder_and_names_the_first():
     node = NodeFactory()
-    with node_lock(node, "inspect requested by user:alice"):
-        with pytest.raises(NodeLocked) as info, node_lock(node, "power_off requested by user:bob"):
-            pass
-        assert "locked by inspect requested by user:alice" in str(info.value)
-    with node_lock(node, "power_off requested by user:bob"):
-        pass
+    acquire(node, "gate run 3 step 1")
+    with pytest.raises(NodeLocked) as info:
+        acquire(node, "power_off requested by user:bob")
+    assert "locked by gate run 3 step 1" in str(info.value)
+    release(node, "gate run 3 step 1")
+    acquire(node, "power_off requested by user:bob")
+    release(node, "power_off requested by user:bob")
     node.refresh_from_db()
     assert node.reservation is None
 

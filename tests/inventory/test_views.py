@@ -156,3 +156,21 @@ def test_admin_bmc_form_uses_the_driver_rules_and_keeps_a_blank_password(node):
     form.save()
     bmc.refresh_from_db()
     assert (bmc.protocol, bmc.username, bmc.password) == ("ipmi", "admin", "s3cret-bmc-pass")
+
+
+@pytest.mark.django_db
+def test_the_overview_says_which_queue_has_work_and_no_worker(client, users):
+    from inventory import services, workers
+    from tests.factories import SiteFactory
+
+    client.force_login(users["technician"])
+    dc2 = RackFactory(site=SiteFactory(slug="dc2", name="DC two"))
+    for _ in range(2):
+        services.start_action(NodeFactory(rack=dc2), "power_on", actor="user:alice")
+    workers.record("celery@dc1 pid 1", ["corral", "site.dc1"])
+
+    page = client.get(reverse("fleet:overview")).content.decode()
+    assert "No worker is listening on site.dc2</strong>: 2 operations waiting" in page
+
+    workers.record("celery@dc2 pid 2", ["site.dc2"])
+    assert "No worker is listening" not in client.get(reverse("fleet:overview")).content.decode()

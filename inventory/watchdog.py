@@ -1,0 +1,123 @@
+"""The watchdog beat runs (with the node deadline sweep): no operation stays active forever.
+
+- An operation whose worker died mid-run (its heartbeat stopped, `locking.Heartbeat`) is
+  failed with that reason within CORRAL_LOCK_STALE_SECONDS, and its node lock released. It
+  is not run again: a power cycle that may have half happened must not happen twice; the
+  technician sees why and decides.
+- An operation past its kind's deadline (CORRAL_OPERATION_DEADLINES) is failed, saying
+  whether it never started because no worker listens to its site's queue.
+- A pending operation whose queue has no live worker says so in its message while it
+  waits, and the log carries an error per such queue (the alert).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import operations, workers
+from .choices import ACTIVE_OPERATION_STATUSES, TRANSITIONAL_STATES, OperationStatus
+from .models import Node, Operation
+from .services import fail_node
+
+log = logging.getLogger(__name__)
+WAITING_PREFIX = "waiting: "
+
+
+def sweep() -> dict[str, int]:
+    return {
+        "lost": fail_lost_operations(),
+        "overdue": expire_operations(),
+        "unserved": flag_unserved(),
+    }
+
+
+def end_operation(op: Operation, reason: str) -> bool:
+    """Fail `op` and move its node out of a transitional state, in one transaction."""
+    with transaction.atomic():
+        if op.node_id:
+            node = Node.objects.filter(pk=op.node_id).first()
+            if node is not None and node.state in TRANSITIONAL_STATES:
+                fail_node(node, reason, op=op)
+        ended = operations.finish_operation(op, OperationStatus.FAILED, error=reason)
+    if ended:
+        log.warning("operation %s (%s) failed by the watchdog: %s", op.pk, op.kind, reason)
+    return ended
+
+
+def fail_lost_operations() -> int:
+    cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)
+    lost = Operation.objects.filter(status=OperationStatus.RUNNING, heartbeat__lt=cutoff).exclude(
+        worker=""
+    )
+    ended = 0
+    for op in lost.select_related("node"):
+        reason = (
+            f"lost with its worker: {op.worker} stopped responding (last heartbeat "
+            f"{op.heartbeat:%H:%M:%S} UTC); {op.kind} was not run again, start it again "
+            "if it is still needed"
+        )
+        ended += end_operation(op, reason)
+    return ended
+
+
+def expire_operations() -> int:
+    now = timezone.now()
+    table = settings.CORRAL_OPERATION_DEADLINES
+    active = Operation.objects.filter(status__in=ACTIVE_OPERATION_STATUSES).exclude(
+        kind__startswith="bulk_"
+    )
+    default = timedelta(seconds=settings.CORRAL_OPERATION_DEADLINE_DEFAULT)
+    overdue = list(active.exclude(kind__in=list(table)).filter(created__lt=now - default))
+    for kind, seconds in table.items():
+        overdue += active.filter(kind=kind, created__lt=now - timedelta(seconds=seconds))
+    if not overdue:
+        return 0
+    listened = workers.listened_queues()
+    ended = 0
+    for op in Operation.objects.filter(pk__in=[o.pk for o in overdue]).select_related(
+        "node__rack__site", "rack__site"
+    ):
+        ended += end_operation(op, overdue_reason(op, listened))
+    return ended
+
+
+def overdue_reason(op: Operation, listened: set[str]) -> str:
+    minutes = max(1, round((timezone.now() - op.created).total_seconds() / 60))
+    if op.status == OperationStatus.PENDING:
+        queue = operations.queue_for(op)
+        if queue not in listened:
+            return f"not started within {minutes} min: {workers.no_listener_message(queue)}"
+        return f"not started within {minutes} min: the workers on {queue} did not get to it"
+    return f"did not finish within {minutes} min"
+
+
+def flag_unserved() -> int:
+    """Say on each pending operation whose queue nobody consumes that nobody does; take the
+    words back once a worker listens again. Returns how many wait unserved."""
+    pending = Operation.objects.filter(status=OperationStatus.PENDING).select_related(
+        "node__rack__site", "rack__site"
+    )
+    listened = workers.listened_queues()
+    unserved: dict[str, list[int]] = defaultdict(list)
+    served: list[int] = []
+    for op in pending:
+        queue = operations.queue_for(op)
+        if queue not in listened:
+            unserved[queue].append(op.pk)
+        elif op.message.startswith(WAITING_PREFIX):
+            served.append(op.pk)
+    for queue, ids in unserved.items():
+        log.error("%s: %d operations are waiting", workers.no_listener_message(queue), len(ids))
+        message = WAITING_PREFIX + workers.no_listener_message(queue)
+        Operation.objects.filter(pk__in=ids, status=OperationStatus.PENDING).update(message=message)
+    if served:
+        Operation.objects.filter(pk__in=served, status=OperationStatus.PENDING).update(
+            message="accepted; waiting for a worker"
+        )
+    return sum(len(ids) for ids in unserved.values())
