@@ -127,6 +127,7 @@ class Heartbeat:
                     self.beat()
                 except Exception:  # a database blip must not kill the task it watches
                     log.warning("heartbeat for %s failed", self.holder, exc_info=True)
+                    connection.close()  # the next beat reconnects
         finally:
             connection.close()  # this thread's own connection
 

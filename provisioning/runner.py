@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 
 from inventory import operations
 from inventory import services as inventory
@@ -65,8 +65,18 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     ):
         return "failed"
     if not operations.begin_operation(op, worker=worker_name(task)):
-        # Another live run has it (a duplicate delivery of the same message): never twice.
         op.refresh_from_db(fields=["status", "worker"])
+        if op.status == OperationStatus.RUNNING and died_here(op.worker, task):
+            # Redelivered because the process running it was killed (reject on worker
+            # lost): say so now rather than when its heartbeat goes stale. Not run again.
+            _fail(
+                op,
+                node,
+                f"lost with its worker: {op.worker} was killed during {op.kind}; "
+                f"{op.kind} was not run again, start it again if it is still needed",
+            )
+            return "failed"
+        # Another live run has it (a duplicate delivery of the same message): never twice.
         log.warning("operation %s: duplicate delivery skipped (%s)", op.pk, op.worker)
         return "duplicate"
     with Heartbeat(node.pk, holder, op.pk):
@@ -105,6 +115,12 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
         _fail(op, node, f"{exc} (gave up after {retries} retries)")
     except SoftTimeLimitExceeded:
         _fail(op, node, f"{op.kind} timed out after {task.soft_time_limit} s")
+    except DatabaseError as exc:
+        # The connection was cut mid-transaction (a database restart, a failover, an
+        # operator's pg_terminate_backend): end the operation on a fresh one.
+        log.warning("operation %s lost its database connection: %s", op.pk, exc)
+        connections[DEFAULT_DB_ALIAS].close()
+        _fail(op, node, f"{op.kind} was interrupted by a database error: {exc}".strip())
     except Exception as exc:  # a bug must still finish the operation, never hang it
         log.exception("operation %s failed", op.pk)
         _fail(op, node, f"internal error: {type(exc).__name__}: {exc}")
@@ -114,6 +130,23 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
 def worker_name(task: Task) -> str:
     """Which worker process runs this attempt (shown on the operation; a lost one is named)."""
     return f"{task.request.hostname or socket.gethostname()} pid {os.getpid()}"
+
+
+def died_here(claimed_by: str, task: Task) -> bool:
+    """Whether the run that claimed the operation was a process of this worker, now gone
+    (a prefork child killed mid-task): then its claim is dead, not a live duplicate."""
+    host, _, pid = claimed_by.rpartition(" pid ")
+    if host != (task.request.hostname or socket.gethostname()) or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def acquire_or_wait(
