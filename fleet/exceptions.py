@@ -7,7 +7,7 @@ are imported while rest_framework.views itself is loading.
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError
+from django.db import IntegrityError, InterfaceError, OperationalError
 from django.db.models import ProtectedError
 from rest_framework import status
 from rest_framework.response import Response
@@ -19,8 +19,25 @@ from inventory.locking import NodeLocked
 from inventory.services import ActionNotAllowed
 from provisioning.images import ImageImmutable
 
+# A lost database connection (a restart, a failover, a killed backend) is the server's
+# trouble, not the client's, and passes: a 503 with Retry-After says "try again" truthfully.
+# The request's transaction was rolled back unless it had already committed; retrying an
+# action that did commit is refused with a 409 naming its operation, so nothing runs twice.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable_body() -> dict:
+    return {"detail": "The database is unavailable (connection lost); try again shortly."}
+
 
 def exception_handler(exc, context):
+    if isinstance(exc, DATABASE_UNAVAILABLE):
+        return Response(
+            database_unavailable_body(),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, DjangoValidationError):
         return Response(as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ActionNotAllowed | IllegalTransition):

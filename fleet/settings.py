@@ -103,6 +103,10 @@ else:
     POOL_SIZE = env.int("CORRAL_DB_POOL_SIZE", default=20)
     if POOL_SIZE > 0:
         DATABASES["default"]["CONN_MAX_AGE"] = 0
+        # With a pool, Django makes this the pool's check: a connection is tested as it is
+        # handed out, so after a database restart or a failover (connections cut
+        # server-side) the next query gets a live one, not "the connection is closed".
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1,
             "max_size": POOL_SIZE,

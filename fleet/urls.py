@@ -28,3 +28,5 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
 ]
+
+handler500 = "fleet.views.server_error"

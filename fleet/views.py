@@ -30,6 +30,22 @@ def overview(request):
     )
 
 
+def server_error(request):
+    """handler500: a lost database connection is a 503 with Retry-After (for pages, the
+    boot front and anything outside DRF), every other error the plain 500 page."""
+    import sys
+
+    from django.views.defaults import server_error as plain_server_error
+
+    from .exceptions import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, database_unavailable_body
+
+    if isinstance(sys.exc_info()[1], DATABASE_UNAVAILABLE):
+        response = JsonResponse(database_unavailable_body(), status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    return plain_server_error(request)
+
+
 def healthz(request):
     """Liveness for load balancers: the database answers."""
     with connection.cursor() as cursor:

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import current_app
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -68,7 +68,8 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
         result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
     except PUBLISH_ERRORS as exc:
         log.warning("operation %s accepted but not sent (%s); will resend", op.pk, exc)
-        Operation.objects.filter(pk=op.pk, status=OperationStatus.PENDING).update(
+        _note(
+            Operation.objects.filter(pk=op.pk, status=OperationStatus.PENDING),
             task_id=UNSENT,
             task_name=task_name,
             message="accepted; waiting for the message broker to send it to a worker",
@@ -77,8 +78,20 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     rows = Operation.objects.filter(pk=op.pk)
     if not force:
         rows = rows.filter(task_id__in=["", UNSENT])
-    rows.update(task_id=result.id or "", task_name=task_name)
+    _note(rows, task_id=result.id or "", task_name=task_name)
     return True
+
+
+def _note(rows, **fields: Any) -> None:
+    """Record how a send went. This runs after the operation committed (often inside the
+    request that accepted it): a database connection lost here must not turn that
+    acceptance into an error. Left unrecorded, a sent operation still reads "queued", and
+    republish() may send it again, which its task's claim makes harmless."""
+    try:
+        rows.update(**fields)
+    except DatabaseError as exc:
+        log.warning("could not record a send (%s); the republish sweep will see to it", exc)
+        connections[DEFAULT_DB_ALIAS].close()
 
 
 def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> None:

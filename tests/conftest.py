@@ -16,7 +16,7 @@ from tests.peers.redfish import (  # noqa: F401
     sushy_static,
 )
 from tests.peers.sshd import sshd, sshd_factory  # noqa: F401
-from tests.peers.web import corral_web, corral_web_env  # noqa: F401
+from tests.peers.web import corral_web, corral_web_clean_log, corral_web_env  # noqa: F401
 from tests.workers import celery_worker  # noqa: F401
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authtoken.models import Token
@@ -60,7 +61,21 @@ def start_bulk(request, nodes, name: str, rack=None) -> Response:
         rack=rack,
         params=body.validated_data["params"],
     )
-    return Response(s.OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
+    return accepted(op)
+
+
+def accepted(op: Operation) -> Response:
+    """202 with the operation to poll. The work is committed by now, so a database
+    connection lost while describing it must not answer 503 ("nothing recorded"): the
+    answer then comes from what the request already holds (without its children's ids)."""
+    try:
+        op.refresh_from_db()
+        data = s.OperationSerializer(op).data
+    except (OperationalError, InterfaceError):
+        connections[DEFAULT_DB_ALIAS].close()
+        op._prefetched_objects_cache = {"children": Operation.objects.none()}
+        data = s.OperationSerializer(op).data
+    return Response(data, status=status.HTTP_202_ACCEPTED)
 
 
 class RackViewSet(viewsets.ModelViewSet):
@@ -155,8 +170,7 @@ class NodeViewSet(viewsets.ModelViewSet):
             reason=body.validated_data["reason"],
             params=body.validated_data["params"],
         )
-        op.refresh_from_db()
-        return Response(s.OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
+        return accepted(op)
 
 
 class InterfaceViewSet(viewsets.ModelViewSet):

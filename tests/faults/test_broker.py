@@ -16,11 +16,6 @@ from tests.workers import database_url, start_worker, stop_worker, wait_operatio
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def corral_web_env(private_redis):  # noqa: F811  (the web server's broker)
-    return {"REDIS_URL": private_redis.url}
-
-
 def test_an_action_accepted_while_the_broker_is_down_runs_when_it_is_back(
     private_redis,  # noqa: F811
     corral_web,

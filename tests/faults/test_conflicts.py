@@ -11,13 +11,20 @@ from rest_framework.authtoken.models import Token
 
 from inventory.models import Node, Operation, Worker
 from tests.factories import NodeFactory, RackFactory, SiteFactory
-from tests.workers import QUEUES, wait_operation
+from tests.workers import QUEUES, start_worker, stop_worker, wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture
+def worker(worker_env, tmp_path):
+    worker = start_worker(worker_env, tmp_path / "worker.log")
+    yield worker
+    stop_worker(worker)
+
+
 def test_fifty_concurrent_power_cycles_make_one_operation_and_one_reset(
-    corral_web, celery_worker, users, sushy_emulator_factory
+    corral_web, worker, users, sushy_emulator_factory
 ):
     emulator = sushy_emulator_factory(systems=1)
     system = emulator.systems[0]
@@ -62,7 +69,7 @@ def test_fifty_concurrent_power_cycles_make_one_operation_and_one_reset(
     assert click(0).status_code == 202
 
 
-def test_a_running_worker_reports_the_queues_it_listens_to(celery_worker):
+def test_a_running_worker_reports_the_queues_it_listens_to(worker):
     """The heartbeat the watchdog and the dashboard read ("no worker is listening on ...")."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

@@ -9,75 +9,16 @@ run; prefork for a killed child), a misbehaving Redfish BMC, a redis-server of t
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
-import requests
 from rest_framework.authtoken.models import Token
 
 from inventory.models import Node, Operation
-from tests.factories import NodeFactory, RackFactory, SiteFactory
-from tests.peers.faulty_http import SYSTEM
-from tests.peers.redis import private_redis  # noqa: F401
-from tests.workers import database_url, start_worker, stop_worker, wait_operation
+from tests.faults.helpers import act, wait_running
+from tests.workers import start_worker, stop_worker, wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def corral_web_env(private_redis):  # noqa: F811  (the web server's broker)
-    return {"REDIS_URL": private_redis.url}
-
-
-@pytest.fixture
-def worker_env(private_redis, tmp_path):  # noqa: F811
-    return {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "REDIS_URL": private_redis.url,
-        "DJANGO_SETTINGS_MODULE": "fleet.settings",
-        "CORRAL_HEARTBEAT_SECONDS": "0.5",
-        "CORRAL_LOCK_STALE_SECONDS": "3",
-        "CORRAL_DEADLINE_SWEEP_SECONDS": "1",
-        "CELERY_BEAT_SCHEDULE_FILENAME": str(tmp_path / "beat-schedule"),
-    }
-
-
-@pytest.fixture
-def slow_bmc_node(faulty_redfish):
-    """A node whose BMC takes 8 s to list processors: inspection is mid-way for a while."""
-    faulty_redfish.inject("GET", f"{SYSTEM}/Processors", delay=8)
-    return NodeFactory(
-        rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one")),
-        state="enrolled",
-        bmc__address=faulty_redfish.address,
-        bmc__system_id="sys1",
-        bmc__username="admin",
-        bmc__password="pw",
-        bmc__verify_tls=False,
-    )
-
-
-def act(corral_web: str, token: str, node: Node, action: str) -> int:
-    resp = requests.post(
-        f"{corral_web}/api/v1/nodes/{node.pk}/actions/{action}/",
-        json={},
-        headers={"Authorization": f"Token {token}"},
-        timeout=30,
-    )
-    assert resp.status_code == 202, resp.text
-    return resp.json()["id"]
-
-
-def wait_running(op_id: int, timeout: float = 30) -> Operation:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        op = Operation.objects.get(pk=op_id)
-        if op.status == "running" and op.progress >= 30:
-            return op
-        time.sleep(0.1)
-    raise AssertionError(f"operation {op_id} never got going: {op.status} {op.message}")
 
 
 def children_of(pid: int) -> list[int]:
