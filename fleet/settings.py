@@ -192,6 +192,11 @@ REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_DIR = Path(env.str("CELERY_BROKER_DIR", default=str(BASE_DIR / ".broker")))
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    if REDIS_URL.startswith("redis://"):
+        # kombu's Redis transport, but a worker survives a Redis outage and keeps the
+        # messages it held (fleet/broker.py says why). rediss:// keeps the stock transport:
+        # kombu derives its TLS settings from the scheme.
+        CELERY_BROKER_TRANSPORT = "fleet.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 else:
     CELERY_BROKER_URL = "filesystem://"
