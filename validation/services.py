@@ -28,6 +28,7 @@ from provisioning.schedulers import get_scheduler
 from provisioning.selectors import latest_deployment
 
 from . import ssh
+from .limits import step_time_limits
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus
 from .verdicts import NodeContext, Verdict, classify_run, judge_output, parse_profile
 from .verdicts.model import FAIL, RUN_PASS, RUN_RMA
@@ -94,13 +95,9 @@ def enqueue_step(run: GateRun, step: int) -> None:
     node = Node.objects.select_related("rack__site").get(pk=run.node_id)
     spec = parse_profile(run.spec)
     phase = spec.phases[min(run.phase_index, len(spec.phases) - 1)]
-    budget = sum(c.timeout_s for c in phase.checks) + 120
+    soft, hard = step_time_limits(phase)
     current_app.send_task(
-        STEP_TASK,
-        args=[run.pk, step],
-        queue=node.queue,
-        soft_time_limit=budget,
-        time_limit=budget + 60,
+        STEP_TASK, args=[run.pk, step], queue=node.queue, soft_time_limit=soft, time_limit=hard
     )
 
 
