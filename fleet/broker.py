@@ -27,8 +27,10 @@ when Redis came back empty. A task that finishes while the broker is away is not
 it held (the log names each task); the operations those tasks serve stay recorded in
 PostgreSQL, and their deadlines end them with a reason.
 
-`fleet.settings` selects this transport for redis:// and rediss:// broker URLs
-(CELERY_BROKER_TRANSPORT). tests/faults/test_worker_outage.py holds it to that.
+`fleet.settings` selects this transport for redis:// broker URLs (CELERY_BROKER_TRANSPORT).
+It leans on kombu's Redis QoS internals (`_delivered`, `restore_by_tag`,
+`_remove_from_indices`, `Channel._do_restore_message`), so constraints.txt pins kombu and
+tests/faults/test_worker_outage.py must pass before it moves.
 """
 
 from __future__ import annotations
