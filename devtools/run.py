@@ -2,20 +2,22 @@
 
 Writes .env once (secret key, field-encryption key), migrates SQLite (or DATABASE_URL),
 creates an admin login, starts a real Redfish emulator holding the demo fleet's BMCs,
-seeds the demo site, then runs the web server (granian) + a Celery worker + beat until Ctrl-C.
+seeds the demo site, then runs the web server (granian) + a Celery worker + beat until Ctrl-C,
+starting again any of them that exits (devtools/supervise.py).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from cryptography.fernet import Fernet
+
+from devtools.supervise import Child, Supervisor
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".demo"
@@ -68,7 +70,7 @@ def port_free(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def start_redfish_emulator(port: int) -> subprocess.Popen:
+def redfish_emulator(port: int) -> Child:
     """One sushy-emulator process serving all 16 demo BMCs (fake driver, state on disk)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
     sys.path.insert(0, str(ROOT))
@@ -93,11 +95,10 @@ def start_redfish_emulator(port: int) -> subprocess.Popen:
         f"SUSHY_EMULATOR_STATE_DIR = {str(emu_dir / 'state')!r}\n"
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {systems!r}\n"
     )
-    log = open(emu_dir / "emulator.log", "ab")  # noqa: SIM115  (lives as long as the process)
-    return subprocess.Popen(
+    return Child(
+        "redfish emulator",
         [str(BIN / "sushy-emulator"), "--config", str(conf), "-i", "127.0.0.1", "-p", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        emu_dir / "emulator.log",
         cwd=emu_dir,
     )
 
@@ -123,96 +124,33 @@ def main() -> int:
     manage("migrate", "--noinput", "-v", "0")
     manage("collectstatic", "--noinput", "-v", "0")
     user, password = admin_login()
-    procs: list[subprocess.Popen] = []
-
-    def stop(*_: object) -> None:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-    signal.signal(signal.SIGTERM, lambda *a: (stop(), sys.exit(0)))
     try:
-        procs.append(start_redfish_emulator(bmc_port))
-        wait_for(bmc_port, "the Redfish emulator")
-        manage("seed_demo", "--redfish", f"http://127.0.0.1:{bmc_port}")
-        queues = subprocess.run(
-            [PY, "manage.py", "site_queues"], check=True, capture_output=True, text=True
-        ).stdout.strip()
-        logs = STATE / "logs"
-        logs.mkdir(exist_ok=True)
-        celery = str(BIN / "celery")
-        procs.append(
-            subprocess.Popen(
-                [
-                    celery,
-                    "-A",
-                    "fleet",
-                    "worker",
-                    "-Q",
-                    queues,
-                    "-c",
-                    "4",
-                    "-l",
-                    "INFO",
-                    "-n",
-                    "demo@%h",
-                ],
-                stderr=subprocess.STDOUT,
-                stdout=open(logs / "worker.log", "ab"),  # noqa: SIM115
-            )
-        )
-        procs.append(
-            subprocess.Popen(
-                [
-                    celery,
-                    "-A",
-                    "fleet",
-                    "beat",
-                    "-l",
-                    "INFO",
-                    "-s",
-                    str(STATE / "celerybeat-schedule"),
-                ],
-                stderr=subprocess.STDOUT,
-                stdout=open(logs / "beat.log", "ab"),  # noqa: SIM115
-            )
-        )
-        procs.append(
-            subprocess.Popen(
-                [
-                    str(BIN / "python"),
-                    "-m",
-                    "fleet.serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(web_port),
-                    "--workers",
-                    "2",
-                    "--access-log",
-                ],
-                stderr=subprocess.STDOUT,
-                stdout=open(logs / "access.log", "ab"),  # noqa: SIM115
-            )
-        )
-        wait_for(web_port, "the web server")
-        say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")
-        say(f"API docs http://127.0.0.1:{web_port}/api/docs/ · logs in .demo/logs · Ctrl-C stops")
-        while all(p.poll() is None for p in procs):
-            time.sleep(1)
-        dead = [p.args[0] for p in procs if p.poll() is not None]
-        say(f"stopped because {', '.join(map(str, dead))} exited; see .demo/logs")
-        return 1
+        with Supervisor(say) as supervisor:
+            supervisor.start(redfish_emulator(bmc_port))
+            wait_for(bmc_port, "the Redfish emulator")
+            manage("seed_demo", "--redfish", f"http://127.0.0.1:{bmc_port}")
+            queues = subprocess.run(
+                [PY, "manage.py", "site_queues"], check=True, capture_output=True, text=True
+            ).stdout.strip()
+            logs = STATE / "logs"
+            logs.mkdir(exist_ok=True)
+            celery = str(BIN / "celery")
+            worker = [celery, "-A", "fleet", "worker", "-Q", queues, "-c", "4", "-l", "INFO"]
+            supervisor.start(Child("worker", [*worker, "-n", "demo@%h"], logs / "worker.log"))
+            beat = [celery, "-A", "fleet", "beat", "-l", "INFO"]
+            schedule = str(STATE / "celerybeat-schedule")
+            supervisor.start(Child("beat", [*beat, "-s", schedule], logs / "beat.log"))
+            web = [PY, "-m", "fleet.serve", "--host", "127.0.0.1", "--port", str(web_port)]
+            web += ["--workers", "2", "--access-log"]
+            supervisor.start(Child("web", web, logs / "access.log"))
+            wait_for(web_port, "the web server")
+            say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")
+            say(f"API docs http://127.0.0.1:{web_port}/api/docs/ · logs in .demo/logs")
+            say("Ctrl-C stops; a process that exits is started again")
+            supervisor.run()
     except KeyboardInterrupt:
-        say("stopping")
-        return 0
-    finally:
-        stop()
+        say("stopped")
+    return 0
 
 
 if __name__ == "__main__":

@@ -194,9 +194,23 @@ SPECTACULAR_SETTINGS = {
 # transport: a real worker and beat, no server to install.
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_DIR = Path(env.str("CELERY_BROKER_DIR", default=str(BASE_DIR / ".broker")))
+# Redis gives a message its worker has not acknowledged to another worker after this many
+# seconds: how long the work of a worker that died (killed, host lost) waits to be redone.
+# It must outlast the longest wait plus run of any task (acks_late: a task is acknowledged
+# when it ends), or a task still running is run a second time: a gate step's hard limit
+# (its phase's check timeouts + 180 s: 3780 s for the shipped profile's GPU phase; saving a
+# profile that needs longer is refused), publish_image's 3660 s, plus the longest retry
+# countdown (the last BMC retry, 16 s by default). 3900 s leaves two minutes to spare;
+# docs/operating.md has the trade-off. tests/test_broker_limits.py keeps the rule.
+CORRAL_VISIBILITY_TIMEOUT = env.int("CORRAL_VISIBILITY_TIMEOUT", default=3900)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    if REDIS_URL.startswith("redis://"):
+        # kombu's Redis transport, but a worker survives a Redis outage and keeps the
+        # messages it held (fleet/broker.py says why). rediss:// keeps the stock transport:
+        # kombu derives its TLS settings from the scheme.
+        CELERY_BROKER_TRANSPORT = "fleet.broker:Transport"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CORRAL_VISIBILITY_TIMEOUT}
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {

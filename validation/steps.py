@@ -23,6 +23,7 @@ from django.utils import timezone
 from inventory.models import Node
 from inventory.operations import PUBLISH_ERRORS, QUEUED, UNSENT
 
+from .limits import step_time_limits
 from .models import GateRun, RunStatus
 from .verdicts import parse_profile
 
@@ -46,14 +47,10 @@ def send_step(run_id: int, step: int) -> bool:
     node = Node.objects.select_related("rack__site").get(pk=run.node_id)
     spec = parse_profile(run.spec)
     phase = spec.phases[min(run.phase_index, len(spec.phases) - 1)]
-    budget = sum(c.timeout_s for c in phase.checks) + 120
+    soft, hard = step_time_limits(phase)
     try:
         result = current_app.send_task(
-            STEP_TASK,
-            args=[run.pk, step],
-            queue=node.queue,
-            soft_time_limit=budget,
-            time_limit=budget + 60,
+            STEP_TASK, args=[run.pk, step], queue=node.queue, soft_time_limit=soft, time_limit=hard
         )
     except PUBLISH_ERRORS as exc:
         log.warning("gate run %s step %s not sent (%s); will resend", run.pk, step, exc)
