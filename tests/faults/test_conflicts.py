@@ -24,7 +24,7 @@ def worker(worker_env, tmp_path):
 
 
 def test_fifty_concurrent_power_cycles_make_one_operation_and_one_reset(
-    corral_web, worker, users, sushy_emulator_factory
+    corral_web, worker_env, users, sushy_emulator_factory, tmp_path
 ):
     emulator = sushy_emulator_factory(systems=1)
     system = emulator.systems[0]
@@ -57,7 +57,13 @@ def test_fifty_concurrent_power_cycles_make_one_operation_and_one_reset(
         assert f"locked by operation {accepted['id']} (power_cycle)" in refused["detail"], refused
     assert Operation.objects.filter(node=node).count() == 1
 
-    op = wait_operation(accepted["id"], timeout=60)
+    # The worker starts only now: all fifty met an operation still pending, the case the
+    # old code let through (its lock ended with the request, not with the operation).
+    worker = start_worker(worker_env, tmp_path / "worker.log")
+    try:
+        op = wait_operation(accepted["id"], timeout=60)
+    finally:
+        stop_worker(worker)
     assert op.status == "succeeded", op.error
     # One cycle: the emulator offers no PowerCycle, so Corral sends off, then on.
     resets = [r["body"]["ResetType"] for r in emulator.requests_for(system.uuid, "POST")]

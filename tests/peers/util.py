@@ -55,6 +55,26 @@ def wait_until(
     raise TimeoutError(f"{what} not reached after {timeout} s")
 
 
+def stop_process_group(proc: subprocess.Popen, timeout: float = 5.0) -> None:
+    """Stop a process started with start_new_session=True and everything it spawned (a
+    server's worker processes must not outlive the test and hold its database open)."""
+    import os
+    import signal
+
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=timeout)
+    for stream in (proc.stdout, proc.stderr, proc.stdin):
+        if stream is not None:
+            stream.close()
+
+
 def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
     """Terminate one process we started, escalating to SIGKILL if it lingers."""
     if proc.poll() is None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process, wait_for_port
+from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process_group, wait_for_port
 from tests.workers import database_url
 
 
@@ -49,12 +49,13 @@ def corral_web(tmp_path, transactional_db, corral_web_env, corral_web_clean_log)
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         wait_for_port(port, timeout=30, proc=proc)
         yield f"http://{LOOPBACK}:{port}"
     finally:
-        stop_process(proc, timeout=15)
+        stop_process_group(proc, timeout=15)
     output = log.read_text(errors="replace")
     assert proc.returncode == 0, output
     if corral_web_clean_log:
