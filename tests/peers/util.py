@@ -65,10 +65,8 @@ def stop_process_group(proc: subprocess.Popen, timeout: float = 5.0) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=timeout)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group
-    except ProcessLookupError:
-        pass
     proc.wait(timeout=timeout)
     for stream in (proc.stdout, proc.stderr, proc.stdin):
         if stream is not None:
