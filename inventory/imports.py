@@ -67,7 +67,7 @@ class ImportRefused(Exception):
 
     def __init__(self, error: RowError):
         self.error = error
-        super().__init__(str(error))
+        super().__init__(f"line {error.line}: {error.message}" if error.line else error.message)
 
 
 Row = tuple[int, dict[str, str]]

@@ -91,6 +91,14 @@ def test_a_file_that_cannot_be_an_import_is_a_400_and_nothing_is_accepted(api, r
     assert no_file.status_code == 400 and "file" in no_file.data
 
 
+def test_a_file_over_20_mib_is_refused_unread(api, racks):
+    head = synthetic_csv("dc1", 1).encode()
+    resp = post(api, head + b"#" * (20 * 1024 * 1024 + 1 - len(head)))
+    assert resp.status_code == 400
+    assert resp.data["file"] == ["The file is larger than 20 MiB; split it."]
+    assert not Operation.objects.exists()
+
+
 def test_large_file_is_recorded_encrypted_for_a_worker(
     api, racks, settings, django_capture_on_commit_callbacks
 ):
