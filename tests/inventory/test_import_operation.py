@@ -4,6 +4,7 @@ encrypted, for a worker (whose task body runs here; tests/e2e/test_import_worker
 it on a real worker)."""
 
 import json
+import threading
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -11,7 +12,7 @@ from django.db import connection
 from django.urls import reverse
 
 from devtools.bench_import import synthetic_csv
-from inventory import import_operations
+from inventory import import_operations, imports, operations, watchdog
 from inventory.models import BMC, ImportUpload, Node, Operation
 from tests.factories import RackFactory, SiteFactory
 
@@ -187,3 +188,63 @@ def test_dashboard_refuses_an_unreadable_file_on_the_form(client, users, racks):
     assert resp.status_code == 200
     assert "missing columns: site, rack" in resp.content.decode()
     assert not Operation.objects.exists()
+
+
+def test_a_delivery_while_another_worker_runs_it_does_nothing(api, racks, settings):
+    settings.CORRAL_IMPORT_SYNC_ROWS = 10
+    op = Operation.objects.get(pk=post(api, synthetic_csv("dc1", 20)).data["id"])
+    assert operations.begin_operation(op, worker="w1 pid 1")  # the first run, still alive
+    assert import_operations.run_import(op.pk, worker="w2 pid 2") == "duplicate"
+    op.refresh_from_db()
+    assert (op.status, op.worker) == ("running", "w1 pid 1")
+    assert not Node.objects.exists() and ImportUpload.objects.filter(operation=op).exists()
+
+
+class EndedWhileChecking(import_operations.OperationTracker):
+    """The watchdog fails the operation while its rows are being checked."""
+
+    def progress(self, done: int, total: int) -> None:
+        watchdog.end_operation(self.op, "lost with its worker: w1 pid 1 stopped responding")
+        super().progress(done, total)
+
+
+class EndedBeforeWriting(import_operations.OperationTracker):
+    """... or once they are checked, just before the write transaction claims it: the
+    watchdog, on a connection of its own, commits its ending first."""
+
+    def claim(self) -> None:
+        def watchdog_run():
+            try:
+                watchdog.end_operation(self.op, "lost with its worker: w1 pid 1 stopped beating")
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=watchdog_run)
+        thread.start()
+        thread.join()
+        super().claim()
+
+
+@pytest.mark.parametrize(
+    "tracker",
+    [
+        EndedWhileChecking,
+        pytest.param(EndedBeforeWriting, marks=pytest.mark.django_db(transaction=True)),
+    ],
+)
+def test_an_import_ended_elsewhere_midway_writes_nothing_and_its_file_goes(
+    api, racks, settings, tracker
+):
+    settings.CORRAL_IMPORT_SYNC_ROWS = 10
+    op = Operation.objects.get(pk=post(api, synthetic_csv("dc1", 20)).data["id"])
+    operations.begin_operation(op, worker="w1 pid 1")
+    rows = imports.read_rows(ImportUpload.objects.get(operation=op).content)
+    with pytest.raises(import_operations.ImportAbandoned):
+        imports.import_rows(rows, tracker(op))
+    op.refresh_from_db()
+    assert op.status == "failed" and op.error.startswith("lost with its worker")
+    assert not Node.objects.exists()
+    # The beat's sweep deletes the file of an import that ended without its run.
+    other = Operation.objects.get(pk=post(api, synthetic_csv("dc1", 20)).data["id"])
+    assert import_operations.purge_uploads() == 1
+    assert list(ImportUpload.objects.values_list("operation", flat=True)) == [other.pk]
