@@ -34,7 +34,7 @@ from typing import IO
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from . import operations
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
@@ -152,6 +152,9 @@ class OperationTracker(Tracker):
             raise ImportAbandoned(self.op.pk)
 
     def succeeded(self, report: ImportReport) -> None:
+        """Inside the write transaction: the nodes, the end and the file's deletion commit
+        together."""
+        ImportUpload.objects.filter(operation_id=self.op.pk).delete()
         Operation.objects.filter(pk=self.op.pk).update(message=f"imported {report.created:,} nodes")
         operations.finish_operation(
             self.op,
@@ -166,6 +169,8 @@ def execute(op: Operation, rows: list[Row]) -> str:
     try:
         report = import_rows(rows, OperationTracker(op))
     except ImportAbandoned:
+        # Ended elsewhere: its file goes with this run (or with beat's purge_uploads).
+        ImportUpload.objects.filter(operation_id=op.pk).delete()
         return "abandoned"
     except IntegrityError:
         # Another writer took a serial, hostname, MAC or IP between the check and the insert.
@@ -179,6 +184,8 @@ def execute(op: Operation, rows: list[Row]) -> str:
         reason = "the import ran past its time limit; nothing was imported; split the file"
     except Exception as exc:  # whatever it was, the operation ends with it
         log.exception("import operation %s stopped", op.pk)
+        if isinstance(exc, DatabaseError):
+            connection.close()  # a cut connection: end the operation on a fresh one
         report = ImportReport(rows=len(rows))
         reason = (
             f"the import stopped on an unexpected error ({type(exc).__name__}, in the "
@@ -188,8 +195,6 @@ def execute(op: Operation, rows: list[Row]) -> str:
         if report.ok:
             return "succeeded"
         reason = ""
-    finally:
-        ImportUpload.objects.filter(operation_id=op.pk).delete()
     fail(op, report, reason)
     return "failed"
 
@@ -202,20 +207,18 @@ def fail(op: Operation, report: ImportReport, reason: str = "") -> None:
             f"{len(report.errors):,} problems in {rows_with_errors:,} of {report.rows:,} rows; "
             f"nothing was imported. {first}"
         )
-    Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
-        message="nothing was imported"
-    )
-    operations.finish_operation(
-        op,
-        OperationStatus.FAILED,
-        error=reason,
-        result={
-            "rows": report.rows,
-            "created": 0,
-            "error_count": len(report.errors),
-            "errors": [
-                {"line": e.line, "field": e.field, "message": e.message}
-                for e in report.errors[:MAX_LISTED_ERRORS]
-            ],
-        },
-    )
+    result = {
+        "rows": report.rows,
+        "created": 0,
+        "error_count": len(report.errors),
+        "errors": [
+            {"line": e.line, "field": e.field, "message": e.message}
+            for e in report.errors[:MAX_LISTED_ERRORS]
+        ],
+    }
+    with transaction.atomic():  # the end and the file's deletion together
+        Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
+            message="nothing was imported"
+        )
+        operations.finish_operation(op, OperationStatus.FAILED, error=reason, result=result)
+        ImportUpload.objects.filter(operation_id=op.pk).delete()

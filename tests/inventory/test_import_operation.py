@@ -200,6 +200,16 @@ def test_a_delivery_while_another_worker_runs_it_does_nothing(api, racks, settin
     assert not Node.objects.exists() and ImportUpload.objects.filter(operation=op).exists()
 
 
+def accepted(text: str) -> Operation:
+    """An import accepted for a worker, as start_import records it, its task not sent (a
+    transactional test's commit would send it to the session's worker)."""
+    op = Operation.objects.create(
+        kind=import_operations.KIND, actor="t", task_name=import_operations.TASK
+    )
+    ImportUpload.objects.create(operation=op, content=text)
+    return op
+
+
 class EndedWhileChecking(import_operations.OperationTracker):
     """The watchdog fails the operation while its rows are being checked."""
 
@@ -232,11 +242,8 @@ class EndedBeforeWriting(import_operations.OperationTracker):
         pytest.param(EndedBeforeWriting, marks=pytest.mark.django_db(transaction=True)),
     ],
 )
-def test_an_import_ended_elsewhere_midway_writes_nothing_and_its_file_goes(
-    api, racks, settings, tracker
-):
-    settings.CORRAL_IMPORT_SYNC_ROWS = 10
-    op = Operation.objects.get(pk=post(api, synthetic_csv("dc1", 20)).data["id"])
+def test_an_import_ended_elsewhere_midway_writes_nothing_and_its_file_goes(racks, tracker):
+    op, other = accepted(synthetic_csv("dc1", 20)), accepted(synthetic_csv("dc1", 5))
     operations.begin_operation(op, worker="w1 pid 1")
     rows = imports.read_rows(ImportUpload.objects.get(operation=op).content)
     with pytest.raises(import_operations.ImportAbandoned):
@@ -245,6 +252,5 @@ def test_an_import_ended_elsewhere_midway_writes_nothing_and_its_file_goes(
     assert op.status == "failed" and op.error.startswith("lost with its worker")
     assert not Node.objects.exists()
     # The beat's sweep deletes the file of an import that ended without its run.
-    other = Operation.objects.get(pk=post(api, synthetic_csv("dc1", 20)).data["id"])
     assert import_operations.purge_uploads() == 1
     assert list(ImportUpload.objects.values_list("operation", flat=True)) == [other.pk]
