@@ -61,8 +61,8 @@ MAX_LISTED_ERRORS = 1000
 
 
 class ImportAbandoned(Exception):
-    """The operation ended elsewhere (another delivery of the task finished it, or it was
-    failed meanwhile): this run stops and writes nothing."""
+    """The operation ended elsewhere while this run worked (the watchdog or its deadline
+    failed it): this run stops and writes nothing."""
 
 
 def start_import(source: IO | bytes | str, actor: str, filename: str = "") -> Operation:
@@ -71,7 +71,7 @@ def start_import(source: IO | bytes | str, actor: str, filename: str = "") -> Op
     text = decode(source)
     rows = read_rows(text)
     if not rows:
-        raise ImportRefused(RowError(2, "file", "The file has a header but no rows."))
+        raise ImportRefused(RowError(0, "file", "The file has a header but no rows."))
     params = {"file": filename[:200], "rows": len(rows)}
     if len(rows) <= settings.CORRAL_IMPORT_SYNC_ROWS:
         op = Operation.objects.create(kind=KIND, actor=actor, params=params)
