@@ -172,11 +172,9 @@ class NodeViewSet(viewsets.ModelViewSet):
             op = import_operations.start_import(upload, request_actor(request), upload.name)
         except imports.ImportRefused as exc:
             raise ValidationError({"file": [str(exc)]})
-        return Response(
-            s.OperationSerializer(op).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": request.build_absolute_uri(op.get_absolute_url())},
-        )
+        response = accepted(op)
+        response["Location"] = request.build_absolute_uri(op.get_absolute_url())
+        return response
 
     @extend_schema(responses=s.ActionInfoSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="actions")
