@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-gates clean
+        bench-gates bench-import clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,9 @@ bench-boot: $(STAMP)
 
 bench-gates: $(STAMP)
 	$(BIN)/python -m devtools.bench_gates
+
+bench-import: $(STAMP)
+	$(BIN)/python -m devtools.bench_import --rows 10000
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

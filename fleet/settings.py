@@ -299,6 +299,9 @@ CORRAL_BMC_SETTINGS_CHECK = "provisioning.drivers.validate_settings"
 # ends its operation (or gate run) failed with the holder's name.
 CORRAL_LOCK_WAIT_RETRIES = env.int("CORRAL_LOCK_WAIT_RETRIES", default=60)
 CORRAL_LOCK_WAIT_SECONDS = env.float("CORRAL_LOCK_WAIT_SECONDS", default=2)
+# A CSV import of at most this many rows is carried out during the request; a larger one
+# is an operation that a worker carries out (its progress is polled, like any action's).
+CORRAL_IMPORT_SYNC_ROWS = env.int("CORRAL_IMPORT_SYNC_ROWS", default=200)
 # At most this many power-ons at once per rack in a bulk action (0 = no stagger).
 CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
 # How old a node's recorded power state may get before the refresher asks its BMC again;

@@ -93,7 +93,7 @@ class Heartbeat:
 
     def __init__(
         self,
-        node_id: int,
+        node_id: int | None,
         holder: str,
         op_id: int | None = None,
         also: Callable[[], None] | None = None,
@@ -114,7 +114,8 @@ class Heartbeat:
         from .models import Operation
 
         now = timezone.now()
-        Node.objects.filter(pk=self.node_id, reservation=self.holder).update(reserved_at=now)
+        if self.node_id is not None:  # work on no node (a CSV import) beats for its operation
+            Node.objects.filter(pk=self.node_id, reservation=self.holder).update(reserved_at=now)
         if self.op_id is not None:
             Operation.objects.filter(pk=self.op_id).update(heartbeat=now)
         if self.also is not None:

@@ -16,6 +16,7 @@ from .choices import (
     NodeState,
     OperationStatus,
 )
+from .import_operations import KIND as IMPORT_KIND
 from .models import LifecycleEvent, Node, Operation, Rack, Site
 
 
@@ -45,6 +46,14 @@ def active_operation(node: Node) -> Operation | None:
 
 def latest_rack_operation(rack: Rack) -> Operation | None:
     return Operation.objects.filter(rack=rack, parent__isnull=True).order_by("-created").first()
+
+
+def import_operations() -> QuerySet[Operation]:
+    return Operation.objects.filter(kind=IMPORT_KIND)
+
+
+def recent_imports(limit: int = 10) -> list[Operation]:
+    return list(import_operations().order_by("-created", "-id")[:limit])
 
 
 def operation_children(op: Operation) -> list[Operation]:

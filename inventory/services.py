@@ -5,18 +5,16 @@ writes models directly, so every rule (overlap, normalisation, lock, event) live
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from . import operations
+from . import enrolment, operations
 from .actions import Action, available_actions, get_action
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
@@ -27,23 +25,12 @@ from .choices import (
 )
 from .lifecycle import IllegalTransition, transition
 from .locking import acquire, break_stale_locks, holder_of
-from .models import BMC, Label, NetworkInterface, Node, Operation, Rack, RMACase
+from .models import BMC, Label, Node, Operation, Rack, RMACase
 
 log = logging.getLogger(__name__)
 
-NODE_FIELDS = (
-    "rack",
-    "rack_unit",
-    "u_height",
-    "serial",
-    "hostname",
-    "model",
-    "gpu_model",
-    "gpu_count",
-    "role",
-    "fabric",
-)
-BMC_FIELDS = ("protocol", "address", "port", "username", "password", "verify_tls", "system_id")
+NODE_FIELDS = enrolment.NODE_FIELDS
+BMC_FIELDS = enrolment.BMC_FIELDS
 
 
 class UnknownAction(Exception):
@@ -72,32 +59,15 @@ def check_rack_placement(
     that has locked the rack row, so two concurrent enrolments cannot take the same U."""
     if rack is None or rack_unit is None:
         return
-    top = rack_unit + u_height - 1
-    if rack_unit < 1 or top > rack.u_height:
-        raise ValidationError(
-            {
-                "rack_unit": (
-                    f"U{rack_unit}-U{top} does not fit in rack {rack.name} (U1-U{rack.u_height})."
-                )
-            }
-        )
-    clash = (
-        Node.objects.filter(rack=rack, rack_unit__isnull=False, rack_unit__lte=top)
+    placed = (
+        Node.objects.filter(rack=rack, rack_unit__isnull=False)
         .exclude(pk=exclude_pk)
-        .annotate(last_u=F("rack_unit") + F("u_height") - 1)
-        .filter(last_u__gte=rack_unit)
-        .order_by("rack_unit")
-        .first()
+        .values_list("rack_unit", "u_height", "hostname")
     )
-    if clash:
-        raise ValidationError(
-            {
-                "rack_unit": (
-                    f"U{rack_unit}-U{top} overlaps {clash.hostname} at "
-                    f"U{clash.rack_unit}-U{clash.top_unit} in rack {rack.name}."
-                )
-            }
-        )
+    occupants = [(unit, unit + height - 1, hostname) for unit, height, hostname in placed]
+    problem = enrolment.placement_problem(rack, rack_unit, u_height, occupants)
+    if problem:
+        raise ValidationError({"rack_unit": problem})
 
 
 def _lock_rack(rack: Rack | None) -> None:
@@ -115,66 +85,17 @@ def _set_labels(node: Node, labels: Iterable[str] | None) -> None:
 # --- nodes -------------------------------------------------------------------------------
 
 
-def create_node(
-    *,
-    bmc: dict[str, Any] | None = None,
-    interfaces: list[dict[str, Any]] | None = None,
-    labels: list[str] | None = None,
-    **fields: Any,
-) -> Node:
-    """Enrol a node with its BMC and NICs, all or nothing, reporting every problem at once."""
+def create_node(**fields: Any) -> Node:
+    """Enrol a node with its BMC and NICs, all or nothing, reporting every problem at once.
+
+    The same rules, in the same code, as a CSV import of ten thousand (inventory.enrolment).
+    """
     with transaction.atomic():
-        node = Node(**{k: v for k, v in fields.items() if k in NODE_FIELDS})
-        _lock_rack(node.rack)
-        errors = _Errors()
-        with errors.collect():
-            node.full_clean()
-        with errors.collect():
-            check_rack_placement(node.rack, node.rack_unit, node.u_height)
-        b = BMC(**{k: v for k, v in (bmc or {}).items() if k in BMC_FIELDS}) if bmc else None
-        if b is not None:
-            with errors.collect("bmc."):
-                b.full_clean(exclude=["node"])
-        nics = [NetworkInterface(**iface) for iface in interfaces or []]
-        for index, nic in enumerate(nics):
-            with errors.collect(f"interfaces[{index}]."):
-                nic.full_clean(exclude=["node"])
-        errors.raise_any()
-        node.save()
-        _set_labels(node, labels)
-        if b is not None:
-            b.node = node
-            b.save()
-        for nic in nics:
-            nic.node = node
-            nic.save()
-    return node
-
-
-class _Errors:
-    """Gathers validation errors from several objects, naming nested fields
-    ("interfaces[0].mac") so a client can fix everything in one round trip."""
-
-    def __init__(self) -> None:
-        self.errors: dict[str, list] = {}
-
-    @contextmanager
-    def collect(self, prefix: str = "") -> Iterator[None]:
-        try:
-            yield
-        except ValidationError as exc:
-            if hasattr(exc, "error_dict"):
-                items = list(exc.error_dict.items())
-            else:
-                items = [("__all__", exc.error_list)]
-            for key, errs in items:
-                # A whole-object error of a nested object is keyed by that object ("bmc").
-                name = prefix.rstrip(".") if key == "__all__" and prefix else f"{prefix}{key}"
-                self.errors.setdefault(name, []).extend(errs)
-
-    def raise_any(self) -> None:
-        if self.errors:
-            raise ValidationError(self.errors)
+        new = enrolment.build(**fields)
+        enrolment.check_against_fleet([new])
+        new.errors.raise_any()
+        enrolment.write([new])
+    return new.node
 
 
 def update_node(
@@ -202,7 +123,7 @@ def update_node(
                     continue
                 if key in BMC_FIELDS:
                     setattr(current, key, value)
-            errors = _Errors()
+            errors = enrolment.Errors()
             with errors.collect("bmc."):
                 current.full_clean(exclude=["node"])
             errors.raise_any()

@@ -1,8 +1,11 @@
-"""Periodic inventory housekeeping; thin wrappers over services."""
+"""Inventory tasks; thin wrappers over services."""
+
+import os
+import socket
 
 from celery import shared_task
 
-from . import operations, services, watchdog
+from . import import_operations, operations, services, watchdog
 
 
 @shared_task(name="inventory.tasks.republish_operations", soft_time_limit=60, time_limit=90)
@@ -15,4 +18,18 @@ def republish_operations() -> int:
 def expire_deadlines() -> dict[str, int]:
     """Beat: nodes past their state's deadline, operations past theirs or lost with their
     worker, locks whose holder stopped beating, queues nobody listens to."""
-    return {"nodes": services.expire_deadlines(), **watchdog.sweep()}
+    return {
+        "nodes": services.expire_deadlines(),
+        **watchdog.sweep(),
+        "import_uploads": import_operations.purge_uploads(),
+    }
+
+
+# A 20 MiB file (the largest accepted, ~130,000 rows) takes minutes, not tens of minutes.
+@shared_task(
+    name=import_operations.TASK, bind=True, acks_late=True, soft_time_limit=1800, time_limit=1860
+)
+def import_nodes(self, op_id: int) -> str:
+    """A CSV import too large for its request (import_operations.start_import)."""
+    worker = f"{self.request.hostname or socket.gethostname()} pid {os.getpid()}"
+    return import_operations.run_import(op_id, worker=worker)

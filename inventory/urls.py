@@ -7,6 +7,7 @@ app_name = "inventory"
 urlpatterns = [
     path("nodes/", views.node_list, name="node_list"),
     path("nodes/import/", views.node_import, name="node_import"),
+    path("nodes/import/<int:pk>/", views.node_import_status, name="node_import_status"),
     path("nodes/<int:pk>/", views.node_detail, name="node_detail"),
     path("nodes/<int:pk>/oob/", views.node_oob, name="node_oob"),
     path("nodes/<int:pk>/actions/<slug:name>/", views.node_action, name="node_action"),

@@ -3,6 +3,7 @@ never only in templates."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -11,9 +12,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import bulk, imports, operations, selectors, services
+from . import bulk, import_operations, imports, operations, selectors, services
 from .actions import ACTIONS, available_actions
-from .choices import TRANSITIONAL_STATES, NodeState
+from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
 from .filtersets import NodeFilterSet
 from .forms import ImportForm
 from .lifecycle import IllegalTransition
@@ -162,12 +163,38 @@ def rack_list(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def node_import(request):
+    """Upload a CSV. A small file is imported at once (nodes, or every problem, on return);
+    a large one is handed to a worker and its progress page follows it."""
     require(request, WRITE)
     form = ImportForm(request.POST or None, request.FILES or None)
-    report = None
+    operation = None
     if request.method == "POST" and form.is_valid():
-        report = imports.import_nodes(form.cleaned_data["file"], actor=actor_of(request.user))
-        if report.ok:
-            messages.success(request, f"Imported {report.created} nodes.")
-            return redirect("inventory:node_list")
-    return render(request, "inventory/node_import.html", {"form": form, "report": report})
+        upload = form.cleaned_data["file"]
+        try:
+            operation = import_operations.start_import(upload, actor_of(request.user), upload.name)
+        except imports.ImportRefused as exc:
+            form.add_error("file", str(exc))
+        else:
+            if operation.status == OperationStatus.SUCCEEDED:
+                messages.success(request, f"Imported {operation.result['created']} nodes.")
+                return redirect("inventory:node_list")
+            if not operation.is_finished:
+                return redirect("inventory:node_import_status", pk=operation.pk)
+    context = {
+        "form": form,
+        "operation": operation,
+        "recent": selectors.recent_imports(),
+        "sync_rows": settings.CORRAL_IMPORT_SYNC_ROWS,
+    }
+    return render(request, "inventory/node_import.html", context)
+
+
+@login_required
+def node_import_status(request, pk: int):
+    """An import's progress, then its outcome; the HTMX partial polls while it runs."""
+    require(request, VIEW)
+    operation = get_object_or_404(selectors.import_operations(), pk=pk)
+    template = "inventory/node_import_status.html"
+    if request.htmx:
+        template += "#import-progress"
+    return render(request, template, {"operation": operation, "polling": not operation.is_finished})

@@ -187,6 +187,14 @@ class BulkActionSerializer(NodeActionSerializer):
     )
 
 
+class NodeImportSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="CSV, UTF-8, at most 20 MiB. Columns: site, rack, rack_unit, serial, "
+        "hostname, model, gpu_model, gpu_count, bmc_protocol, bmc_address, bmc_username, "
+        "bmc_password, boot_mac; optional u_height, role, boot_ip, labels."
+    )
+
+
 class ActionInfoSerializer(serializers.Serializer):
     name = serializers.CharField()
     label = serializers.CharField()

@@ -8,9 +8,10 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from .. import bulk, selectors, services
+from .. import bulk, import_operations, imports, selectors, services
 from ..actions import ACTIONS
 from ..choices import NodeState
 from ..filtersets import (
@@ -136,6 +137,44 @@ class NodeViewSet(viewsets.ModelViewSet):
         if missing:
             raise ValidationError({"nodes": f"No such nodes: {missing}."})
         return start_bulk(request, nodes, name)
+
+    @extend_schema(
+        request={"multipart/form-data": s.NodeImportSerializer},
+        responses={
+            202: s.OperationSerializer,
+            400: OpenApiResponse(
+                description="The file cannot be an import (not UTF-8, not CSV, columns "
+                "missing, no rows, over 20 MiB); nothing was accepted."
+            ),
+        },
+        operation_id="nodes_import",
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        url_name="import",
+        parser_classes=[MultiPartParser, FormParser],
+    )
+    def import_csv(self, request):
+        """Enrol nodes from a CSV file (multipart field `file`), every row or none.
+
+        202 with the Operation to poll (also in `Location`). A file of at most
+        CORRAL_IMPORT_SYNC_ROWS rows is imported before the answer, so its operation has
+        already ended; a larger one is imported by a worker and its progress and message
+        move. It ends `succeeded` with `result.created`, or `failed` with every bad row in
+        `result.errors` (line, field, message) and no node written.
+        """
+        body = s.NodeImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        upload = body.validated_data["file"]
+        try:
+            op = import_operations.start_import(upload, request_actor(request), upload.name)
+        except imports.ImportRefused as exc:
+            raise ValidationError({"file": [str(exc)]})
+        response = accepted(op)
+        response["Location"] = request.build_absolute_uri(op.get_absolute_url())
+        return response
 
     @extend_schema(responses=s.ActionInfoSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="actions")

@@ -1,5 +1,6 @@
 from .bmcs import BMC
 from .events import LifecycleEvent
+from .imports import ImportUpload
 from .interfaces import NetworkInterface
 from .nodes import Label, Node
 from .operations import Operation
@@ -10,6 +11,7 @@ from .workers import Worker
 
 __all__ = [
     "BMC",
+    "ImportUpload",
     "Label",
     "LifecycleEvent",
     "NetworkInterface",

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 
+from inventory.imports import COLUMNS
 from inventory.models import BMC, Node, Operation
 from provisioning.models import Deployment, Image
 from tests.api.base import ACTORS, CALLER_IDS, CALLERS, READERS, WRITERS
@@ -23,6 +25,7 @@ from tests.factories import (
     ImageFactory,
     InterfaceFactory,
     NodeFactory,
+    RackFactory,
     SubnetFactory,
     start_deploy,
 )
@@ -39,6 +42,7 @@ class Route:
     setup: Callable[[], tuple[str, dict, Callable[[], object]]]
     allowed: frozenset[str]
     success: int
+    format: str = "json"
 
 
 def node_action():
@@ -99,6 +103,17 @@ def cancel_gate():
     )
 
 
+def node_import():
+    rack = RackFactory()
+    csv = (
+        f"{','.join(COLUMNS)}\n"
+        f"{rack.site.slug},{rack.name},1,SN-IMP,gpu-imp,M,H100-SXM,8,redfish,10.0.0.1,"
+        "admin,pw,52:54:00:00:0f:01\n"
+    )
+    upload = SimpleUploadedFile("nodes.csv", csv.encode(), content_type="text/csv")
+    return "/api/v1/nodes/import/", {"file": upload}, lambda: Node.objects.count()
+
+
 def dhcp_export():
     SubnetFactory()
     return "/api/v1/dhcp/kea/", {}, lambda: None
@@ -113,6 +128,7 @@ ROUTES = (
     Route("image-publish", "post", publish, WRITERS, 202),
     Route("image-deprecate", "post", deprecate, WRITERS, 200),
     Route("gaterun-cancel", "post", cancel_gate, ACTORS, 202),
+    Route("node-import", "post", node_import, WRITERS, 202, format="multipart"),
     Route("dhcp-export", "get", dhcp_export, READERS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
 )
@@ -131,7 +147,7 @@ def test_every_api_route_is_declared():
 def test_routes_beyond_crud_follow_the_role_table(api, route, role):
     url, body, observe = route.setup()
     before = observe()
-    resp = getattr(api(role), route.method)(url, body, format="json")
+    resp = getattr(api(role), route.method)(url, body, format=route.format)
     expected = 401 if role is None else route.success if role in route.allowed else 403
     assert resp.status_code == expected, resp.content
     if route.method == "post":

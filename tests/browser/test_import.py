@@ -1,0 +1,45 @@
+"""An integrator's CSV import in a real browser: the upload hands a large file to the worker,
+and the progress page follows it (HTMX polling) until the nodes are there."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from devtools.bench_import import rack_names, synthetic_csv
+from inventory.models import Node
+from tests.factories import RackFactory, SiteFactory, user_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+ROWS = 5000
+
+
+def test_a_large_import_shows_its_progress_then_its_result(
+    corral_web, page, shot, celery_worker, settings
+):
+    site = SiteFactory(slug="dc1", name="DC one")
+    for name in rack_names(ROWS):
+        RackFactory(site=site, name=name)
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    user_in("integration", "ines")
+    page.goto(f"{corral_web}/login/")
+    page.fill("#id_username", "ines")
+    page.fill("#id_password", "pw-for-tests-123")
+    page.click("button[type=submit]")
+    expect(page.locator("h1")).to_have_text("Fleet")
+
+    page.goto(f"{corral_web}/nodes/import/")
+    data = synthetic_csv("dc1", ROWS).encode()
+    page.set_input_files("#id_file", {"name": "hall.csv", "mimeType": "text/csv", "buffer": data})
+    page.click("button[type=submit]")
+    expect(page.locator("h1")).to_contain_text("Import of hall.csv (5,000 rows)")
+    page.evaluate("window.__stillHere = true")  # survives HTMX swaps, not a page load
+    expect(page.locator("#import-message")).to_contain_text(
+        re.compile(r"validated [\d,]+ of 5,000 rows"), timeout=30_000
+    )
+    shot(page, "import-01-progress")
+    expect(page.locator("#import-done")).to_contain_text("Imported 5,000 nodes", timeout=60_000)
+    expect(page.locator("#import-status")).to_have_text("succeeded")
+    assert page.evaluate("window.__stillHere === true")
+    shot(page, "import-02-done")
+    assert Node.objects.count() == ROWS
