@@ -280,9 +280,13 @@ CORRAL_OPERATION_DEADLINES = {
     "drain": env.int("CORRAL_OP_DEADLINE_DRAIN", default=10 * 60),
     "validate": CORRAL_STATE_DEADLINES["validating"] + 3600,
     "publish_image": env.int("CORRAL_OP_DEADLINE_PUBLISH", default=2 * 3600),
-    "import": env.int("CORRAL_OP_DEADLINE_IMPORT", default=30 * 60),
+    "import_nodes": env.int("CORRAL_OP_DEADLINE_IMPORT", default=30 * 60),
 }
 CORRAL_OPERATION_DEADLINE_DEFAULT = env.int("CORRAL_OPERATION_DEADLINE_DEFAULT", default=3600)
+# A pending operation whose task was sent this long ago and not started is sent again (its
+# message may have been lost with a Redis restarted empty, or a worker that died holding
+# it); the duplicate is harmless, the first run claims the operation.
+CORRAL_RESEND_PENDING_SECONDS = env.int("CORRAL_RESEND_PENDING_SECONDS", default=120)
 # A running task refreshes its node lock and its operation this often; a lock or a running
 # operation silent for CORRAL_LOCK_STALE_SECONDS belongs to a worker that died: the sweeper
 # breaks the lock and fails the operation with that reason (it is not run a second time).

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Coalesce
@@ -78,7 +79,7 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     rows = Operation.objects.filter(pk=op.pk)
     if not force:
         rows = rows.filter(task_id__in=["", UNSENT])
-    _note(rows, task_id=result.id or "", task_name=task_name)
+    _note(rows, task_id=result.id or "", task_name=task_name, sent=timezone.now())
     return True
 
 
@@ -107,16 +108,26 @@ def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> Non
     transaction.on_commit(lambda: enqueue(task_name, op, force=force))
 
 
-def republish(older_than: float = 30.0) -> int:
-    """Send the operations that were accepted but never reached the broker: UNSENT ones,
-    and QUEUED ones whose send did not happen within `older_than` seconds (the accepting
-    process died between its commit and the send). Beat runs this (CORRAL_REPUBLISH_SECONDS).
+def republish(older_than: float = 30.0, resend_after: float | None = None) -> int:
+    """Send the operations that were accepted but never reached a worker: UNSENT ones;
+    QUEUED ones whose send did not happen within `older_than` seconds (the accepting
+    process died between its commit and the send); and pending ones sent more than
+    `resend_after` seconds ago (CORRAL_RESEND_PENDING_SECONDS) that no worker has started,
+    whose message a Redis restarted without persistence, or a worker that died holding it,
+    may have dropped. A second message for an operation is harmless: the first run claims
+    it and the other does nothing. Beat runs this (CORRAL_REPUBLISH_SECONDS).
     """
-    cutoff = timezone.now() - timedelta(seconds=older_than)
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=older_than)
+    if resend_after is None:
+        resend_after = settings.CORRAL_RESEND_PENDING_SECONDS
+    never_started = Q(sent__lt=now - timedelta(seconds=resend_after)) & ~Q(
+        task_id__in=["", UNSENT, QUEUED]
+    )
     stranded = (
-        Operation.objects.filter(status=OperationStatus.PENDING, task_id__in=[UNSENT, QUEUED])
+        Operation.objects.filter(status=OperationStatus.PENDING)
         .exclude(task_name="")
-        .filter(Q(task_id=UNSENT) | Q(created__lt=cutoff))
+        .filter(Q(task_id=UNSENT) | Q(task_id=QUEUED, created__lt=cutoff) | never_started)
         .select_related("node__rack__site", "rack__site")
         .order_by("pk")
     )

@@ -48,6 +48,9 @@ class Operation(models.Model):
     # The worker process running it and the last sign of life from that run: a running
     # operation whose heartbeat stops was lost with its worker (operations.sweep).
     worker = models.CharField(max_length=200, blank=True)
+    # When its task was last handed to the broker: a pending operation sent long ago whose
+    # message a Redis restart may have dropped is sent again (operations.republish).
+    sent = models.DateTimeField(null=True, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)

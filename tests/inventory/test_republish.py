@@ -38,3 +38,23 @@ def test_republish_sends_unsent_and_stranded_operations_only(rack):
     assert ids[waiting_slot.pk] == ""
     assert ids[sent_already.pk] == "c0ffee-task-id"
     assert ids[nameless.pk] == operations.UNSENT
+
+
+def test_a_pending_operation_sent_long_ago_and_never_started_is_sent_again(rack):
+    """Its message may have gone with a Redis restarted empty: without a resend it waited
+    for its deadline. A running or recently sent one is left alone."""
+    node = NodeFactory(rack=rack)
+    old = timezone.now() - timedelta(seconds=300)
+    lost = pending(node, "lost-task-id", age_s=300)
+    recent = pending(node, "recent-task-id", age_s=300)
+    running = pending(node, "running-task-id", age_s=300)
+    Operation.objects.filter(pk__in=[lost.pk, running.pk]).update(sent=old)
+    Operation.objects.filter(pk=recent.pk).update(sent=timezone.now())
+    Operation.objects.filter(pk=running.pk).update(status="running")
+
+    assert operations.republish(resend_after=120) == 1
+    ids = dict(Operation.objects.values_list("pk", "task_id"))
+    assert ids[lost.pk] not in ("lost-task-id", operations.UNSENT, operations.QUEUED)
+    assert Operation.objects.get(pk=lost.pk).sent > old
+    assert ids[recent.pk] == "recent-task-id"
+    assert ids[running.pk] == "running-task-id"
