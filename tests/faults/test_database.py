@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from inventory.choices import TRANSITIONAL_STATES
 from inventory.models import Node, Operation
 from tests.factories import NodeFactory, RackFactory, SiteFactory
-from tests.faults.helpers import act, wait_running
+from tests.faults.helpers import act, assert_invariants, wait_running
 from tests.workers import start_worker, stop_worker, wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -56,6 +56,7 @@ def test_connections_cut_mid_operation_end_it_with_a_reason_and_work_goes_on(
 
         power = wait_operation(act(corral_web, token, slow_bmc_node, "power_on"), timeout=60)
         assert power.status == "succeeded", f"{power.error}\n{worker.output()[-3000:]}"
+        assert_invariants(worker)
     finally:
         stop_worker(worker)
     assert "Unrecoverable error" not in worker.output()
@@ -130,6 +131,7 @@ def test_requests_while_connections_are_cut_get_true_answers(
         for op_id in accepted:  # everything accepted runs or ends with its reason
             op = wait_operation(op_id, timeout=90)
             assert op.status == "succeeded" or op.error, op
+        assert_invariants(worker)
     finally:
         stop_worker(worker)
     assert not Operation.objects.filter(status__in=["pending", "running"]).exists()

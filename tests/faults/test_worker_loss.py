@@ -15,7 +15,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from inventory.models import Node, Operation
-from tests.faults.helpers import act, wait_running
+from tests.faults.helpers import act, assert_invariants, wait_running
 from tests.workers import start_worker, stop_worker, wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -57,6 +57,7 @@ def test_a_worker_killed_outright_is_noticed_by_its_heartbeat(
         power = wait_operation(act(corral_web, token, slow_bmc_node, "power_on"), timeout=60)
         assert power.status == "succeeded", power.error
         assert faulty_redfish.power == "On"
+        assert_invariants(second)
     finally:
         stop_worker(second)
     # Never twice: nobody inspected the node again.
@@ -81,6 +82,6 @@ def test_a_killed_prefork_child_is_named_by_the_redelivery_at_once(
         # child's claim and ends the operation itself.
         op = wait_operation(op_id, timeout=30)
         assert_lost_and_released(op, slow_bmc_node, f"pid {child} was killed during inspect")
-        assert worker.process.poll() is None, "the worker itself must survive"
+        assert_invariants(worker)  # the worker itself survives
     finally:
         stop_worker(worker)

@@ -30,6 +30,7 @@ class Fault:
     apply: bool = False  # carry out the request although answering `status`
     malformed: bool = False
     delay: float = 0.0
+    drop: bool = False  # close the connection without answering
 
 
 @dataclass
@@ -195,6 +196,9 @@ def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
             peer.requests.append((method, path, body))
             fault = peer.faults.get((method, path), Fault())
             if fault.delay and peer.stopping.wait(fault.delay):
+                return
+            if fault.drop:
+                self.close_connection = True
                 return
             if fault.malformed:
                 self._reply(200, b'{"Id": "sys1", "PowerState": "On", ')
