@@ -20,10 +20,14 @@ import bcrypt
 import pytest
 import requests
 
-from tests.peers.util import LOOPBACK, SHARED_DIR, free_port, stop_process, wait_for_port
+from tests.peers.util import LOOPBACK, free_port, stop_process, wait_for_port
 
 LAUNCHER = Path(__file__).with_name("sushy_emulator_launcher.py")
-MOCKUP_DIR = SHARED_DIR / "redfish-mockups" / "public-rackmount1"
+# DMTF's public-rackmount1 mockup, kept in the repository with its licence
+# (tests/fixtures/redfish-mockups/LICENSE-DMTF.md) so a clean clone anywhere has it.
+MOCKUP_DIR = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "redfish-mockups" / "public-rackmount1"
+)
 # The single system in the DMTF public-rackmount1 mockup.
 MOCKUP_SYSTEM_ID = "437XR1138R2"
 

@@ -12,7 +12,6 @@ from pathlib import Path
 LOOPBACK = "127.0.0.1"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # CI clones the repo somewhere else but always puts shared/ beside it.
-SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
