@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-gates bench-import clean
+        bench-gates bench-import bench-chaos clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ bench-gates: $(STAMP)
 
 bench-import: $(STAMP)
 	$(BIN)/python -m devtools.bench_import --rows 10000
+
+bench-chaos: $(STAMP)
+	$(BIN)/python -m devtools.bench_chaos
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
