@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-gates bench-import bench-chaos clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,11 +36,17 @@ test-fast: $(STAMP)
 bench-oob: $(STAMP)
 	$(BIN)/python -m devtools.bench_oob --n 500 --delay 2
 
-bench-boot: $(STAMP)
+bench-boot-tools:
 	@command -v wrk >/dev/null && test -x /usr/sbin/nginx || \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	   --no-install-recommends wrk nginx-light && (pkill -x nginx || true))
+
+bench-boot: $(STAMP) bench-boot-tools
 	$(BIN)/python -m devtools.bench_boot
+
+# The storm on a bad day: 20 % unknown MACs, one web process killed and respawned mid-run.
+bench-boot-bad: $(STAMP) bench-boot-tools
+	$(BIN)/python -m devtools.bench_boot --bad-day
 
 bench-gates: $(STAMP)
 	$(BIN)/python -m devtools.bench_gates

@@ -7,6 +7,15 @@ Lua script asking for random enrolled MACs: 256 connections for 30 s. The same w
 against nginx serving a file the size of a rendered script gives the ceiling of this
 machine. Last line:
     boot_storm rps=… p99_ms=… static_rps=… ratio=…
+
+`--bad-day` (`make bench-boot-bad`) is the storm as it comes on a bad day: 20 % of the
+requests are from machines that are not enrolled (3,125 MACs Corral has never seen, asked
+as often as the enrolled ones), and one web process is killed (SIGKILL, as the OOM killer
+or a crash does) a third of the way into the run, so the server respawns it while the
+storm goes on. wrk's latency distribution covers the whole run, the restart included;
+the connections the killed process held are reset, and wrk counts them as socket errors.
+No nginx run. Last line:
+    boot_storm_bad_day rps=… p99_ms=… unknown_pct=20 restarts=1 socket_errors=… non_2xx=…
 """
 
 from __future__ import annotations
@@ -21,18 +30,28 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+
+from devtools import benchproc
 
 ROOT = Path(__file__).resolve().parent.parent
 DB = "corral_bench_boot"
+# args: enrolled MACs file [, unknown MACs file, percent of requests from unknown MACs]
 LUA = """
-local macs = {}
+local macs, unknown, pct = {}, {}, 0
 init = function(args)
   for line in io.lines(args[1]) do macs[#macs + 1] = line end
+  if args[2] then
+    for line in io.lines(args[2]) do unknown[#unknown + 1] = line end
+    pct = tonumber(args[3])
+  end
   math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
 end
 request = function()
-  return wrk.format("GET", "/boot/ipxe?mac=" .. macs[math.random(#macs)] .. "&arch=x86_64")
+  local list = macs
+  if pct > 0 and math.random() * 100 < pct then list = unknown end
+  return wrk.format("GET", "/boot/ipxe?mac=" .. list[math.random(#list)] .. "&arch=x86_64")
 end
 """
 NGINX = """
@@ -164,9 +183,15 @@ def seed(n: int, macs_file: Path) -> str:
     return macs[1]
 
 
-def run_wrk(
-    url: str, lua: Path | None, macs: Path | None, seconds: int, connections: int
-) -> tuple[float, float]:
+@dataclass
+class Storm:
+    rps: float
+    p99_ms: float
+    socket_errors: int
+    non_2xx: int
+
+
+def run_wrk(url: str, lua: Path | None, macs: list[str], seconds: int, connections: int) -> Storm:
     cmd = [
         need("wrk", "wrk"),
         "-t2",
@@ -177,7 +202,7 @@ def run_wrk(
         "10s",
     ]
     if lua:
-        cmd += ["-s", str(lua), url, "--", str(macs)]
+        cmd += ["-s", str(lua), url, "--", *macs]
     else:
         cmd.append(url)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -188,7 +213,53 @@ def run_wrk(
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
         print(f"bench-boot: WARNING {errors.group(1)} non-2xx responses")
-    return rps, float(p99.group(1)) * scale
+    sockets = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out
+    )
+    return Storm(
+        rps,
+        float(p99.group(1)) * scale,
+        sum(int(n) for n in sockets.groups()) if sockets else 0,
+        int(errors.group(1)) if errors else 0,
+    )
+
+
+@dataclass
+class Server:
+    popen: subprocess.Popen
+    port: int
+
+
+def start_server(workers: int) -> Server:
+    """The production web server (fleet.serve), as Docker runs it."""
+    port = free_port()
+    argv = [sys.executable, "-m", "fleet.serve", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--workers", str(workers), "--log-level", "warning"]
+    return Server(subprocess.Popen(argv, cwd=ROOT), port)
+
+
+def stop(popen: subprocess.Popen) -> None:
+    popen.send_signal(signal.SIGTERM)
+    try:
+        popen.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        popen.kill()
+
+
+def static_ceiling(work: Path, script: bytes, seconds: int, connections: int) -> Storm:
+    """The same wrk run against nginx serving the script as a file: this machine's ceiling."""
+    (work / "www").mkdir()
+    (work / "tmp").mkdir()
+    (work / "www" / "script.ipxe").write_bytes(script)
+    port = free_port()
+    (work / "nginx.conf").write_text(NGINX.format(dir=work, port=port))
+    nginx = need("nginx", "nginx-light")
+    popen = subprocess.Popen([nginx, "-c", str(work / "nginx.conf"), "-g", "daemon off;"])
+    try:
+        wait_http(f"http://127.0.0.1:{port}/script.ipxe")
+        return run_wrk(f"http://127.0.0.1:{port}/script.ipxe", None, [], seconds, connections)
+    finally:
+        stop(popen)
 
 
 def main() -> int:
@@ -198,9 +269,15 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=256)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--bad-day",
+        action="store_true",
+        help="unknown MACs in the mix and one web process killed (and respawned) mid-run",
+    )
+    parser.add_argument("--unknown-pct", type=float, default=20.0)
     args = parser.parse_args()
     need("wrk", "wrk")
-    nginx = need("nginx", "nginx-light")
+    need("nginx", "nginx-light")
 
     work = Path(tempfile.mkdtemp(prefix="corral-bench-boot-"))
     work.chmod(0o755)  # nginx's workers run unprivileged and must read www/
@@ -222,51 +299,38 @@ def main() -> int:
     print(f"bench-boot: seeding {args.nodes} nodes ...", flush=True)
     sample_mac = seed(args.nodes, macs)
     (work / "storm.lua").write_text(LUA)
-    procs: list[subprocess.Popen] = []
-    try:
-        port = free_port()
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "fleet.serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--workers",
-                    str(args.workers),
-                    "--log-level",
-                    "warning",
-                ],
-                cwd=ROOT,
+    storm = [str(macs)]
+    if args.bad_day:
+        # As many never-enrolled machines as make the requested share of a hall, each
+        # asking as often as an enrolled one (a distinct OUI: none of them is enrolled).
+        count = max(1, round(args.nodes * args.unknown_pct / (100 - args.unknown_pct)))
+        unknown = work / "unknown.txt"
+        unknown.write_text(
+            "".join(
+                f"52:54:00:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x}\n"
+                for i in range(count)
             )
         )
-        base = f"http://127.0.0.1:{port}"
+        storm += [str(unknown), str(args.unknown_pct)]
+    restarts: list[str] = []
+    server = start_server(args.workers)
+    static: Storm | None = None
+    try:
+        base = f"http://127.0.0.1:{server.port}"
         wait_http(f"{base}/healthz")
         script = urllib.request.urlopen(f"{base}/boot/ipxe?mac={sample_mac}").read()  # noqa: S310
-        (work / "www").mkdir()
-        (work / "tmp").mkdir()
-        (work / "www" / "script.ipxe").write_bytes(script)
-        nginx_port = free_port()
-        (work / "nginx.conf").write_text(NGINX.format(dir=work, port=nginx_port))
-        procs.append(subprocess.Popen([nginx, "-c", str(work / "nginx.conf"), "-g", "daemon off;"]))
-        wait_http(f"http://127.0.0.1:{nginx_port}/script.ipxe")
         print(f"bench-boot: {len(script)}-byte script; warming up", flush=True)
-        run_wrk(base, work / "storm.lua", macs, 3, 32)
-        rps, p99 = run_wrk(base, work / "storm.lua", macs, args.seconds, args.connections)
-        static_rps, static_p99 = run_wrk(
-            f"http://127.0.0.1:{nginx_port}/script.ipxe", None, None, args.seconds, args.connections
-        )
+        run_wrk(base, work / "storm.lua", storm, 3, 32)
+        if args.bad_day:
+            killer = benchproc.restart_one_worker(server.popen.pid, args.seconds / 3, restarts)
+        result = run_wrk(base, work / "storm.lua", storm, args.seconds, args.connections)
+        if args.bad_day:
+            killer.join()
+            print(f"bench-boot: {'; '.join(restarts)}")
+        else:
+            static = static_ceiling(work, script, args.seconds, args.connections)
     finally:
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(server.popen)
         shutil.rmtree(work, ignore_errors=True)
     # The server wrote every answered request on shutdown; they show what was served.
     from django.db.models import Count
@@ -275,10 +339,19 @@ def main() -> int:
 
     answers = dict(BootRequest.objects.values_list("answer").annotate(n=Count("id")))
     print("boot records by answer: " + ", ".join(f"{k}={v}" for k, v in sorted(answers.items())))
-    print(f"nginx static p99_ms={static_p99:.1f}")
+    if args.bad_day:
+        respawned = sum("respawned as" in line for line in restarts)
+        print(
+            f"boot_storm_bad_day rps={result.rps:.0f} p99_ms={result.p99_ms:.1f} "
+            f"unknown_pct={args.unknown_pct:g} restarts={respawned} "
+            f"socket_errors={result.socket_errors} non_2xx={result.non_2xx}"
+        )
+        return 0
+    assert static is not None
+    print(f"nginx static p99_ms={static.p99_ms:.1f}")
     print(
-        f"boot_storm rps={rps:.0f} p99_ms={p99:.1f} static_rps={static_rps:.0f} "
-        f"ratio={rps / static_rps:.3f}"
+        f"boot_storm rps={result.rps:.0f} p99_ms={result.p99_ms:.1f} static_rps={static.rps:.0f} "
+        f"ratio={result.rps / static.rps:.3f}"
     )
     return 0
 

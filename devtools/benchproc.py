@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,6 +169,40 @@ def wait_for_log(proc: Proc, marker: str, procs: Procs, timeout: float = 60) -> 
             return
         time.sleep(0.2)
     raise RuntimeError(f"{proc.name} did not log {marker!r} in {timeout} s:\n{proc.tail()}")
+
+
+# --- restarts -----------------------------------------------------------------------
+
+
+def workers(server: int) -> set[int]:
+    """The web server's worker processes (granian's children)."""
+    pids: set[int] = set()
+    for task in Path(f"/proc/{server}/task").iterdir():
+        pids.update(int(pid) for pid in (task / "children").read_text().split())
+    return pids
+
+
+def restart_one_worker(server: int, after: float, seen: list[str]) -> threading.Thread:
+    """SIGKILL one web worker `after` seconds from now, as a crash or the OOM killer would;
+    the server respawns it. `seen` gets what happened, for the report."""
+
+    def kill() -> None:
+        time.sleep(after)
+        before = workers(server)
+        victim = min(before)
+        os.kill(victim, signal.SIGKILL)
+        killed = time.monotonic()
+        while time.monotonic() - killed < 30:
+            now = workers(server)
+            if victim not in now and len(now) == len(before):
+                seen.append(f"worker {victim} killed, respawned as {min(now - before)}")
+                return
+            time.sleep(0.05)
+        seen.append(f"worker {victim} killed, NOT respawned within 30 s")
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
 
 
 # --- environment, database, broker -------------------------------------------------------
