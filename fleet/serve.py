@@ -30,6 +30,11 @@ DEFAULTS = {
     # A hall powering on opens thousands of connections within a second.
     "GRANIAN_BACKLOG": "2048",
     "GRANIAN_RESPAWN_FAILED_WORKERS": "true",
+    # A worker asked to stop while it is still importing the app misses the signal (the
+    # handler it inherited from the main process is not its own yet) and would then serve
+    # for ever, with the main process waiting for it for ever: a deploy or `docker stop`
+    # while a worker restarts. Granian's default is to wait without end; kill it instead.
+    "GRANIAN_WORKERS_KILL_TIMEOUT": "10",
 }
 APP = "fleet.asgi:application"
 

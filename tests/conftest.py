@@ -16,7 +16,12 @@ from tests.peers.redfish import (  # noqa: F401
     sushy_static,
 )
 from tests.peers.sshd import sshd, sshd_factory  # noqa: F401
-from tests.peers.web import corral_web, corral_web_clean_log, corral_web_env  # noqa: F401
+from tests.peers.web import (  # noqa: F401
+    corral_web,
+    corral_web_clean_log,
+    corral_web_env,
+    corral_web_server,
+)
 from tests.workers import celery_worker  # noqa: F401
 
 

@@ -1,6 +1,8 @@
 """The production web server as Docker runs it (`python -m fleet.serve`: granian on
 fleet.asgi), over real HTTP, on the test database."""
 
+import os
+import signal
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -10,6 +12,7 @@ import pytest
 from provisioning.models import BootRequest
 from tests.factories import ImageFactory, start_deploy
 from tests.peers.util import wait_until
+from tests.peers.web import start_web, stop_web
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,6 +55,23 @@ def test_boot_scripts_and_the_dashboard_through_the_production_server(server, no
         what="boot records written by the server's flush thread",
     )
     assert get(f"{server}/healthz")[0] == 200
+
+
+def test_the_server_stops_when_asked_while_its_worker_is_still_starting(tmp_path, transactional_db):
+    """A worker that gets its SIGTERM while it is still importing the app misses it (the
+    handler it inherited from granian's main process is not its own yet) and would serve
+    for ever, with the main process waiting for it for ever: a deploy or `docker stop`
+    while a worker restarts. The server now kills a worker that has not stopped within
+    GRANIAN_WORKERS_KILL_TIMEOUT (fleet.serve's default: 10 s)."""
+    server = start_web(tmp_path / "web.log", {})
+    try:
+        wait_until(server.workers, timeout=30, interval=0.01, what="a worker spawned")
+        workers = server.workers()
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=30)
+        assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], server.output()
+    finally:
+        stop_web(server)
 
 
 def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_server(
@@ -118,4 +138,5 @@ def test_the_entry_point_keeps_the_operators_granian_settings(monkeypatch):
     assert calls[0][1:] == ["--port", "9000", "fleet.asgi:application"]
     assert os.environ["GRANIAN_WORKERS"] == "6"  # the operator's, not one per core
     assert os.environ["GRANIAN_INTERFACE"] == "asgi"
+    assert os.environ["GRANIAN_WORKERS_KILL_TIMEOUT"] == "10"  # never waited for for ever
     assert os.environ["DJANGO_SETTINGS_MODULE"] == "fleet.settings"

@@ -3,15 +3,68 @@ test database, for tests that should see what a deployment serves."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process_group, wait_for_port
 from tests.workers import database_url
+
+
+@dataclass
+class WebServer:
+    url: str
+    port: int
+    process: subprocess.Popen  # granian's main process; the app runs in its workers
+    log: Path
+
+    def workers(self) -> set[int]:
+        """The pids of the worker processes granian runs (and respawns) the app in."""
+        pids: set[int] = set()
+        with contextlib.suppress(FileNotFoundError):  # the main process has exited
+            for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+                pids.update(int(pid) for pid in (task / "children").read_text().split())
+        return pids
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def start_web(log: Path, extra_env: dict[str, str]) -> WebServer:
+    """Start a one-worker server, boot-storm mode on with short intervals; it listens
+    once its worker has started (see wait_for_port)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DJANGO_SETTINGS_MODULE": "fleet.settings",
+        "CORRAL_BOOT_CACHE_SECONDS": "0.2",
+        "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2",
+        "GRANIAN_WORKERS": "1",
+        **extra_env,
+    }
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fleet.serve", "--host", LOOPBACK, "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group: teardown can reach every worker
+        )
+    return WebServer(f"http://{LOOPBACK}:{port}", port, proc, log)
+
+
+def stop_web(server: WebServer) -> None:
+    """Stop the server and whatever is left of its group, so a test that fails never
+    leaves a worker serving (and holding the test database)."""
+    stop_process_group(server.process, timeout=15)
 
 
 @pytest.fixture
@@ -29,34 +82,23 @@ def corral_web_clean_log() -> bool:
 
 
 @pytest.fixture
-def corral_web(tmp_path, transactional_db, corral_web_env, corral_web_clean_log) -> Iterator[str]:
-    """Base URL of a one-process server; boot-storm mode on with short intervals."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "DJANGO_SETTINGS_MODULE": "fleet.settings",
-        "CORRAL_BOOT_CACHE_SECONDS": "0.2",
-        "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2",
-        "GRANIAN_WORKERS": "1",
-        **corral_web_env,
-    }
-    log = tmp_path / "web.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "fleet.serve", "--host", LOOPBACK, "--port", str(port)],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+def corral_web_server(
+    tmp_path, transactional_db, corral_web_env, corral_web_clean_log
+) -> Iterator[WebServer]:
+    """A one-worker server that is up; boot-storm mode on with short intervals."""
+    server = start_web(tmp_path / "web.log", corral_web_env)
     try:
-        wait_for_port(port, timeout=30, proc=proc)
-        yield f"http://{LOOPBACK}:{port}"
+        wait_for_port(server.port, timeout=30, proc=server.process)
+        yield server
     finally:
-        stop_process_group(proc, timeout=15)
-    output = log.read_text(errors="replace")
-    assert proc.returncode == 0, output
+        stop_web(server)
+    output = server.output()
+    assert server.process.returncode == 0, output
     if corral_web_clean_log:
         assert "Traceback" not in output, output
+
+
+@pytest.fixture
+def corral_web(corral_web_server: WebServer) -> str:
+    """Base URL of a one-worker server that is up; boot-storm mode on."""
+    return corral_web_server.url
