@@ -5,10 +5,11 @@ Why ASGI for a sync Django project: a hall of GPU servers network-booting at onc
 answer is one that never leaves the server's event loop. So:
 
 - GET /boot/ipxe is answered on the event loop from the per-process node copy and the
-  rendered scripts (provisioning.bootserver.serve.memory_script); anything that needs the
-  database (a MAC the copy does not know yet, a deployment it has not loaded yet,
-  boot-storm caches switched off) goes to a small thread pool running the same code as
-  fleet.wsgi, which ends in the same decision.
+  rendered scripts (provisioning.bootserver.serve.memory_script), for enrolled nodes and
+  unknown MACs alike; the copy is loaded before the process accepts a connection. Anything
+  that needs the database (a deployment the copy has not loaded yet, a copy whose last
+  refresh failed, boot-storm caches switched off) goes to a small thread pool running the
+  same code as fleet.wsgi, which ends in the same decision.
 - Every other path is Django's unchanged WSGI application run in a thread pool (a2wsgi),
   so views, middleware and database connections behave exactly as under a WSGI server,
   with real thread concurrency (Django's own ASGI handler would serialise sync views onto
@@ -90,9 +91,14 @@ async def _lifespan(receive, send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
-            # Start loading the node copy (and pre-rendering scripts) now, not on the first
-            # boot request: a web process restarted mid-storm is ready sooner.
-            cache.cache()
+            # Load the node copy (and pre-render the scripts) before serving: granian
+            # accepts this worker's first connection only once startup is complete, so a
+            # worker restarted mid-storm answers from memory from its first request
+            # instead of sending the storm to the database while it warms.
+            if (copy := cache.cache()) is not None:
+                await asyncio.get_running_loop().run_in_executor(
+                    _boot_pool, copy.loaded.wait, cache.LOAD_WAIT_SECONDS
+                )
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             # Batched boot records still in memory are written before the process exits.

@@ -6,16 +6,19 @@ real server.
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from inventory.lifecycle import transition
+from inventory.models import NetworkInterface, Node
+from provisioning.boot import render_ipxe_unknown
 from provisioning.bootserver import cache as boot_cache
 from provisioning.bootserver import records
 from provisioning.deployments import phone_home
 from provisioning.models import BootRequest
-from tests.factories import ImageFactory, start_deploy
+from tests.factories import ImageFactory, NodeFactory, start_deploy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,15 +86,67 @@ def test_an_enrolled_node_is_answered_from_memory_and_recorded(client, node, sto
     assert record.client == "iPXE/1.21.1"
 
 
-def test_a_node_the_copy_does_not_know_yet_is_looked_up_in_the_database(node, storm_mode):
-    storm_mode.refresh()
-    from tests.factories import NodeFactory
+def answered(mac: str) -> str:
+    status, _, body = call("/boot/ipxe", f"mac={mac}")
+    assert status == 200
+    return body.decode()
 
+
+def test_an_unknown_mac_is_answered_from_memory_and_learns_nothing(client, node, storm_mode):
+    storm_mode.refresh()
+    stranger = "52:54:00:de:ad:01"
+    body = answered(stranger.upper())
+    assert body == render_ipxe_unknown()  # the one generic answer, whoever asks
+    for fact in (node.hostname, node.serial, node.rack.site.slug, node.interfaces.get().mac):
+        assert fact not in body
+    # Nothing about the stranger is kept as if it were a node; it is recorded as unknown
+    # (the boot log shows which machines asked), as the database path records it.
+    storm_mode.refresh()
+    assert storm_mode.get(stranger) is None
+    records.flush()
+    record = BootRequest.objects.get()
+    assert (record.mac, record.node_id, record.state, record.answer) == (
+        stranger,
+        None,
+        "",
+        "unknown",
+    )
+    assert client.get("/boot/ipxe", {"mac": stranger}).content.decode() == body
+
+
+def test_a_node_enrolled_after_the_copy_loaded_is_itself_from_the_next_refresh(node, storm_mode):
+    storm_mode.refresh()
     newcomer = NodeFactory(rack=node.rack, rack_unit=10, u_height=4)
-    _, _, body = call("/boot/ipxe", f"mac={newcomer.interfaces.get().mac}")
-    assert f"{newcomer.hostname} is not deploying".encode() in body
-    _, _, body = call("/boot/ipxe", "mac=52:54:00:de:ad:01")
-    assert b"not enrolled in Corral" in body and node.hostname.encode() not in body
+    mac = newcomer.interfaces.get().mac
+    assert "not enrolled in Corral" in answered(mac)  # the copy has not seen it yet
+    storm_mode.refresh()
+    assert f"{newcomer.hostname} is not deploying" in answered(mac)
+    records.flush()
+    assert list(BootRequest.objects.order_by("created").values_list("node", "answer")) == [
+        (None, "unknown"),
+        (newcomer.pk, "local"),
+    ]
+
+
+def test_a_nic_the_refresh_cannot_see_is_found_once_it_is_answered_unknown(node, storm_mode):
+    """A NIC added on its own leaves Node.updated alone (so does an enrolment whose
+    transaction commits long after it wrote the node): the re-read of changed nodes misses
+    it, and the MAC answered unknown is what makes the next refresh look it up."""
+    Node.objects.filter(pk=node.pk).update(updated=timezone.now() - timedelta(minutes=5))
+    storm_mode.refresh()
+    added = NetworkInterface.objects.create(node=node, mac="52:54:00:aa:bb:cc", name="eno2")
+    storm_mode.refresh()
+    assert storm_mode.get(added.mac) is None  # not seen by the re-read of changed nodes
+    assert "not enrolled in Corral" in answered(added.mac)
+    storm_mode.refresh()
+    assert f"{node.hostname} is not deploying" in answered(added.mac)
+
+
+def test_until_its_copy_is_loaded_a_process_asks_the_database(node, storm_mode):
+    newcomer = NodeFactory(rack=node.rack, rack_unit=10, u_height=4)
+    assert f"{newcomer.hostname} is not deploying" in answered(newcomer.interfaces.get().mac)
+    assert "not enrolled in Corral" in answered("52:54:00:de:ad:01")
+    assert not storm_mode.ready.is_set()
 
 
 def test_a_deploying_node_gets_its_token_from_memory_until_the_deploy_ends(node, image, storm_mode):
@@ -147,7 +202,9 @@ def test_every_other_path_is_django(users):
     assert status == 302 and headers[b"location"].startswith(b"/login/?next=/nodes/")
 
 
-def lifespan() -> list[str]:
+def lifespan(on_startup=lambda: None) -> list[str]:
+    """The message types the app sends through startup and shutdown; `on_startup` runs
+    when the app says startup is complete (when granian would start accepting)."""
     from fleet.asgi import application
 
     messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
@@ -157,20 +214,28 @@ def lifespan() -> list[str]:
         return next(messages)
 
     async def send(message):
+        if message["type"] == "lifespan.startup.complete":
+            on_startup()
         sent.append(message["type"])
 
     serve(application({"type": "lifespan"}, receive, send))
     return sent
 
 
-def test_startup_begins_loading_the_node_copy(node, settings):
+def test_startup_completes_once_the_node_copy_is_loaded(node, settings):
+    """granian accepts a worker's first connection only after its startup: a worker
+    restarted mid-storm must not answer the storm before its copy is loaded."""
     settings.CORRAL_BOOT_CACHE_SECONDS = 3600
     boot_cache._cache = None
-    try:
-        assert lifespan() == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    mac, seen = node.interfaces.get().mac, []
+
+    def at_startup():
         copy = boot_cache._cache
-        assert copy is not None and copy.ready.wait(10)
-        assert copy.get(node.interfaces.get().mac).hostname == node.hostname
+        seen.append(copy.get(mac) if copy else None)
+
+    try:
+        assert lifespan(at_startup) == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+        assert [subject.hostname for subject in seen] == [node.hostname]
     finally:
         boot_cache._cache = None
 

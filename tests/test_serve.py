@@ -6,15 +6,26 @@ import signal
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from inventory.models import NetworkInterface, Node
+from provisioning.boot import render_ipxe_unknown
 from provisioning.models import BootRequest
-from tests.factories import ImageFactory, start_deploy
+from tests.factories import ImageFactory, NodeFactory, start_deploy
 from tests.peers.util import wait_until
 from tests.peers.web import start_web, stop_web
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def corral_web_env():
+    # No full reload of the node copy during a test: what the server finds, its refresh
+    # of changed nodes or its look-up of MACs it answered unknown found.
+    return {"CORRAL_BOOT_CACHE_FULL_SECONDS": "3600"}
 
 
 @pytest.fixture
@@ -30,7 +41,7 @@ def get(url: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
-def test_boot_scripts_and_the_dashboard_through_the_production_server(server, node):
+def test_boot_scripts_and_the_dashboard_through_the_production_server(node, server):
     mac = node.interfaces.get().mac
     status, body = get(f"{server}/boot/ipxe?mac={mac}&arch=x86_64")
     assert status == 200 and f"{node.hostname} is not deploying" in body
@@ -55,6 +66,67 @@ def test_boot_scripts_and_the_dashboard_through_the_production_server(server, no
         what="boot records written by the server's flush thread",
     )
     assert get(f"{server}/healthz")[0] == 200
+
+
+def boot(server: str, mac: str) -> str:
+    status, body = get(f"{server}/boot/ipxe?mac={mac}&arch=x86_64")
+    assert status == 200, body
+    return body
+
+
+def test_machines_enrolled_while_the_server_runs_are_soon_answered_as_themselves(node, server):
+    """Unknown MACs are answered from the server's node copy, not the database; a node
+    enrolled meanwhile is found by the next refresh (every 0.2 s here), however it was
+    enrolled. (tests/test_asgi.py pins "the next refresh" down, refresh by refresh.)"""
+    assert f"{node.hostname} is not deploying" in boot(server, node.interfaces.get().mac)
+
+    newcomer = NodeFactory(rack=node.rack, rack_unit=10, u_height=4)
+    mac = newcomer.interfaces.get().mac
+    wait_until(
+        lambda: f"{newcomer.hostname} is not deploying" in boot(server, mac),
+        timeout=5,
+        what="a node enrolled a moment ago answered as itself",
+    )
+
+    # A NIC added on its own to a node last changed long ago: no re-read of changed nodes
+    # sees it. Its first request is answered unknown, from memory (the database knew it);
+    # the look-up that answer triggers finds it.
+    Node.objects.filter(pk=node.pk).update(updated=timezone.now() - timedelta(minutes=5))
+    added = NetworkInterface.objects.create(node=node, mac="52:54:00:aa:bb:cc", name="eno2")
+    assert boot(server, added.mac) == render_ipxe_unknown()
+    wait_until(
+        lambda: f"{node.hostname} is not deploying" in boot(server, added.mac),
+        timeout=5,
+        what="a NIC added on its own answered as its node",
+    )
+    wait_until(
+        lambda: BootRequest.objects.filter(mac=added.mac, answer="local").exists(),
+        timeout=10,
+        what="boot records written by the server's flush thread",
+    )
+    first = BootRequest.objects.filter(mac=added.mac).order_by("created").first()
+    assert (first.node_id, first.state, first.answer) == (None, "", "unknown")
+
+
+def test_a_worker_killed_mid_storm_is_respawned_and_serves_from_its_copy(node, corral_web_server):
+    """The server respawns a worker that died (OOM killer, crash); the new worker loads
+    its node copy before it listens, then answers as its sibling did."""
+    server, mac = corral_web_server, node.interfaces.get().mac
+    assert f"{node.hostname} is not deploying" in boot(server.url, mac)
+    [worker] = server.workers()
+    os.kill(worker, signal.SIGKILL)
+    wait_until(lambda: len(server.workers() - {worker}) == 1, timeout=30, what="a respawned worker")
+    # Refused until the new worker listens: this server has no other worker.
+    wait_until(lambda: answers(server.url, mac), timeout=30, what="the new worker answering")
+    assert f"{node.hostname} is not deploying" in boot(server.url, mac)
+    assert boot(server.url, "52:54:00:de:ad:04") == render_ipxe_unknown()
+
+
+def answers(server: str, mac: str) -> bool:
+    try:
+        return get(f"{server}/boot/ipxe?mac={mac}")[0] == 200
+    except urllib.error.URLError:
+        return False
 
 
 def test_the_server_stops_when_asked_while_its_worker_is_still_starting(tmp_path, transactional_db):

@@ -2,10 +2,20 @@
 
 Optional (CORRAL_BOOT_CACHE_SECONDS > 0): where a whole hall boots at once, asking
 PostgreSQL for every iPXE request costs more than everything else the endpoint does. The
-thread loads every boot NIC once, then every N seconds re-reads only the nodes whose row
+thread loads every NIC once, then every N seconds re-reads only the nodes whose row
 changed since (Node.updated is set by every lifecycle transition and edit) and reloads
-everything each CORRAL_BOOT_CACHE_FULL_SECONDS (NIC edits, deletions). A MAC the copy does
-not know is looked up in the database, so a node enrolled a moment ago still boots.
+everything each CORRAL_BOOT_CACHE_FULL_SECONDS (NIC edits, deletions). A web process
+loads its copy before it serves (fleet.asgi's startup), so a process restarted mid-storm
+never sends the storm to the database while it warms.
+
+A MAC a loaded copy does not hold is unknown: it gets the generic answer from memory too,
+as one a hall of never-enrolled machines would otherwise send to the database on every
+request. A node enrolled a moment ago is in the copy after the next refresh (its new row
+has a new Node.updated); what that re-read cannot see (a NIC added or re-addressed on its
+own, or an enrolment whose transaction committed more than a second after it wrote the
+node) is caught because every MAC answered unknown is looked up again by the next
+refresh: such a node gets at most the answers of one refresh interval as unknown, and is
+answered as itself from then on.
 
 Why staleness of N seconds is safe: a deploy moves the node to `deploying` before its BMC
 is even asked to power-cycle it; firmware POST and iPXE start take several seconds more
@@ -32,6 +42,14 @@ from ..models import Deployment, DeploymentStatus
 from .answers import FIELDS, BootSubject, prerender, subject_from_row
 
 log = logging.getLogger(__name__)
+# A web process waits at most this long for its first load before it serves anyway
+# (answering from the database, as with the copy switched off): a database that is down at
+# start must not keep the whole process, its health check and its UI down with it.
+LOAD_WAIT_SECONDS = 30.0
+# At most this many MACs answered unknown are looked up again per refresh: a flood of
+# made-up MACs costs one bounded query per refresh, not a query per request (beyond it, a
+# MAC is still answered unknown, and an enrolled one waits for the next full reload).
+RECHECK_MAX = 10_000
 
 
 class SubjectCache:
@@ -50,6 +68,11 @@ class SubjectCache:
         self.synced: datetime | None = None
         self.full_at = 0.0
         self.ready = threading.Event()
+        # Set once the first load has been tried (done or failed): what a web process waits
+        # for before it accepts connections.
+        self.loaded = threading.Event()
+        # MACs answered unknown since the last refresh, which looks them up again.
+        self.asked: set[str] = set()
 
     def start(self) -> SubjectCache:
         """Keep the copy fresh from a background thread (a web process); without it the
@@ -59,6 +82,16 @@ class SubjectCache:
 
     def get(self, mac: str) -> BootSubject | None:
         return self.by_mac.get(mac) if self.ready.is_set() else None
+
+    def unknown(self, mac: str) -> bool:
+        """Whether `mac` (normalised) is not enrolled, as far as a loaded copy knows; False
+        when the copy cannot tell (not loaded, or its last refresh failed), so the caller
+        asks the database. A MAC found unknown is looked up again by the next refresh."""
+        if not self.ready.is_set() or mac in self.by_mac:
+            return False
+        if len(self.asked) < RECHECK_MAX:
+            self.asked.add(mac)
+        return True
 
     def deployment(self, node_id: int) -> Deployment | None:
         return self.deployments.get(node_id) if self.ready.is_set() else None
@@ -79,6 +112,8 @@ class SubjectCache:
 
     def refresh(self) -> None:
         started = timezone.now()
+        # Taken before reading: a MAC answered unknown from now on is looked up next time.
+        asked, self.asked = list(self.asked), set()
         changed: dict[str, BootSubject] = {}
         if time.monotonic() - self.full_at > self.full_interval or self.synced is None:
             by_mac = changed = self._subjects()
@@ -88,6 +123,9 @@ class SubjectCache:
             # One second of overlap: a transition committed during the last read is seen.
             since = self.synced - timedelta(seconds=1)
             changed = self._subjects(node__updated__gte=since)
+            if asked:
+                # MACs answered unknown: enrolled since, in a way the re-read above misses?
+                changed.update(self._subjects(mac__in=asked))
             touched = {subject.node_id for subject in changed.values()}
             by_mac = {**self.by_mac, **changed} if changed else self.by_mac
             # A changed node keeps a deployment only if it still has a waiting one.
@@ -107,6 +145,7 @@ class SubjectCache:
             # Off the request path: in a real storm each node asks once, so a script
             # rendered on demand would be rendered while the node waits.
             self.warm(changed.values())
+        self.loaded.set()  # the first time, with every script rendered
 
     def _run(self) -> None:
         while True:
@@ -115,6 +154,7 @@ class SubjectCache:
             except Exception:
                 log.exception("boot cache refresh failed; answering from the database")
                 self.ready.clear()
+                self.loaded.set()  # tried: the process serves, from the database for now
             finally:
                 close_old_connections()  # back to the pool between refreshes
             time.sleep(self.interval)
