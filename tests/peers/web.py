@@ -29,7 +29,8 @@ class WebServer:
         pids: set[int] = set()
         with contextlib.suppress(FileNotFoundError):  # the main process has exited
             for task in Path(f"/proc/{self.process.pid}/task").iterdir():
-                pids.update(int(pid) for pid in (task / "children").read_text().split())
+                with contextlib.suppress(FileNotFoundError):  # a thread that has just ended
+                    pids.update(int(pid) for pid in (task / "children").read_text().split())
         return pids
 
     def output(self) -> str:
