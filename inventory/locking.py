@@ -19,17 +19,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from .models import Node
-
-if TYPE_CHECKING:
-    from .models import Operation
+from .choices import OperationStatus
+from .models import Node, Operation
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +108,6 @@ class Heartbeat:
         self._thread.join(timeout=5)
 
     def beat(self) -> None:
-        from .models import Operation
-
         now = timezone.now()
         if self.node_id is not None:  # work on no node (a CSV import) beats for its operation
             Node.objects.filter(pk=self.node_id, reservation=self.holder).update(reserved_at=now)
@@ -137,8 +132,6 @@ def break_stale_locks() -> int:
     """Free locks whose holder stopped beating: a task's lock is refreshed by its
     heartbeat, so a silent one belongs to a dead worker. A lock held by an operation that
     is still pending is not stale: it waits for a worker, and its deadline ends it."""
-    from .choices import OperationStatus
-
     cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)
     stale = (
         Node.objects.filter(reservation__isnull=False, reserved_at__lt=cutoff)

@@ -11,6 +11,8 @@ imports neither.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from datetime import timedelta
 from typing import Any
 
@@ -142,6 +144,12 @@ def republish(older_than: float = 30.0, resend_after: float | None = None) -> in
 def request_power_refresh(node: Node) -> None:
     """Ask a worker on the node's site queue to read power and health now."""
     current_app.send_task("provisioning.tasks.refresh_node_power", args=[node.pk], queue=node.queue)
+
+
+def worker_name(hostname: str | None) -> str:
+    """Which worker process runs an attempt (`task.request.hostname`, and this process):
+    shown on the operation, and named when it is lost."""
+    return f"{hostname or socket.gethostname()} pid {os.getpid()}"
 
 
 def begin_operation(op: Operation, worker: str = "") -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from . import workers
 from .choices import (
@@ -134,6 +134,15 @@ def rack_prefetch() -> Prefetch:
 
 def sites_with_racks() -> QuerySet[Site]:
     return Site.objects.prefetch_related(rack_prefetch())
+
+
+def pending_on(queue: str) -> Q:
+    """Operations whose work goes to `queue`, as unserved_queues groups them: by the
+    node's site, else the rack's; neither is the default queue."""
+    if queue == DEFAULT_QUEUE:
+        return Q(node__rack__isnull=True, rack__isnull=True)
+    slug = queue.removeprefix(Site.queue_for_slug(""))
+    return Q(node__rack__site__slug=slug) | Q(node__rack__isnull=True, rack__site__slug=slug)
 
 
 def unserved_queues() -> list[tuple[str, int]]:

@@ -255,6 +255,20 @@ def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | No
         log.info("node %s not failed (%s): already %s", node, reason, node.state)
 
 
+def fail_operation(op: Operation, reason: str, node_fields: dict | None = None) -> bool:
+    """End `op` failed and move its node out of a transitional state, in one transaction, so
+    nobody reads one ended and the other not. `node_fields` are written to the node too
+    (the BMC's message). False if the operation had already ended (the first ending wins)."""
+    with transaction.atomic():
+        node = Node.objects.filter(pk=op.node_id).first() if op.node_id else None
+        if node is not None:
+            if node_fields:
+                Node.objects.filter(pk=node.pk).update(**node_fields)
+            if node.state in TRANSITIONAL_STATES:
+                fail_node(node, reason, op=op)
+        return operations.finish_operation(op, OperationStatus.FAILED, error=reason)
+
+
 def deadline_reason(state: str) -> str:
     if state == NodeState.DEPLOYING:
         minutes = settings.CORRAL_STATE_DEADLINES[state] // 60

@@ -1,8 +1,5 @@
 """Inventory tasks; thin wrappers over services."""
 
-import os
-import socket
-
 from celery import shared_task
 
 from . import import_operations, operations, services, watchdog
@@ -31,5 +28,4 @@ def expire_deadlines() -> dict[str, int]:
 )
 def import_nodes(self, op_id: int) -> str:
     """A CSV import too large for its request (import_operations.start_import)."""
-    worker = f"{self.request.hostname or socket.gethostname()} pid {os.getpid()}"
-    return import_operations.run_import(op_id, worker=worker)
+    return import_operations.run_import(op_id, worker=operations.worker_name(self.request.hostname))

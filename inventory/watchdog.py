@@ -13,17 +13,16 @@
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from . import operations, workers
-from .choices import ACTIVE_OPERATION_STATUSES, TRANSITIONAL_STATES, OperationStatus
-from .models import Node, Operation
-from .services import fail_node
+from . import operations, selectors, workers
+from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
+from .models import Operation
+from .services import fail_operation
 
 log = logging.getLogger(__name__)
 WAITING_PREFIX = "waiting: "
@@ -38,13 +37,7 @@ def sweep() -> dict[str, int]:
 
 
 def end_operation(op: Operation, reason: str) -> bool:
-    """Fail `op` and move its node out of a transitional state, in one transaction."""
-    with transaction.atomic():
-        if op.node_id:
-            node = Node.objects.filter(pk=op.node_id).first()
-            if node is not None and node.state in TRANSITIONAL_STATES:
-                fail_node(node, reason, op=op)
-        ended = operations.finish_operation(op, OperationStatus.FAILED, error=reason)
+    ended = fail_operation(op, reason)
     if ended:
         log.warning("operation %s (%s) failed by the watchdog: %s", op.pk, op.kind, reason)
     return ended
@@ -100,24 +93,15 @@ def overdue_reason(op: Operation, listened: set[str]) -> str:
 def flag_unserved() -> int:
     """Say on each pending operation whose queue nobody consumes that nobody does; take the
     words back once a worker listens again. Returns how many wait unserved."""
-    pending = Operation.objects.filter(status=OperationStatus.PENDING).select_related(
-        "node__rack__site", "rack__site"
-    )
-    listened = workers.listened_queues()
-    unserved: dict[str, list[int]] = defaultdict(list)
-    served: list[int] = []
-    for op in pending:
-        queue = operations.queue_for(op)
-        if queue not in listened:
-            unserved[queue].append(op.pk)
-        elif op.message.startswith(WAITING_PREFIX):
-            served.append(op.pk)
-    for queue, ids in unserved.items():
-        log.error("%s: %d operations are waiting", workers.no_listener_message(queue), len(ids))
+    pending = Operation.objects.filter(status=OperationStatus.PENDING)
+    unserved = selectors.unserved_queues()
+    nobody = Q(pk__in=[])
+    for queue, waiting in unserved:
+        log.error("%s: %d operations are waiting", workers.no_listener_message(queue), waiting)
         message = WAITING_PREFIX + workers.no_listener_message(queue)
-        Operation.objects.filter(pk__in=ids, status=OperationStatus.PENDING).update(message=message)
-    if served:
-        Operation.objects.filter(pk__in=served, status=OperationStatus.PENDING).update(
-            message="accepted; waiting for a worker"
-        )
-    return sum(len(ids) for ids in unserved.values())
+        pending.filter(selectors.pending_on(queue)).exclude(message=message).update(message=message)
+        nobody |= selectors.pending_on(queue)
+    pending.filter(message__startswith=WAITING_PREFIX).exclude(nobody).update(
+        message="accepted; waiting for a worker"
+    )
+    return sum(waiting for _, waiting in unserved)

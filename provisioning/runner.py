@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from inventory import operations
 from inventory import services as inventory
-from inventory.choices import TRANSITIONAL_STATES, OperationStatus
+from inventory.choices import OperationStatus
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import Heartbeat, NodeLocked, acquire, holder_of, release_for
 from inventory.models import Node, Operation
@@ -128,15 +127,14 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
 
 
 def worker_name(task: Task) -> str:
-    """Which worker process runs this attempt (shown on the operation; a lost one is named)."""
-    return f"{task.request.hostname or socket.gethostname()} pid {os.getpid()}"
+    return operations.worker_name(task.request.hostname)
 
 
 def died_here(claimed_by: str, task: Task) -> bool:
     """Whether the run that claimed the operation was a process of this worker, now gone
     (a prefork child killed mid-task): then its claim is dead, not a live duplicate."""
     host, _, pid = claimed_by.rpartition(" pid ")
-    if host != (task.request.hostname or socket.gethostname()) or not pid.isdigit():
+    if host != worker_name(task).rpartition(" pid ")[0] or not pid.isdigit():
         return False
     if int(pid) == os.getpid():
         return False
@@ -177,15 +175,9 @@ def acquire_or_wait(
 
 
 def _fail(op: Operation, node: Node, message: str) -> None:
-    """Fail the operation and move the node out of its transitional state in one
-    transaction, so nobody reads one ended and the other not."""
+    """Fail the operation and its node together; the node shows the message as its BMC's."""
     log.warning("operation %s on %s failed: %s", op.pk, node, message)
-    with transaction.atomic():
-        Node.objects.filter(pk=node.pk).update(bmc_message=message[:2000])
-        node.refresh_from_db(fields=["state"])
-        if node.state in TRANSITIONAL_STATES:
-            inventory.fail_node(node, message, op=op)
-        operations.finish_operation(op, OperationStatus.FAILED, error=message)
+    inventory.fail_operation(op, message, node_fields={"bmc_message": message[:2000]})
 
 
 # --- database connections around BMC I/O ------------------------------------------------

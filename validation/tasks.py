@@ -2,11 +2,9 @@
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import transaction
 
 from inventory import operations
 from inventory import services as inventory
-from inventory.choices import OperationStatus
 from inventory.locking import Heartbeat, release, release_for
 from inventory.models import Node, Operation
 from provisioning.runner import acquire_or_wait
@@ -30,9 +28,7 @@ def start_gate(self, op_id: int) -> str:
     try:
         services.start_gate_run(op.node, op)
     except services.NoProfile as exc:
-        with transaction.atomic():  # operation and node end together
-            inventory.fail_node(op.node, str(exc), op=op)
-            operations.finish_operation(op, OperationStatus.FAILED, error=str(exc))
+        inventory.fail_operation(op, str(exc))
         return "failed"
     return "started"
 
