@@ -17,7 +17,7 @@ from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.faults.helpers import act, assert_invariants, wait_running
 from tests.workers import start_worker, stop_worker, wait_operation
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

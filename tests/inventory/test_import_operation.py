@@ -239,7 +239,11 @@ class EndedBeforeWriting(import_operations.OperationTracker):
     "tracker",
     [
         EndedWhileChecking,
-        pytest.param(EndedBeforeWriting, marks=pytest.mark.django_db(transaction=True)),
+        # Two writers at once: SQLite makes the second wait for the first to commit.
+        pytest.param(
+            EndedBeforeWriting,
+            marks=[pytest.mark.django_db(transaction=True), pytest.mark.postgresql],
+        ),
     ],
 )
 def test_an_import_ended_elsewhere_midway_writes_nothing_and_its_file_goes(racks, tracker):
