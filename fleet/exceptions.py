@@ -18,6 +18,7 @@ from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
 from inventory.services import ActionNotAllowed
 from provisioning.images import ImageImmutable
+from rma.workflow import IllegalCaseTransition, ResolutionRequired
 
 # A lost database connection (a restart, a failover, a killed backend) is the server's
 # trouble, not the client's, and passes: a 503 with Retry-After says "try again" truthfully.
@@ -45,6 +46,13 @@ def exception_handler(exc, context):
             {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
             status=status.HTTP_409_CONFLICT,
         )
+    if isinstance(exc, IllegalCaseTransition):
+        return Response(
+            {"detail": str(exc), "status": exc.status, "allowed": exc.allowed},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, ResolutionRequired):
+        return Response({"resolution": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, NodeLocked):
         return Response(
             {

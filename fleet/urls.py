@@ -11,6 +11,7 @@ api_patterns = [
     path("", include("inventory.api.urls")),
     path("", include("provisioning.api.urls")),
     path("", include("validation.api.urls")),
+    path("", include("rma.api.urls")),
 ]
 
 urlpatterns = [
@@ -21,6 +22,7 @@ urlpatterns = [
     path("", include("inventory.urls")),
     path("", include("provisioning.urls")),
     path("", include("validation.urls")),
+    path("", include("rma.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -33,6 +33,11 @@ class Action:
     # (parameter name, dotted path of a function() -> [(value, label)]) for a chooser the
     # dashboard renders next to the button.
     choice_param: tuple[str, str] | None = None
+    # Dotted path of a function(node, actor, reason) run in the transaction that starts the
+    # action, after its transition: what another app does when a node enters a state (the
+    # `rma` app opens or closes a case). Named by path, like `task`, so inventory imports
+    # no app above it.
+    effect: str | None = None
 
     @property
     def allowed_states(self) -> frozenset[str]:
@@ -83,6 +88,7 @@ ACTIONS: dict[str, Action] = {
             event="rma",
             style="danger",
             needs_reason=True,
+            effect="rma.services.on_node_rma",
             confirm="Open an RMA case for this node?",
             help="Confirm a hardware fault; opens an RMA case with your reason.",
         ),
@@ -92,6 +98,7 @@ ACTIONS: dict[str, Action] = {
             event="repaired",
             task="provisioning.tasks.inspect_node",
             style="success",
+            effect="rma.services.on_node_repaired",
             confirm="Close the RMA case and re-inspect the node?",
         ),
         Action(
@@ -99,6 +106,7 @@ ACTIONS: dict[str, Action] = {
             "Decommission",
             event="decommission",
             style="dark",
+            effect="rma.services.on_node_decommissioned",
             confirm="Retire this node for good? This cannot be undone.",
             needs_reason=True,
         ),

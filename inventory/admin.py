@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
+from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 
 
 @admin.register(Site)
@@ -75,9 +75,3 @@ class LifecycleEventAdmin(admin.ModelAdmin):
 class OperationAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "node", "status", "progress", "created"]
     list_filter = ["status", "kind"]
-
-
-@admin.register(RMACase)
-class RMACaseAdmin(admin.ModelAdmin):
-    list_display = ["id", "node", "status", "opened", "ticket"]
-    list_filter = ["status"]

@@ -89,8 +89,3 @@ ACTIVE_OPERATION_STATUSES = frozenset({OperationStatus.PENDING, OperationStatus.
 FINISHED_OPERATION_STATUSES = frozenset(
     {OperationStatus.SUCCEEDED, OperationStatus.FAILED, OperationStatus.CANCELLED}
 )
-
-
-class RMAStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    CLOSED = "closed", "Closed"

@@ -21,11 +21,10 @@ from .choices import (
     TRANSITIONAL_STATES,
     NodeState,
     OperationStatus,
-    RMAStatus,
 )
 from .lifecycle import IllegalTransition, transition
 from .locking import acquire, break_stale_locks, holder_of
-from .models import BMC, Label, Node, Operation, Rack, RMACase
+from .models import BMC, Label, Node, Operation, Rack
 
 log = logging.getLogger(__name__)
 
@@ -230,21 +229,15 @@ def refusal(node: Node, action: Action) -> str | None:
 
 
 def _action_side_effects(action: Action, node: Node, actor: str, reason: str) -> None:
-    if action.name == "rma":
-        open_rma_case(node, reason=reason, opened_by=actor)
-    elif action.name == "repaired":
-        RMACase.objects.filter(node=node, status=RMAStatus.OPEN).update(
-            status=RMAStatus.CLOSED, closed=timezone.now(), resolution=reason or "repaired"
-        )
+    if action.effect:
+        import_string(action.effect)(node=node, actor=actor, reason=reason)
 
 
-def open_rma_case(node: Node, reason: str, opened_by: str, evidence: dict | None = None) -> RMACase:
-    case = RMACase.objects.filter(node=node, status=RMAStatus.OPEN).first()
-    if case:
-        return case
-    return RMACase.objects.create(
-        node=node, reason=reason, opened_by=opened_by, evidence=evidence or {}
-    )
+def apply_effect(action_name: str, node: Node, actor: str, reason: str) -> None:
+    """Run an action's effect for a transition made outside the action (the gates move a
+    node to RMA with `hardware_fault`, which opens a case just as the `rma` action does).
+    Call inside the transaction that made the transition."""
+    _action_side_effects(resolve_action(action_name), node, actor, reason)
 
 
 def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | None = None) -> None:

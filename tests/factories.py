@@ -17,11 +17,11 @@ from inventory.models import (
     Node,
     Operation,
     Rack,
-    RMACase,
     Site,
 )
 from provisioning.deployments import token_hash
 from provisioning.models import BootRequest, Deployment, Image, Subnet
+from rma.models import Case
 from validation.models import CheckResult, GateProfile, GateRun
 
 SHIPPED_PROFILE = (
@@ -189,13 +189,16 @@ class LifecycleEventFactory(factory.django.DjangoModelFactory):
 
 
 class RMACaseFactory(factory.django.DjangoModelFactory):
+    """An open case, as `rma.services.open_case` leaves one (without its opening event)."""
+
     class Meta:
-        model = RMACase
+        model = Case
 
     node = factory.SubFactory(NodeFactory, state="rma")
     reason = "uncorrected ECC on GPU 3"
     evidence = {"gpu": 3, "ecc_uncorrected": 12}
     opened_by = "system"
+    sla_due = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=168))
 
 
 class GateProfileFactory(factory.django.DjangoModelFactory):

@@ -277,12 +277,8 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
                 )
             elif status == RunStatus.RMA:
                 transition(node, "hardware_fault", "system", reason, operation=run.operation)
-                inventory.open_rma_case(
-                    node,
-                    reason=reason,
-                    opened_by="system",
-                    evidence={"gate_run": run.pk, "evidence": run.evidence},
-                )
+                # Opens the RMA case; it reads this run (committed with it) as its evidence.
+                inventory.apply_effect("rma", node, actor="system", reason=reason)
             elif node.state == NodeState.VALIDATING:
                 transition(
                     node, "fail", "system", f"gate {status}: {reason}", operation=run.operation

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from .. import services
 from ..actions import available_actions
 from ..choices import BMCProtocol
-from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
+from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 from ..validators import normalise_mac
 
 
@@ -260,21 +260,3 @@ class OperationSerializer(serializers.ModelSerializer):
             "started",
             "finished",
         ]
-
-
-class RMACaseSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = RMACase
-        fields = [
-            "id",
-            "node",
-            "status",
-            "reason",
-            "evidence",
-            "ticket",
-            "opened_by",
-            "opened",
-            "closed",
-            "resolution",
-        ]
-        read_only_fields = ["status", "opened_by", "opened", "closed"]

@@ -9,6 +9,5 @@ router.register("nodes", views.NodeViewSet)
 router.register("interfaces", views.InterfaceViewSet)
 router.register("events", views.LifecycleEventViewSet)
 router.register("operations", views.OperationViewSet)
-router.register("rma-cases", views.RMACaseViewSet)
 
 urlpatterns = router.urls

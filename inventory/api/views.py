@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
@@ -21,7 +21,7 @@ from ..filtersets import (
     RackFilterSet,
     SiteFilterSet,
 )
-from ..models import LifecycleEvent, NetworkInterface, Node, Operation, Rack, RMACase, Site
+from ..models import LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 from ..permissions import ACT, WRITE, actor_of
 from . import serializers as s
 
@@ -243,16 +243,3 @@ class OperationViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.OperationSerializer
     filterset_class = OperationFilterSet
     ordering_fields = ["created", "finished"]
-
-
-class RMACaseViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
-    viewsets.GenericViewSet,
-):
-    """RMA cases are opened by the `rma` action; integrations update ticket and resolution."""
-
-    queryset = RMACase.objects.select_related("node")
-    serializer_class = s.RMACaseSerializer
-    filterset_fields = ["node", "status"]

@@ -5,7 +5,6 @@ from .interfaces import NetworkInterface
 from .nodes import Label, Node
 from .operations import Operation
 from .racks import Rack
-from .rma import RMACase
 from .sites import Site
 from .workers import Worker
 
@@ -17,7 +16,6 @@ __all__ = [
     "NetworkInterface",
     "Node",
     "Operation",
-    "RMACase",
     "Rack",
     "Site",
     "Worker",

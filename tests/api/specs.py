@@ -15,11 +15,11 @@ from inventory.models import (
     Node,
     Operation,
     Rack,
-    RMACase,
     Site,
 )
 from provisioning.models import BootRequest, Deployment, Image, Subnet
-from tests.api.base import OPS, READERS, WRITERS, ViewSetSpec
+from rma.models import Case
+from tests.api.base import ACTORS, OPS, READERS, WRITERS, ViewSetSpec
 from tests.factories import (
     SHIPPED_PROFILE,
     BootRequestFactory,
@@ -39,7 +39,7 @@ from tests.factories import (
 )
 from validation.models import CheckResult, GateProfile, GateRun
 
-R, W = READERS, WRITERS
+R, W, A = READERS, WRITERS, ACTORS
 ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     # basename        list retrieve create update delete   (who passes the permission check)
     "site": (R, R, W, W, W),
@@ -48,7 +48,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "networkinterface": (R, R, W, W, W),
     "lifecycleevent": (R, R, W, W, W),
     "operation": (R, R, W, W, W),
-    "rmacase": (R, R, W, W, W),
+    "rma-case": (R, R, A, A, A),  # technicians work the RMA queue too
     "image": (R, R, W, W, W),
     "deployment": (R, R, W, W, W),
     "bootrequest": (R, R, W, W, W),
@@ -158,14 +158,14 @@ OPERATIONS = spec(
     detail_queries=4,  # + children (prefetched)
 )
 RMA_CASES = spec(
-    "rmacase",
+    "rma-case",
     url="/api/v1/rma-cases/",
-    model=RMACase,
+    model=Case,
     make=RMACaseFactory,
     offers=frozenset({"list", "retrieve", "update"}),
-    update=lambda case: {"ticket": "VEND-4711", "resolution": "board swapped"},
-    list_queries=4,
-    detail_queries=3,
+    update=lambda case: {"ticket": "VEND-4711", "vendor": "Supermicro", "priority": "p1"},
+    list_queries=5,  # + parts (prefetched)
+    detail_queries=4,
 )
 IMAGES = spec(
     "image",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import get_resolver
@@ -17,6 +18,7 @@ from rest_framework.authtoken.models import Token
 from inventory.imports import COLUMNS
 from inventory.models import BMC, Node, Operation
 from provisioning.models import Deployment, Image
+from rma.models import Case
 from tests.api.base import ACTORS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS
 from tests.factories import (
@@ -26,6 +28,7 @@ from tests.factories import (
     InterfaceFactory,
     NodeFactory,
     RackFactory,
+    RMACaseFactory,
     SubnetFactory,
     start_deploy,
 )
@@ -114,6 +117,51 @@ def node_import():
     return "/api/v1/nodes/import/", {"file": upload}, lambda: Node.objects.count()
 
 
+def rma_transition():
+    case = RMACaseFactory()
+    return (
+        f"/api/v1/rma-cases/{case.pk}/transitions/triaged/",
+        {"note": "ECC confirmed"},
+        lambda: Case.objects.get(pk=case.pk).status,
+    )
+
+
+def rma_note():
+    case = RMACaseFactory()
+    return (
+        f"/api/v1/rma-cases/{case.pk}/notes/",
+        {"body": "vendor asked for nvidia-bug-report"},
+        lambda: case.events.count(),
+    )
+
+
+def rma_part():
+    case = RMACaseFactory()
+    return (
+        f"/api/v1/rma-cases/{case.pk}/parts/",
+        {"component": "GPU 3", "old_serial": "1650923007581", "new_serial": "1650923009999"},
+        lambda: case.parts.count(),
+    )
+
+
+def rma_assign():
+    case = RMACaseFactory()
+    user = User.objects.create(username="tech-on-call")
+    return (
+        "/api/v1/rma-cases/assign/",
+        {"cases": [case.pk], "assignee": user.username},
+        lambda: Case.objects.get(pk=case.pk).assignee_id,
+    )
+
+
+def rma_events():
+    return f"/api/v1/rma-cases/{RMACaseFactory().pk}/events/", {}, lambda: None
+
+
+def rma_evidence():
+    return f"/api/v1/rma-cases/{RMACaseFactory().pk}/evidence.tar.gz", {}, lambda: None
+
+
 def dhcp_export():
     SubnetFactory()
     return "/api/v1/dhcp/kea/", {}, lambda: None
@@ -130,6 +178,12 @@ ROUTES = (
     Route("gaterun-cancel", "post", cancel_gate, ACTORS, 202),
     Route("node-import", "post", node_import, WRITERS, 202, format="multipart"),
     Route("dhcp-export", "get", dhcp_export, READERS, 200),
+    Route("rma-case-transition", "post", rma_transition, ACTORS, 200),
+    Route("rma-case-notes", "post", rma_note, ACTORS, 201),
+    Route("rma-case-parts", "post", rma_part, ACTORS, 201),
+    Route("rma-case-assign", "post", rma_assign, ACTORS, 200),
+    Route("rma-case-events", "get", rma_events, READERS, 200),
+    Route("rma-case-evidence", "get", rma_evidence, READERS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
 )
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from inventory.locking import NodeLocked, acquire, release
-from inventory.models import NetworkInterface, RMACase
+from inventory.models import NetworkInterface
+from rma.models import Case as RMACase
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.sshd import TOOL_OUTPUTS
 from tests.workers import wait_operation
@@ -143,7 +144,8 @@ def test_faulty_gpu_burn_sends_the_node_to_rma_with_evidence(api, sshd, failed_n
     assert failed_node.state == "rma"
     case = RMACase.objects.get(node=failed_node)
     assert case.status == "open" and "FAULTY" in case.reason
-    assert case.evidence["gate_run"] == run.pk
+    assert case.evidence["gate_run"] == run.pk == case.gate_run_id
+    assert case.evidence["findings"] == run.evidence
 
 
 def test_a_changed_host_key_is_refused(api, sshd, failed_node, celery_worker):

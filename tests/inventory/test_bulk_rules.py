@@ -4,7 +4,9 @@ or a case, and bulk `repaired` left their cases open.)"""
 
 import pytest
 
-from inventory.models import LifecycleEvent, Node, Operation, RMACase
+from inventory.models import LifecycleEvent, Node, Operation
+from rma.models import Case as RMACase
+from rma.models import CaseEvent
 from tests.factories import NodeFactory
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +60,9 @@ def test_bulk_repaired_closes_the_cases_and_reinspects(api, rack):
     assert resp.status_code == 202, resp.content
     assert set(Node.objects.values_list("state", flat=True)) == {"inspecting"}
     assert not RMACase.objects.filter(status="open").exists()
-    assert set(RMACase.objects.values_list("resolution", flat=True)) == {"GPU 3 replaced"}
+    assert set(RMACase.objects.values_list("resolution", flat=True)) == {"repaired"}
+    closing = CaseEvent.objects.filter(to_status="closed")
+    assert closing.count() == 2 and all("GPU 3 replaced" in e.note for e in closing)
     children = Operation.objects.get(pk=resp.data["id"]).children.all()
     assert {c.kind for c in children} == {"repaired"}
     assert all(c.task_id for c in children)  # the inspection was sent for each

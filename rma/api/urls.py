@@ -1,0 +1,17 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("rma-cases", views.CaseViewSet, basename="rma-case")
+
+urlpatterns = [
+    # A file name, so no trailing slash (the router adds one to everything it serves).
+    path(
+        "rma-cases/<int:pk>/evidence.tar.gz",
+        views.CaseViewSet.as_view({"get": "evidence"}),
+        name="rma-case-evidence",
+    ),
+    *router.urls,
+]

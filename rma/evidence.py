@@ -1,0 +1,189 @@
+"""The evidence bundle of a case: one tar.gz a vendor's RMA desk accepts without asking
+twice. `manifest.json` names the case, the node (identity, location, hardware and firmware
+facts) and every other file with its sha256, so what was sent can be proven later."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import tarfile
+from typing import Any
+
+from django.utils import timezone
+
+from inventory.models import LifecycleEvent
+from validation.models import CheckResult, GateRun
+
+from .models import Case, CaseEvent
+
+XID_LINE = re.compile(r"NVRM: Xid\b", re.IGNORECASE)
+FAILING = ("fail",)
+
+
+def filename(case: Case) -> str:
+    return f"rma-{case.pk}-{case.node.hostname}-evidence.tar.gz"
+
+
+def _json(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, sort_keys=True, default=str) + "\n").encode()
+
+
+def _slug(*parts: object) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(str(p) for p in parts)).strip("-")
+
+
+def files(case: Case) -> dict[str, bytes]:
+    """Every file of the bundle but the manifest, by path."""
+    out: dict[str, bytes] = {}
+    run = GateRun.objects.filter(pk=case.gate_run_id).first() if case.gate_run_id else None
+    if run is None:
+        # Opened by hand: the node's latest finished run is the best evidence there is.
+        run = (
+            GateRun.objects.filter(node_id=case.node_id, finished__isnull=False)
+            .order_by("-finished", "-pk")
+            .first()
+        )
+    if run is not None:
+        results = list(run.results.order_by("created", "id"))
+        out["gate-run/summary.json"] = _json(_run_summary(run, results))
+        xids: list[str] = []
+        for result in results:
+            xids += [line for line in result.stdout.splitlines() if XID_LINE.search(line)]
+            if result.status not in FAILING:
+                continue
+            base = "gate-run/failing/" + _slug(result.phase, result.check_name, result.iteration)
+            out[f"{base}/command.txt"] = (result.command + "\n").encode()
+            out[f"{base}/stdout.txt"] = result.stdout.encode()
+            out[f"{base}/stderr.txt"] = result.stderr.encode()
+            out[f"{base}/verdict.json"] = _json(_verdict(result))
+        out["xid-lines.txt"] = ("\n".join(xids) + ("\n" if xids else "")).encode()
+    events = LifecycleEvent.objects.filter(node_id=case.node_id).order_by("created", "id")
+    out["node/lifecycle.json"] = _json(
+        [
+            {
+                "at": e.created,
+                "from": e.from_state,
+                "to": e.to_state,
+                "event": e.event,
+                "actor": e.actor,
+                "reason": e.reason,
+            }
+            for e in events
+        ]
+    )
+    history = CaseEvent.objects.filter(case=case).order_by("created", "id")
+    out["case/history.json"] = _json(
+        [
+            {
+                "at": e.created,
+                "kind": e.kind,
+                "actor": e.actor,
+                "from": e.from_status,
+                "to": e.to_status,
+                "note": e.note,
+                "changes": e.changes,
+            }
+            for e in history
+        ]
+    )
+    return out
+
+
+def _run_summary(run: GateRun, results: list[CheckResult]) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "profile": run.profile.name,
+        "status": run.status,
+        "reason": run.outcome_reason,
+        "findings": run.evidence,
+        "started": run.started,
+        "finished": run.finished,
+        "checks": [
+            {
+                "phase": r.phase,
+                "check": r.check_name,
+                "tool": r.tool,
+                "iteration": r.iteration,
+                "status": r.status,
+                "reason": r.reason,
+                "exit_code": r.exit_code,
+                "duration_s": r.duration_s,
+                "hardware_fault": r.hardware_fault,
+            }
+            for r in results
+        ],
+    }
+
+
+def _verdict(result: CheckResult) -> dict[str, Any]:
+    return {
+        "check": result.check_name,
+        "tool": result.tool,
+        "status": result.status,
+        "reason": result.reason,
+        "hardware_fault": result.hardware_fault,
+        "exit_code": result.exit_code,
+        "metrics": result.metrics,
+        "evidence": result.evidence,
+        "facts": result.facts,
+    }
+
+
+def manifest(case: Case, contents: dict[str, bytes]) -> dict[str, Any]:
+    node = case.node
+    rack = node.rack
+    return {
+        "generated": timezone.now(),
+        "case": {
+            "id": case.pk,
+            "status": case.status,
+            "resolution": case.resolution,
+            "priority": case.priority,
+            "reason": case.reason,
+            "opened": case.opened,
+            "opened_by": case.opened_by,
+            "vendor": case.vendor,
+            "vendor_case": case.vendor_case,
+            "ticket": case.ticket,
+            "ticket_url": case.ticket_url,
+            "suspected_component": case.suspected_component,
+            "parts": [
+                {"component": p.component, "old_serial": p.old_serial, "new_serial": p.new_serial}
+                for p in case.parts.all()
+            ],
+        },
+        "node": {
+            "hostname": node.hostname,
+            "serial": node.serial,
+            "model": node.model,
+            "gpu_model": node.gpu_model,
+            "gpu_count": node.gpu_count,
+            "site": rack.site.slug if rack else None,
+            "site_name": rack.site.name if rack else None,
+            "rack": rack.name if rack else None,
+            "rack_unit": node.rack_unit,
+            "hardware_facts": node.hardware_facts,
+            "firmware_facts": node.firmware_facts,
+            "observed_facts": node.observed_facts,
+        },
+        "files": [
+            {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+            for path, data in sorted(contents.items())
+        ],
+    }
+
+
+def bundle(case: Case) -> bytes:
+    contents = files(case)
+    entries = {"manifest.json": _json(manifest(case, contents)), **contents}
+    buffer = io.BytesIO()
+    now = int(timezone.now().timestamp())
+    top = _slug("rma", case.pk)
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path, data in entries.items():
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size, info.mtime, info.mode = len(data), now, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()

@@ -1,0 +1,26 @@
+from django.db import models
+
+
+class IdempotencyRecord(models.Model):
+    """The answer given to a write sent with an `Idempotency-Key`, so the same write sent
+    again (a ticketing system retrying after a timeout) is answered, not applied twice.
+
+    Keyed by (actor, key): one integration's keys never collide with another's. The
+    request's fingerprint (method, path, body hash) catches a key reused for a different
+    write, which is refused rather than silently answered with the wrong result.
+    """
+
+    actor = models.CharField(max_length=150)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    body = models.JSONField(null=True)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["actor", "key"], name="idempotency_actor_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.key}"
