@@ -33,21 +33,18 @@ def suspected_component(lines: list[str], facts: dict[str, Any]) -> dict[str, An
     for line in lines:
         if pci := PCI.search(line):
             wanted = _norm_pci(pci.group(1))
-            for index, gpu in enumerate(gpus):
-                if _norm_pci(str(gpu.get("pci_address") or gpu.get("pci_bus_id") or "x:x")) == (
-                    wanted
-                ):
-                    return _describe(index, gpu, pci.group(1))
+            for position, known in enumerate(gpus):
+                address = str(known.get("pci_address") or known.get("pci_bus_id") or "x:x")
+                if _norm_pci(address) == wanted:
+                    return _describe(position, known, pci.group(1))
             serial = SERIAL.search(line)
             return _describe(None, {"serial": serial.group(1) if serial else None}, pci.group(1))
         if idx := GPU_INDEX.search(line):
             index = int(idx.group(1))
-            gpu: dict[str, Any] | None = next(
-                (g for g in gpus if str(g.get("index")) == str(index)), None
-            )
-            if gpu is None and index < len(gpus):
-                gpu = gpus[index]
-            return _describe(index, gpu or {}, None)
+            match = next((g for g in gpus if str(g.get("index")) == str(index)), None)
+            if match is None and index < len(gpus):
+                match = gpus[index]
+            return _describe(index, match or {}, None)
     return {}
 
 
