@@ -11,6 +11,7 @@ api_patterns = [
     path("", include("inventory.api.urls")),
     path("", include("provisioning.api.urls")),
     path("", include("validation.api.urls")),
+    path("", include("core.api.urls")),
 ]
 
 urlpatterns = [

@@ -5,13 +5,16 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("inventory", "provisioning", "validation")
-# validation -> provisioning -> inventory; fleet may import all three.
+# validation -> provisioning -> inventory -> core; fleet may import them all. `rma` is an app
+# being added alongside: its row applies once its directory exists.
 MAY_IMPORT = {
-    "inventory": set(),
-    "provisioning": {"inventory"},
-    "validation": {"inventory", "provisioning"},
+    "core": set(),
+    "inventory": {"core"},
+    "provisioning": {"inventory", "core"},
+    "validation": {"inventory", "provisioning", "core"},
+    "rma": {"inventory", "provisioning", "validation", "core"},
 }
+APPS = tuple(app for app in MAY_IMPORT if (ROOT / app).is_dir())
 SOURCE_DIRS = ("fleet", *APPS, "devtools")
 MAX_LINES = 400
 
