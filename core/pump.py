@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Min, Q
 from django.utils import timezone
 from standardwebhooks import Webhook
@@ -130,6 +131,31 @@ class Health:
         return values
 
 
+def write_results(rows: list[Delivery]) -> None:
+    """One UPDATE per row, sent as one batch (psycopg pipelines executemany). Django's
+    bulk_update builds a CASE per field per row, which cost more CPU than the POSTs."""
+    meta = Delivery._meta
+    column_of = {f.name: str(f.column) for f in meta.concrete_fields}
+    columns = [column_of[name] for name in RESULT_FIELDS]
+    # Identifiers from the model's own metadata, quoted; every value is a parameter.
+    sql = (
+        f"UPDATE {connection.ops.quote_name(meta.db_table)} SET "  # noqa: S608
+        + ", ".join(f"{connection.ops.quote_name(c)} = %s" for c in columns)
+        + f" WHERE {connection.ops.quote_name(str(meta.pk.column))} = %s"
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    params = [
+        [
+            adapt(value) if isinstance(value, datetime) else value
+            for value in (getattr(row, name) for name in RESULT_FIELDS)
+        ]
+        + [row.pk]
+        for row in rows
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
 class Pump:
     def __init__(self, sub: WebhookSubscription, token: str) -> None:
         self.sub, self.token = sub, token
@@ -203,7 +229,7 @@ class Pump:
     def flush(self, force: bool = False) -> None:
         stale = time.monotonic() - self.flushed_at >= FLUSH_SECONDS
         if self.results and (force or stale or len(self.results) >= FLUSH_EVERY):
-            Delivery.objects.bulk_update(self.results, RESULT_FIELDS)
+            write_results(self.results)
             self.results = []
             self.flushed_at = time.monotonic()
         if self.health.changed and (force or not self.results):

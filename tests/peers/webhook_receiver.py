@@ -45,6 +45,9 @@ def serve(port: int, secret: str, log_path: Path, mode: str, sleep: float) -> No
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as a real receiver behind a proxy
+        # Headers and body go out in two writes; with Nagle on, the second waits for the
+        # client's delayed ACK (40 ms per request on Linux). Real servers set this too.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:
             pass
