@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "core",
     "inventory",
     "provisioning",
     "validation",
@@ -250,6 +251,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provisioning.tasks.refresh_power_states",
         "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),
     },
+    "webhook-sweep": {
+        "task": "core.tasks.sweep",
+        "schedule": env.float("CORRAL_WEBHOOK_SWEEP_SECONDS", default=15.0),
+        "options": {"queue": env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")},
+    },
     "prune-boot-records": {
         "task": "provisioning.tasks.prune_boot_records",
         "schedule": 3600.0,
@@ -361,6 +367,32 @@ CORRAL_BMC_RETRY_BASE_SECONDS = env.float("CORRAL_BMC_RETRY_BASE_SECONDS", defau
 # After a power request, read the state back until it matches (BMCs apply it late).
 CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)
 CORRAL_POWER_POLL_SECONDS = env.float("CORRAL_POWER_POLL_SECONDS", default=2.0)
+# Absolute links in webhook payloads (and anything else sent outside) start with this.
+CORRAL_PUBLIC_URL = env.str("CORRAL_PUBLIC_URL", default="http://localhost:8000").rstrip("/")
+# Outbound webhooks (core/, docs/webhooks.md). Pumps run on their own queue so a slow
+# receiver never holds a worker slot that node operations need.
+CORRAL_WEBHOOK_QUEUE = env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")
+CORRAL_WEBHOOK_TIMEOUT_SECONDS = env.float("CORRAL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Retries wait these many seconds after the 1st, 2nd... failure (the last one repeats) and
+# stop this many hours after the event (the delivery is then `failed`).
+CORRAL_WEBHOOK_BACKOFF_SECONDS = [
+    float(x)
+    for x in env.list(
+        "CORRAL_WEBHOOK_BACKOFF_SECONDS", default=["5", "30", "120", "600", "1800", "3600", "7200"]
+    )
+]
+CORRAL_WEBHOOK_RETRY_HOURS = env.float("CORRAL_WEBHOOK_RETRY_HOURS", default=24.0)
+# A subscription is shown `failing` after this many failed attempts in a row, or once its
+# failures have lasted this long; the next success clears it.
+CORRAL_WEBHOOK_FAILING_ATTEMPTS = env.int("CORRAL_WEBHOOK_FAILING_ATTEMPTS", default=5)
+CORRAL_WEBHOOK_FAILING_SECONDS = env.float("CORRAL_WEBHOOK_FAILING_SECONDS", default=600.0)
+# A pump holds its subscription this long between renewals; a pump lost with its worker is
+# replaced by the sweep once its lease has run out.
+CORRAL_WEBHOOK_LEASE_SECONDS = env.float("CORRAL_WEBHOOK_LEASE_SECONDS", default=60.0)
+# Deliveries read per query, and how long one pump run lasts before it hands over to a new
+# message (well inside its soft time limit).
+CORRAL_WEBHOOK_BATCH = env.int("CORRAL_WEBHOOK_BATCH", default=100)
+CORRAL_WEBHOOK_PUMP_SECONDS = env.float("CORRAL_WEBHOOK_PUMP_SECONDS", default=120.0)
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {

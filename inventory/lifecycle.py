@@ -30,9 +30,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core import outbox
+
 from .choices import TRANSITIONAL_STATES
 from .choices import NodeState as S
 from .models import LifecycleEvent, Node, Operation
+from .notify import node_data
 
 _TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("inspect", (S.ENROLLED, S.FAILED), S.INSPECTING),
@@ -134,7 +137,7 @@ def transition(
             raise IllegalTransition(node=str(node), state=current, event=event)
         for key, value in fields.items():
             setattr(node, key, value)
-        return LifecycleEvent.objects.create(
+        recorded = LifecycleEvent.objects.create(
             node=node,
             from_state=current,
             to_state=target,
@@ -143,3 +146,16 @@ def transition(
             reason=reason,
             operation=operation,
         )
+        outbox.emit(
+            "node.state_changed",
+            lambda: {
+                "node": node_data(node),
+                "from": current,
+                "to": target,
+                "event": event,
+                "actor": actor,
+                "reason": reason,
+                "operation": operation.pk if operation is not None else None,
+            },
+        )
+        return recorded

@@ -24,6 +24,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from core import outbox
+
 from .actions import get_action
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
@@ -33,6 +35,7 @@ from .choices import (
 )
 from .locking import release_for
 from .models import Node, Operation
+from .notify import operation_data
 
 log = logging.getLogger(__name__)
 
@@ -203,11 +206,12 @@ def finish_operation(
         )
         if ended:
             release_for(op)
+            for key, value in fields.items():
+                setattr(op, key, value)
+            outbox.emit("operation.finished", lambda: operation_data(op))
     if not ended:
         op.refresh_from_db(fields=["status", "finished", "error", "progress", "result"])
         return False
-    for key, value in fields.items():
-        setattr(op, key, value)
     if op.parent_id:
         release_next_child(op)
         refresh_parent(op.parent_id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser, User
 
+from core.actors import actor_of  # noqa: F401  (how events name who did it; core's webhooks too)
+
 VIEW, ACT, WRITE, ADMIN = "view", "act", "write", "admin"
 
 ROLE_CAPABILITIES: dict[str, frozenset[str]] = {
@@ -36,10 +38,3 @@ def capabilities(user: User | AnonymousUser) -> frozenset[str]:
 
 def can(user: User | AnonymousUser, capability: str) -> bool:
     return capability in capabilities(user)
-
-
-def actor_of(user: User | AnonymousUser, via_token: bool = False) -> str:
-    """How events and operations name who did it."""
-    if not user or not user.is_authenticated:
-        return "system"
-    return f"{'token' if via_token else 'user'}:{user.get_username()}"

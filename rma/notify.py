@@ -1,5 +1,5 @@
 """What a ticketing system hears about a case: the webhook payloads of `rma.opened` and
-`rma.updated`, complete enough to write a ticket without a second call."""
+`rma.updated`, complete enough to write (or update) a ticket without a second call."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from typing import Any
 
 from django.urls import reverse
 
+from core.outbox import emit
+from inventory.notify import absolute_url, node_data
+
 from .models import Case
 
 
 def case_data(case: Case) -> dict[str, Any]:
-    node = case.node
-    rack = node.rack
     return {
         "id": case.pk,
         "status": case.status,
@@ -25,23 +26,24 @@ def case_data(case: Case) -> dict[str, Any]:
         "ticket": case.ticket,
         "ticket_url": case.ticket_url,
         "suspected_component": case.suspected_component,
+        "findings": (case.evidence or {}).get("findings", []),
         "sla_due": case.sla_due.isoformat() if case.sla_due else None,
         "opened": case.opened.isoformat(),
         "closed": case.closed.isoformat() if case.closed else None,
-        "node": {
-            "id": node.pk,
-            "hostname": node.hostname,
-            "serial": node.serial,
-            "state": node.state,
-            "site": rack.site.slug if rack else None,
-            "rack": rack.name if rack else None,
-            "u": node.rack_unit,
-        },
-        "path": reverse("rma:case_detail", args=[case.pk]),
-        "evidence_path": reverse("api:rma-case-evidence", args=[case.pk]),
+        "node": node_data(case.node),
+        "url": absolute_url(case.get_absolute_url()),
+        "api_url": absolute_url(reverse("api:rma-case-detail", args=[case.pk])),
+        "evidence_url": absolute_url(reverse("api:rma-case-evidence", args=[case.pk])),
     }
 
 
 def case_changed(case: Case, event_type: str, actor: str, **detail: Any) -> None:
-    """Record the event for webhook subscribers, in the caller's transaction."""
-    case_data(case)  # wired to the webhook outbox with the `core` app
+    """Record the event for webhook subscribers, in the caller's transaction (an outbox:
+    it is sent if and only if the change commits). The payload is built only if someone
+    subscribed. `detail` says what changed: the field changes, the note, the part."""
+
+    def payload() -> dict[str, Any]:
+        fresh = Case.objects.select_related("node__rack__site", "assignee").get(pk=case.pk)
+        return {"case": case_data(fresh), "actor": actor, **detail}
+
+    emit(event_type, payload)

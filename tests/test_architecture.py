@@ -5,16 +5,17 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("inventory", "provisioning", "validation", "rma")
-# rma -> validation -> provisioning -> inventory; fleet may import all of them. A lower app
-# reaches a higher one only by a dotted path it does not import (a node action's `task` or
-# `effect`), which the table of actions shows in one place.
+# rma -> validation -> provisioning -> inventory -> core; fleet may import them all. A lower
+# app reaches a higher one only by a dotted path it does not import (a node action's `task`
+# or `effect`), which the table of actions shows in one place.
 MAY_IMPORT = {
-    "inventory": set(),
-    "provisioning": {"inventory"},
-    "validation": {"inventory", "provisioning"},
-    "rma": {"inventory", "provisioning", "validation"},
+    "core": set(),
+    "inventory": {"core"},
+    "provisioning": {"inventory", "core"},
+    "validation": {"inventory", "provisioning", "core"},
+    "rma": {"inventory", "provisioning", "validation", "core"},
 }
+APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")
 MAX_LINES = 400
 

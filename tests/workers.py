@@ -90,7 +90,7 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
 CELERY = [sys.executable, "-m", "celery", "-A", "fleet"]
 
 
-def start_worker(env: dict[str, str], log: Path, *extra: str) -> Worker:
+def start_worker(env: dict[str, str], log: Path, *extra: str, queues: str = QUEUES) -> Worker:
     """A worker process on the test queues (threads pool, as a site worker runs); returns
     once it is ready. `extra` arguments are appended (e.g. "-B" for an embedded beat)."""
     with open(log, "wb") as out:
@@ -99,7 +99,7 @@ def start_worker(env: dict[str, str], log: Path, *extra: str) -> Worker:
                 *CELERY,
                 "worker",
                 "-Q",
-                QUEUES,
+                queues,
                 "-c",
                 "4",
                 "--pool",

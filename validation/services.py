@@ -16,13 +16,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from core import outbox
 from inventory import operations
 from inventory import services as inventory
 from inventory.choices import NodeState, OperationStatus
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
+from inventory.notify import absolute_url, node_data
 from provisioning.models import DeploymentStatus
 from provisioning.schedulers import get_scheduler
 from provisioning.selectors import latest_deployment
@@ -292,6 +295,17 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
                 error="" if status == RunStatus.PASSED else reason,
                 result={"gate_run": run.pk, "status": status},
             )
+        outbox.emit(
+            "gate.finished",
+            lambda: {
+                "gate_run": run.pk,
+                "status": status,
+                "reason": reason,
+                "profile": run.profile.name,
+                "node": node_data(node),
+                "url": absolute_url(reverse("api:gaterun-detail", args=[run.pk])),
+            },
+        )
     return status
 
 

@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from inventory.fields import EncryptedTextField
+from core.fields import EncryptedTextField
 
 
 class DeploymentStatus(models.TextChoices):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from core.models import WebhookSubscription
 from inventory.models import (
     LifecycleEvent,
     NetworkInterface,
@@ -20,6 +21,7 @@ from inventory.models import (
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from rma.models import Case
 from tests.api.base import ACTORS, OPS, READERS, WRITERS, ViewSetSpec
+from tests.core.factories import make_subscription
 from tests.factories import (
     SHIPPED_PROFILE,
     BootRequestFactory,
@@ -56,6 +58,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "gateprofile": (R, R, W, W, W),
     "gaterun": (R, R, W, W, W),
     "checkresult": (R, R, W, W, W),
+    "webhook": (R, R, W, W, W),
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -238,6 +241,16 @@ CHECK_RESULTS = spec(
     list_queries=4,
     detail_queries=3,
 )
+WEBHOOKS = spec(
+    "webhook",
+    url="/api/v1/webhooks/",
+    model=WebhookSubscription,
+    make=make_subscription,
+    create=lambda: {"url": "https://tickets.example.net/hook", "events": ["gate.finished"]},
+    update=lambda sub: {"description": "ticketing", "events": ["operation.finished"]},
+    list_queries=4,
+    detail_queries=3,
+)
 
 SPECS = (
     SITES,
@@ -254,6 +267,7 @@ SPECS = (
     GATE_PROFILES,
     GATE_RUNS,
     CHECK_RESULTS,
+    WEBHOOKS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 from django.conf import settings
@@ -13,14 +14,17 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import get_resolver
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from core.models import Delivery, WebhookSubscription
 from inventory.imports import COLUMNS
 from inventory.models import BMC, Node, Operation
 from provisioning.models import Deployment, Image
 from rma.models import Case
 from tests.api.base import ACTORS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS
+from tests.core.factories import make_delivery, make_subscription
 from tests.factories import (
     DraftImageFactory,
     GateRunFactory,
@@ -162,6 +166,29 @@ def rma_evidence():
     return f"/api/v1/rma-cases/{RMACaseFactory().pk}/evidence.tar.gz", {}, lambda: None
 
 
+def rotate_secret():
+    sub = make_subscription()
+    return (
+        f"/api/v1/webhooks/{sub.pk}/rotate-secret/",
+        {},
+        lambda: WebhookSubscription.objects.get(pk=sub.pk).secret,
+    )
+
+
+def webhook_deliveries():
+    delivery = make_delivery()
+    return f"/api/v1/webhooks/{delivery.subscription_id}/deliveries/", {}, lambda: None
+
+
+def redeliver():
+    delivery = make_delivery(status="failed", next_attempt=timezone.now() + timedelta(days=1))
+    return (
+        f"/api/v1/webhooks/{delivery.subscription_id}/deliveries/{delivery.pk}/redeliver/",
+        {},
+        lambda: Delivery.objects.get(pk=delivery.pk).status,
+    )
+
+
 def dhcp_export():
     SubnetFactory()
     return "/api/v1/dhcp/kea/", {}, lambda: None
@@ -184,6 +211,9 @@ ROUTES = (
     Route("rma-case-assign", "post", rma_assign, ACTORS, 200),
     Route("rma-case-events", "get", rma_events, READERS, 200),
     Route("rma-case-evidence", "get", rma_evidence, READERS, 200),
+    Route("webhook-rotate-secret", "post", rotate_secret, WRITERS, 200),
+    Route("webhook-deliveries", "get", webhook_deliveries, READERS, 200),
+    Route("webhook-redeliver", "post", redeliver, WRITERS, 202),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
 )
 
@@ -211,6 +241,7 @@ def test_routes_beyond_crud_follow_the_role_table(api, route, role):
 BMC_PASSWORD = "Walk-S3cret-BMC-pass"
 DEPLOY_TOKEN = "tok-walk-" + "5ec2e7" * 8
 FERNET = re.compile(r"gAAAAA[A-Za-z0-9_=-]{20,}")
+WEBHOOK_SECRET = re.compile(r"whsec_[A-Za-z0-9+/=]{20,}")
 
 
 @pytest.fixture
@@ -223,16 +254,19 @@ def fleet_with_secrets(users):
     InterfaceFactory(node=node, ip="10.77.0.11")
     SubnetFactory(cidr="10.77.0.0/24", gateway="10.77.0.1")
     start_deploy(node, ImageFactory(), DEPLOY_TOKEN)
+    make_delivery()
     api_tokens = [Token.objects.get_or_create(user=user)[0].key for user in users.values()]
     plaintexts = [
         *BMC.objects.exclude(password="").values_list("password", flat=True),
         *Deployment.objects.values_list("token", flat=True),
+        *(sub.secret for sub in WebhookSubscription.objects.all()),
     ]
     assert {BMC_PASSWORD, DEPLOY_TOKEN} <= set(plaintexts)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT password FROM inventory_bmc WHERE password <> ''"
             " UNION ALL SELECT token FROM provisioning_deployment"
+            " UNION ALL SELECT secret FROM core_webhooksubscription"
         )
         ciphertexts = [row[0] for row in cursor.fetchall()]
     assert ciphertexts and all(FERNET.fullmatch(c) for c in ciphertexts)
@@ -247,7 +281,8 @@ def every_get_url(client) -> list[str]:
         urls.append(spec.url)
         urls += [spec.detail_url(row["id"]) for row in rows]
     urls += [f"/api/v1/nodes/{pk}/actions/" for pk in Node.objects.values_list("pk", flat=True)]
-    return urls
+    hooks = WebhookSubscription.objects.values_list("pk", flat=True)
+    return urls + [f"/api/v1/webhooks/{pk}/deliveries/" for pk in hooks]
 
 
 @pytest.mark.django_db
@@ -262,3 +297,4 @@ def test_no_secret_in_any_list_or_detail_response(api, fleet_with_secrets):
         leaked = [secret[:12] for secret in fleet_with_secrets if secret in body]
         assert not leaked, (url, leaked)
         assert not FERNET.search(body), url
+        assert not WEBHOOK_SECRET.search(body), url

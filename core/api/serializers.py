@@ -1,0 +1,105 @@
+"""Webhook API shapes. Field names are part of the integration contract. The secret is a
+field of the create and rotate answers only (SecretSerializer), never of a read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from ..models import Delivery, DeliveryStatus, WebhookSubscription
+from ..outbox import EVENT_TYPES
+from ..validators import check_events, check_url
+
+
+def _django_to_drf(check: Callable[[Any], Any], value: Any) -> Any:
+    """The rule lives in core.validators; DRF wants its own error type for a field."""
+    try:
+        return check(value)
+    except DjangoValidationError as exc:
+        raise serializers.ValidationError(next(iter(exc.message_dict.values())))
+
+
+class WebhookSubscriptionSerializer(serializers.ModelSerializer):
+    url = serializers.CharField(max_length=500)
+    events = serializers.ListField(
+        child=serializers.CharField(max_length=40),
+        help_text=f"Event types: {', '.join(EVENT_TYPES)}.",
+    )
+
+    class Meta:
+        model = WebhookSubscription
+        fields = [
+            "id",
+            "url",
+            "events",
+            "description",
+            "enabled",
+            "failing",
+            "failing_since",
+            "consecutive_failures",
+            "last_success_at",
+            "retry_at",
+            "created",
+            "updated",
+            "created_by",
+        ]
+        read_only_fields = [
+            "failing",
+            "failing_since",
+            "consecutive_failures",
+            "last_success_at",
+            "retry_at",
+            "created",
+            "updated",
+            "created_by",
+        ]
+
+    def validate_url(self, value: str) -> str:
+        return _django_to_drf(check_url, value)
+
+    def validate_events(self, value: list) -> list[str]:
+        return _django_to_drf(check_events, value)
+
+
+class CreatedWebhookSerializer(WebhookSubscriptionSerializer):
+    """The create answer: the subscription and, this once, its secret."""
+
+    secret = serializers.CharField(read_only=True, help_text="whsec_…: shown only now.")
+
+    class Meta(WebhookSubscriptionSerializer.Meta):
+        fields = [*WebhookSubscriptionSerializer.Meta.fields, "secret"]
+
+
+class SecretSerializer(serializers.Serializer):
+    secret = serializers.CharField(read_only=True, help_text="whsec_…: shown only now.")
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    event_type = serializers.CharField(source="event.type", read_only=True)
+    msg_id = serializers.CharField(source="event.msg_id", read_only=True)
+    event_timestamp = serializers.DateTimeField(source="event.timestamp", read_only=True)
+
+    class Meta:
+        model = Delivery
+        fields = [
+            "id",
+            "event_type",
+            "msg_id",
+            "event_timestamp",
+            "status",
+            "attempts",
+            "last_attempt",
+            "last_status_code",
+            "last_latency_ms",
+            "last_error",
+            "next_attempt",
+            "delivered_at",
+        ]
+        read_only_fields = fields
+
+
+class DeliveryFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=DeliveryStatus.choices, required=False)

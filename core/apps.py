@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    """Pieces every app may use and that use no app: encrypted fields, actor names, and the
+    outbound webhooks (the outbox other apps write events into)."""
+
+    name = "core"
+    verbose_name = "Core"

@@ -1,0 +1,39 @@
+"""The rules a subscription's fields follow, once, for the API, the admin and services."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
+
+from .outbox import EVENT_TYPES
+
+
+def check_url(url: str) -> str:
+    """http or https with a host. Any host is allowed, private addresses included: the
+    usual receiver is a ticketing system inside the same network."""
+    url = (url or "").strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises on a port that is not a number in range
+    except ValueError as exc:
+        raise ValidationError({"url": f"Not a valid URL: {exc}."}) from exc
+    if parts.scheme not in ("http", "https"):
+        raise ValidationError({"url": "Use an http:// or https:// URL."})
+    if not parts.hostname or any(c.isspace() for c in url):
+        raise ValidationError({"url": "The URL needs a host (https://host/path)."})
+    if port == 0:
+        raise ValidationError({"url": "Port 0 is not a port."})
+    return url
+
+
+def check_events(events: object) -> list[str]:
+    """A non-empty list of known event types, each once, in the order given."""
+    if not isinstance(events, list) or not events:
+        raise ValidationError({"events": f"Give a list of event types: {', '.join(EVENT_TYPES)}."})
+    unknown = [e for e in events if not isinstance(e, str) or e not in EVENT_TYPES]
+    if unknown:
+        raise ValidationError(
+            {"events": f"Unknown event type {unknown[0]!r}; known: {', '.join(EVENT_TYPES)}."}
+        )
+    return list(dict.fromkeys(events))

@@ -1,0 +1,43 @@
+"""Webhook test data: subscriptions made by the service (a real secret), events and
+deliveries written the way emit() writes them."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from core import services
+from core.ids import new_msg_id
+from core.models import Delivery, WebhookEvent, WebhookSubscription
+from core.outbox import serialize
+
+_counter = iter(range(1, 10**9))
+
+
+def make_subscription(
+    url: str = "", events: tuple[str, ...] = ("node.state_changed",), **fields
+) -> WebhookSubscription:
+    n = next(_counter)
+    sub, _ = services.create_subscription(
+        url or f"https://hooks{n}.example.net/corral",
+        list(events),
+        actor="user:factory",
+        description=f"subscription {n}",
+    )
+    if fields:
+        WebhookSubscription.objects.filter(pk=sub.pk).update(**fields)
+        sub.refresh_from_db()
+    return sub
+
+
+def make_delivery(sub: WebhookSubscription | None = None, **fields) -> Delivery:
+    sub = sub or make_subscription()
+    now = timezone.now()
+    data = {"node": {"id": 1, "hostname": "gpu-x"}, "from": "ready", "to": "deploying"}
+    body = serialize("node.state_changed", now, data)
+    event = WebhookEvent.objects.create(
+        msg_id=new_msg_id(), type="node.state_changed", timestamp=now, data=data, body=body
+    )
+    values = {"next_attempt": now, "give_up_at": now + timedelta(hours=24), **fields}
+    return Delivery.objects.create(event=event, subscription=sub, **values)
