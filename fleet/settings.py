@@ -320,14 +320,6 @@ CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
 CORRAL_POWER_REFRESH_SECONDS = env.int("CORRAL_POWER_REFRESH_SECONDS", default=300)
 # How nodes reach Corral's /boot/ endpoints (e.g. http://10.0.0.5:8000); empty = the
 # host the node used for the request.
-# Hours from opening to an RMA case's SLA due time, per priority (CORRAL_RMA_SLA_HOURS=
-# "p1=24,p2=72,p3=168,p4=336"). A case past its due time is overdue on the queue page.
-CORRAL_RMA_SLA_HOURS: dict[str, float] = {
-    key: float(value)
-    for key, value in env.dict(
-        "CORRAL_RMA_SLA_HOURS", default={"p1": "24", "p2": "72", "p3": "168", "p4": "336"}
-    ).items()
-}
 CORRAL_BOOT_BASE_URL = env.str("CORRAL_BOOT_BASE_URL", default="").rstrip("/")
 # UEFI HTTP-boot clients (arch 16 / 19) are sent, by the DHCP exports, to these EFI loader
 # URLs (an iPXE or GRUB image on an HTTP server); empty = no HTTP-boot entry in the export.
@@ -403,3 +395,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+# Hours from opening an RMA case to its SLA due time, per priority ("p1=24,p2=72,...").
+_SLA = env.dict("CORRAL_RMA_SLA_HOURS", default={"p1": 24, "p2": 72, "p3": 168, "p4": 336})
+CORRAL_RMA_SLA_HOURS: dict[str, float] = {key: float(hours) for key, hours in _SLA.items()}

@@ -5,6 +5,7 @@ from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
 
+from core import selectors as webhook_selectors
 from inventory import selectors
 from inventory.choices import STATE_COLOURS, NodeState
 from inventory.permissions import VIEW
@@ -26,6 +27,7 @@ def overview(request):
             "total": sum(totals.values()),
             "validating": validation_selectors.validating_queue(),
             "unserved": selectors.unserved_queues(),
+            "failing_webhooks": webhook_selectors.failing_subscriptions(),
         },
     )
 
