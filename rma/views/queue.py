@@ -27,6 +27,8 @@ def _filter_data(params: QueryDict) -> QueryDict:
     """The queue shows open cases unless the person asked for a status or for
     closed/all cases (`open=` empty means all)."""
     data = params.copy()
+    for key in ("status", "priority"):  # the form's "any" sends an empty value
+        data.setlist(key, [v for v in data.getlist(key) if v])
     if "open" not in data and not data.get("status"):
         data["open"] = "true"
     return data

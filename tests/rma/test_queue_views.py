@@ -78,6 +78,10 @@ def test_queue_filters_by_site_overdue_assignee_and_search(client, users, queue_
     assert hostnames(client.get(QUEUE, {"site": "dc2"}).content.decode()) == ["q-3", "q-4"]
     assert hostnames(client.get(QUEUE, {"assignee": "ted"}).content.decode()) == ["q-1"]
     assert hostnames(client.get(QUEUE, {"q": "fault 2"}).content.decode()) == ["q-2"]
+    # What the filter form sends when only the search is filled in.
+    form = {"q": "fault 2", "open": "true", "status": "", "site": "", "assignee": "", "vendor": ""}
+    html = client.get(QUEUE, form).content.decode()
+    assert hostnames(html) == ["q-2"] and "ignored" not in html
     overdue = client.get(QUEUE, {"overdue": "true"}).content.decode()
     assert hostnames(overdue) == ["q-3"]
     # The late row is marked where a technician looks: row colour and a badge in SLA due.
