@@ -99,6 +99,8 @@ ACTIONS: dict[str, Action] = {
             task="provisioning.tasks.inspect_node",
             style="success",
             effect="rma.services.on_node_repaired",
+            # {"then": "deploy"}: back through deploy and gates once inspected (RMA close).
+            params_validator="provisioning.followups.validate_then",
             confirm="Close the RMA case and re-inspect the node?",
         ),
         Action(

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from celery import Task
 from celery.exceptions import Retry, SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 
 from inventory import operations
 from inventory import services as inventory
@@ -32,6 +32,7 @@ from inventory.lifecycle import IllegalTransition
 from inventory.locking import Heartbeat, NodeLocked, acquire, holder_of, release_for
 from inventory.models import Node, Operation
 
+from . import followups
 from .drivers import BMCFatalError, BMCTransientError
 
 log = logging.getLogger(__name__)
@@ -86,8 +87,12 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
     """The work and its one error policy. The operation's end releases the node lock;
     a retry keeps it, so nobody else takes the node between two attempts."""
     try:
-        result = work(node, op)
-        operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result or {})
+        result = work(node, op) or {}
+        with transaction.atomic():
+            # What the operation asked to do next starts as it ends, or not at all.
+            ended = operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result)
+            if ended and (why := followups.start_next(op, node)):
+                Operation.objects.filter(pk=op.pk).update(result={**result, "then": why})
         return "succeeded"
     except Retry:
         raise

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 PCI = re.compile(
-    r"\b((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)(?![0-9a-fA-F:])"
+    r"\b((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)(?![0-9a-fA-F])"
 )
 GPU_INDEX = re.compile(r"\bGPU\s*#?(\d{1,2})\b", re.IGNORECASE)
 SERIAL = re.compile(r"\bserial\s+([^\s,()?]+)")
