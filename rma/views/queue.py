@@ -1,0 +1,131 @@
+"""The RMA queue (filters, sort, paging, a table that refreshes itself, bulk assign) and
+the node page's RMA panel."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from inventory.models import Node
+from inventory.permissions import ACT, VIEW, actor_of, can
+
+from .. import selectors, services, ui_selectors
+from ..filtersets import CaseFilterSet
+from ..forms import BulkAssignForm
+from . import require
+
+PAGE_SIZE = 50
+SORT_COLUMNS = ("priority", "opened", "sla_due", "status", "updated")
+
+
+def _filter_data(params: QueryDict) -> QueryDict:
+    """The queue shows open cases unless the person asked for a status or for
+    closed/all cases (`open=` empty means all)."""
+    data = params.copy()
+    for key in ("status", "priority"):  # the form's "any" sends an empty value
+        data.setlist(key, [v for v in data.getlist(key) if v])
+    if "open" not in data and not data.get("status"):
+        data["open"] = "true"
+    return data
+
+
+def _with(params: QueryDict, **changes: str | None) -> str:
+    out = params.copy()
+    for key, value in changes.items():
+        out.pop(key, None)
+        if value is not None:
+            out[key] = value
+    return out.urlencode()
+
+
+def _sort_links(params: QueryDict, current: str) -> dict[str, dict[str, str]]:
+    """Per column: the query that sorts by it (a second click reverses) and its arrow."""
+    links = {}
+    for key in SORT_COLUMNS:
+        arrow = {key: "▲", f"-{key}": "▼"}.get(current, "")
+        target = f"-{key}" if current == key else key
+        links[key] = {"query": _with(params, sort=target, page=None), "arrow": arrow}
+    return links
+
+
+def queue_context(request) -> dict:
+    params = request.GET
+    # The queue shows no parts: drop the shared queryset's prefetch of them.
+    rows = selectors.case_queryset().prefetch_related(None)
+    filterset = CaseFilterSet(_filter_data(params), queryset=rows)
+    cases, sort = ui_selectors.sorted_cases(filterset.qs, params.get("sort", ""))
+    page = Paginator(cases, PAGE_SIZE).get_page(params.get("page"))
+    pages = {}
+    if page.has_previous():
+        pages["previous"] = _with(params, page=str(page.previous_page_number()))
+    if page.has_next():
+        pages["next"] = _with(params, page=str(page.next_page_number()))
+    return {
+        "filter": filterset,
+        "page": page,
+        "cases": page.object_list,
+        "sort": sort,
+        "sorts": _sort_links(params, sort),
+        "pages": pages,
+        "querystring": params.urlencode(),
+        "show": _filter_data(params).get("open", ""),
+        "can_act": can(request.user, ACT),
+        # the bulk-assign select lives in the table region
+        "users": ui_selectors.assignable_users() if can(request.user, ACT) else [],
+    }
+
+
+@login_required
+def case_list(request):
+    require(request, VIEW)
+    context = queue_context(request)
+    template = "rma/case_list.html"
+    if request.htmx and not request.htmx.boosted:
+        template += "#case-table"
+    else:
+        context["sites"] = ui_selectors.sites()
+        # the same queryset as the bulk-assign select's: read once
+        context["all_users"] = context["users"] or ui_selectors.assignable_users()
+    return render(request, template, context)
+
+
+@login_required
+@require_POST
+def case_assign(request):
+    """Bulk assign from the queue; answers with the table (same filters, sort and page)."""
+    require(request, ACT)
+    form = BulkAssignForm(request.POST)
+    if form.is_valid():
+        cases = list(form.cleaned_data["cases"])
+        user = form.cleaned_data["assignee"]
+        changed = services.assign([c.pk for c in cases], user.pk, actor_of(request.user))
+        messages.success(
+            request,
+            f"{len(cases)} case{'s' if len(cases) != 1 else ''} assigned to "
+            f"{user.get_username()} ({changed} changed).",
+        )
+    else:
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    if not request.htmx:
+        return redirect(f"{reverse('rma:case_list')}?{request.GET.urlencode()}")
+    return render(request, "rma/case_list.html#case-table", queue_context(request))
+
+
+@login_required
+def node_cases(request, node_pk: int):
+    """The node page's RMA panel, loaded over HTMX (inventory does not import rma)."""
+    require(request, VIEW)
+    node = get_object_or_404(Node, pk=node_pk)
+    cases = list(selectors.cases_of_node(node.pk))
+    current = next((c for c in cases if c.is_open), None)
+    context = {
+        "node": node,
+        "current": current,
+        "past": [c for c in cases if c is not current],
+    }
+    return render(request, "rma/_node_cases.html", context)
