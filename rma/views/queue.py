@@ -24,12 +24,15 @@ SORT_COLUMNS = ("priority", "opened", "sla_due", "status", "updated")
 
 
 def _filter_data(params: QueryDict) -> QueryDict:
-    """The queue shows open cases unless the person asked for a status or for
-    closed/all cases (`open=` empty means all)."""
+    """The queue shows open cases unless the person asked for a status (which wins over
+    "Show") or for closed/all cases (`open=` empty means all)."""
     data = params.copy()
     for key in ("status", "priority"):  # the form's "any" sends an empty value
         data.setlist(key, [v for v in data.getlist(key) if v])
-    if "open" not in data and not data.get("status"):
+    if data.get("status"):
+        # A chosen status says which cases; "Show: open" beside it would only empty the list.
+        data.pop("open", None)
+    elif "open" not in data:
         data["open"] = "true"
     return data
 

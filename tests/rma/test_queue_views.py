@@ -70,6 +70,9 @@ def test_queue_shows_open_cases_by_default_and_closed_by_filter(client, users, q
     assert hostnames(client.get(QUEUE, {"open": "false"}).content.decode()) == ["q-closed"]
     assert hostnames(client.get(QUEUE, {"status": "closed"}).content.decode()) == ["q-closed"]
     assert len(hostnames(client.get(QUEUE, {"open": ""}).content.decode())) == 6
+    # The form sends "Show: open" along with a chosen status: the status wins.
+    both = client.get(QUEUE, {"open": "true", "status": "closed"}).content.decode()
+    assert hostnames(both) == ["q-closed"]
 
 
 @pytest.mark.django_db
