@@ -1,12 +1,14 @@
 """Settings checks for webhook delivery: a combination that would deliver twice is refused
 at start-up, not found out from a receiver's duplicate tickets."""
 
+from typing import Any
+
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import CheckMessage, Error, register
 
 
 @register()
-def lease_outlasts_timeout(app_configs, **kwargs):
+def lease_outlasts_timeout(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
     # A pump renews its lease between deliveries; one POST waiting out the whole timeout
     # must not let the lease lapse, or the sweep starts a second pump for the same
     # subscription and both send the same deliveries.
