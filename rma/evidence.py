@@ -14,12 +14,11 @@ from typing import Any
 from django.utils import timezone
 
 from inventory.models import LifecycleEvent
+from inventory.notify import node_data
 from validation.models import CheckResult, GateRun
 
+from . import notify, selectors
 from .models import Case, CaseEvent
-
-XID_LINE = re.compile(r"NVRM: Xid\b", re.IGNORECASE)
-FAILING = ("fail",)
 
 
 def filename(case: Case) -> str:
@@ -37,28 +36,20 @@ def _slug(*parts: object) -> str:
 def files(case: Case) -> dict[str, bytes]:
     """Every file of the bundle but the manifest, by path."""
     out: dict[str, bytes] = {}
-    run = GateRun.objects.filter(pk=case.gate_run_id).first() if case.gate_run_id else None
-    if run is None:
-        # Opened by hand: the node's latest finished run is the best evidence there is.
-        run = (
-            GateRun.objects.filter(node_id=case.node_id, finished__isnull=False)
-            .order_by("-finished", "-pk")
-            .first()
-        )
+    run, _ = selectors.evidence_run(case)
     if run is not None:
         results = list(run.results.order_by("created", "id"))
         out["gate-run/summary.json"] = _json(_run_summary(run, results))
-        xids: list[str] = []
         for result in results:
-            xids += [line for line in result.stdout.splitlines() if XID_LINE.search(line)]
-            if result.status not in FAILING:
+            if result.status != selectors.FAILED:
                 continue
             base = "gate-run/failing/" + _slug(result.phase, result.check_name, result.iteration)
             out[f"{base}/command.txt"] = (result.command + "\n").encode()
             out[f"{base}/stdout.txt"] = result.stdout.encode()
             out[f"{base}/stderr.txt"] = result.stderr.encode()
             out[f"{base}/verdict.json"] = _json(_verdict(result))
-        out["xid-lines.txt"] = ("\n".join(xids) + ("\n" if xids else "")).encode()
+        xids = selectors.xid_lines([r.stdout for r in results])
+        out["xid-lines.txt"] = "".join(f"{line}\n" for line in xids).encode()
     events = LifecycleEvent.objects.filter(node_id=case.node_id).order_by("created", "id")
     out["node/lifecycle.json"] = _json(
         [
@@ -132,38 +123,17 @@ def _verdict(result: CheckResult) -> dict[str, Any]:
 
 
 def manifest(case: Case, contents: dict[str, bytes]) -> dict[str, Any]:
+    """The case and its node as the webhooks describe them (one description of each), plus
+    what only a vendor needs: the node's model and facts, and a checksum per file."""
     node = case.node
-    rack = node.rack
     return {
         "generated": timezone.now(),
-        "case": {
-            "id": case.pk,
-            "status": case.status,
-            "resolution": case.resolution,
-            "priority": case.priority,
-            "reason": case.reason,
-            "opened": case.opened,
-            "opened_by": case.opened_by,
-            "vendor": case.vendor,
-            "vendor_case": case.vendor_case,
-            "ticket": case.ticket,
-            "ticket_url": case.ticket_url,
-            "suspected_component": case.suspected_component,
-            "parts": [
-                {"component": p.component, "old_serial": p.old_serial, "new_serial": p.new_serial}
-                for p in case.parts.all()
-            ],
-        },
+        "case": notify.case_data(case),
         "node": {
-            "hostname": node.hostname,
-            "serial": node.serial,
+            **node_data(node),
             "model": node.model,
             "gpu_model": node.gpu_model,
             "gpu_count": node.gpu_count,
-            "site": rack.site.slug if rack else None,
-            "site_name": rack.site.name if rack else None,
-            "rack": rack.name if rack else None,
-            "rack_unit": node.rack_unit,
             "hardware_facts": node.hardware_facts,
             "firmware_facts": node.firmware_facts,
             "observed_facts": node.observed_facts,

@@ -8,7 +8,7 @@ from django import forms
 
 from .choices import Resolution
 from .models import Case
-from .ui_selectors import assignable_users
+from .selectors import assignable_users
 
 
 class _Styled:

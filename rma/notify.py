@@ -26,6 +26,10 @@ def case_data(case: Case) -> dict[str, Any]:
         "ticket": case.ticket,
         "ticket_url": case.ticket_url,
         "suspected_component": case.suspected_component,
+        "parts": [
+            {"component": p.component, "old_serial": p.old_serial, "new_serial": p.new_serial}
+            for p in case.parts.all()
+        ],
         "findings": (case.evidence or {}).get("findings", []),
         "sla_due": case.sla_due.isoformat() if case.sla_due else None,
         "opened": case.opened.isoformat(),
@@ -43,7 +47,11 @@ def case_changed(case: Case, event_type: str, actor: str, **detail: Any) -> None
     subscribed. `detail` says what changed: the field changes, the note, the part."""
 
     def payload() -> dict[str, Any]:
-        fresh = Case.objects.select_related("node__rack__site", "assignee").get(pk=case.pk)
+        fresh = (
+            Case.objects.select_related("node__rack__site", "assignee")
+            .prefetch_related("parts")
+            .get(pk=case.pk)
+        )
         return {"case": case_data(fresh), "actor": actor, **detail}
 
     emit(event_type, payload)

@@ -175,13 +175,14 @@ def _close_node(case: Case, actor: str, resolution: str, note: str) -> None:
 
 
 def assign(case_ids: list[int], assignee_id: int | None, actor: str) -> int:
-    """Bulk assign: one update event per case whose assignee changes."""
+    """Bulk assign: one update event per case whose assignee changes; all or nothing."""
     user = get_user_model().objects.get(pk=assignee_id) if assignee_id else None
     changed = 0
-    for case in Case.objects.filter(pk__in=case_ids).order_by("pk"):
-        before = case.assignee_id
-        update_case(case, {"assignee": user}, actor)
-        changed += before != (user.pk if user else None)
+    with transaction.atomic():
+        for case in Case.objects.filter(pk__in=case_ids).order_by("pk"):
+            before = case.assignee_id
+            update_case(case, {"assignee": user}, actor)
+            changed += before != (user.pk if user else None)
     return changed
 
 

@@ -140,12 +140,23 @@ class NoteSerializer(serializers.Serializer):
 
 
 class BulkAssignSerializer(serializers.Serializer):
-    cases = serializers.ListField(child=serializers.IntegerField(min_value=1), max_length=1000)
+    cases = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), min_length=1, max_length=1000
+    )
     assignee = serializers.SlugRelatedField(
         slug_field="username",
         queryset=get_user_model().objects.filter(is_active=True),
         allow_null=True,
     )
+
+    def validate_cases(self, value: list[int]) -> list[int]:
+        # A typo'd id must not pass as "assigned": nothing is assigned unless all exist.
+        missing = sorted(
+            set(value) - set(Case.objects.filter(pk__in=value).values_list("pk", flat=True))
+        )
+        if missing:
+            raise serializers.ValidationError(f"No RMA case {', '.join(map(str, missing))}.")
+        return value
 
 
 PRIORITIES = Priority.values

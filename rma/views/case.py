@@ -17,7 +17,7 @@ from inventory.locking import NodeLocked
 from inventory.permissions import ACT, VIEW, actor_of, can
 from inventory.services import ActionNotAllowed
 
-from .. import selectors, services, ui_selectors
+from .. import selectors, services
 from ..choices import CaseStatus
 from ..forms import CaseEditForm, CloseForm, NoteForm, PartForm
 from ..models import Case
@@ -56,7 +56,7 @@ def _page(request, pk: int, status: int = 200, **forms):
     context = _live_context(request, case, forms)
     if request.htmx:
         return render(request, "rma/case_detail.html#case-live", context)
-    context["evidence"] = ui_selectors.case_evidence(case)
+    context["evidence"] = selectors.case_evidence(case)
     return render(request, "rma/case_detail.html", context, status=status)
 
 

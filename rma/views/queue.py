@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from inventory.models import Node
 from inventory.permissions import ACT, VIEW, actor_of, can
 
-from .. import selectors, services, ui_selectors
+from .. import selectors, services
 from ..filtersets import CaseFilterSet
 from ..forms import BulkAssignForm
 from . import require
@@ -61,7 +61,7 @@ def queue_context(request) -> dict:
     # The queue shows no parts: drop the shared queryset's prefetch of them.
     rows = selectors.case_queryset().prefetch_related(None)
     filterset = CaseFilterSet(_filter_data(params), queryset=rows)
-    cases, sort = ui_selectors.sorted_cases(filterset.qs, params.get("sort", ""))
+    cases, sort = selectors.sorted_cases(filterset.qs, params.get("sort", ""))
     page = Paginator(cases, PAGE_SIZE).get_page(params.get("page"))
     pages = {}
     if page.has_previous():
@@ -79,7 +79,7 @@ def queue_context(request) -> dict:
         "show": _filter_data(params).get("open", ""),
         "can_act": can(request.user, ACT),
         # the bulk-assign select lives in the table region
-        "users": ui_selectors.assignable_users() if can(request.user, ACT) else [],
+        "users": selectors.assignable_users() if can(request.user, ACT) else [],
     }
 
 
@@ -91,9 +91,9 @@ def case_list(request):
     if request.htmx and not request.htmx.boosted:
         template += "#case-table"
     else:
-        context["sites"] = ui_selectors.sites()
+        context["sites"] = selectors.sites()
         # the same queryset as the bulk-assign select's: read once
-        context["all_users"] = context["users"] or ui_selectors.assignable_users()
+        context["all_users"] = context["users"] or selectors.assignable_users()
     return render(request, template, context)
 
 

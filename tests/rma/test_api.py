@@ -236,3 +236,13 @@ def test_two_identical_writes_at_once_with_one_key_apply_once(api, users):
         codes = list(pool.map(send, range(4)))
     assert codes == [200, 200, 200, 200]
     assert CaseEvent.objects.filter(case=case, kind="transition").count() == 1
+
+
+def test_bulk_assign_with_an_unknown_case_assigns_nothing_and_says_which(api, case, users):
+    resp = api("technician").post(
+        "/api/v1/rma-cases/assign/",
+        {"cases": [case.pk, 99999], "assignee": "technician-user"},
+        "json",
+    )
+    assert resp.status_code == 400 and "99999" in str(resp.data["cases"])
+    assert Case.objects.get(pk=case.pk).assignee is None

@@ -79,7 +79,8 @@ def test_the_bundle_holds_a_manifest_with_a_sha256_for_every_other_file(api, con
     assert manifest["case"]["id"] == case.pk
     node = manifest["node"]
     assert node["serial"] == case.node.serial and node["hostname"] == case.node.hostname
-    assert node["site"] == case.node.rack.site.slug and node["rack_unit"] == case.node.rack_unit
+    assert node["site"]["slug"] == case.node.rack.site.slug and node["u"] == case.node.rack_unit
+    assert manifest["case"]["node"]["hostname"] == node["hostname"]  # as the webhooks say it
     assert node["hardware_facts"]["serial"] == "SN-HGX-7"
     assert node["firmware_facts"] == [{"id": "BMC", "version": "1.45"}]
 
