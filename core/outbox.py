@@ -34,6 +34,8 @@ EVENT_TYPES = (
     "rma.updated",
     "gate.finished",
     "operation.finished",
+    "drift.detected",
+    "drift.resolved",
 )
 PUMP_TASK = "core.tasks.pump"
 # What the broker client raises when it cannot publish (as inventory.operations): a pump not

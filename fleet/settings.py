@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "provisioning",
     "validation",
     "rma",
+    "drift",
 ]
 
 MIDDLEWARE = [
@@ -257,9 +258,14 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("CORRAL_WEBHOOK_SWEEP_SECONDS", default=15.0),
         "options": {"queue": env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")},
     },
-    "prune-boot-records": {
-        "task": "provisioning.tasks.prune_boot_records",
-        "schedule": 3600.0,
+    "prune-boot-records": {"task": "provisioning.tasks.prune_boot_records", "schedule": 3600.0},
+    "drift-sweep": {
+        "task": "drift.tasks.sweep",
+        "schedule": env.float("CORRAL_DRIFT_SWEEP_SECONDS", default=60.0),
+    },
+    "refresh-firmware": {
+        "task": "provisioning.tasks.refresh_firmware_sweep",
+        "schedule": env.float("CORRAL_FIRMWARE_SWEEP_SECONDS", default=60.0),
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(
@@ -362,29 +368,9 @@ CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)
 CORRAL_POWER_POLL_SECONDS = env.float("CORRAL_POWER_POLL_SECONDS", default=2.0)
 # Absolute links in webhook payloads (and anything else sent outside) start with this.
 CORRAL_PUBLIC_URL = env.str("CORRAL_PUBLIC_URL", default="http://localhost:8000").rstrip("/")
-# Outbound webhooks (core/, docs/webhooks.md). Pumps run on their own queue so a slow
-# receiver never holds a worker slot that node operations need.
-CORRAL_WEBHOOK_QUEUE = env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")
-CORRAL_WEBHOOK_TIMEOUT_SECONDS = env.float("CORRAL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
-# Retries wait these many seconds after the 1st, 2nd... failure (the last one repeats) and
-# stop this many hours after the event (the delivery is then `failed`).
-_BACKOFF = env.list("CORRAL_WEBHOOK_BACKOFF_SECONDS", default=[5, 30, 120, 600, 1800, 3600, 7200])
-CORRAL_WEBHOOK_BACKOFF_SECONDS = [float(x) for x in _BACKOFF]
-CORRAL_WEBHOOK_RETRY_HOURS = env.float("CORRAL_WEBHOOK_RETRY_HOURS", default=24.0)
-# A subscription is shown `failing` after this many failed attempts in a row, or once its
-# failures have lasted this long; the next success clears it.
-CORRAL_WEBHOOK_FAILING_ATTEMPTS = env.int("CORRAL_WEBHOOK_FAILING_ATTEMPTS", default=5)
-CORRAL_WEBHOOK_FAILING_SECONDS = env.float("CORRAL_WEBHOOK_FAILING_SECONDS", default=600.0)
-# A pump holds its subscription this long between renewals; a pump lost with its worker is
-# replaced by the sweep once its lease has run out.
-CORRAL_WEBHOOK_LEASE_SECONDS = env.float("CORRAL_WEBHOOK_LEASE_SECONDS", default=60.0)
-# Deliveries read per query, and how long one pump run lasts before it hands over to a new
-# message (well inside its soft time limit).
-CORRAL_WEBHOOK_BATCH = env.int("CORRAL_WEBHOOK_BATCH", default=100)
-CORRAL_WEBHOOK_PUMP_SECONDS = env.float("CORRAL_WEBHOOK_PUMP_SECONDS", default=120.0)
-# Hours from opening an RMA case to its SLA due time, per priority ("p1=24,p2=72,...").
-_SLA = env.dict("CORRAL_RMA_SLA_HOURS", default={"p1": 24, "p2": 72, "p3": 168, "p4": 336})
-CORRAL_RMA_SLA_HOURS: dict[str, float] = {key: float(hours) for key, hours in _SLA.items()}
+# Day-2 settings (webhooks, RMA, drift) live beside this file to keep it readable.
+from fleet.settings_day2 import *  # noqa: E402, F403
+
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
 
 LOGGING = {

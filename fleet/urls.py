@@ -12,6 +12,7 @@ api_patterns = [
     path("", include("provisioning.api.urls")),
     path("", include("validation.api.urls")),
     path("", include("rma.api.urls")),
+    path("", include("drift.api.urls")),
     path("", include("core.api.urls")),
 ]
 

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from inventory import facts as observed
 from inventory import operations
 from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
@@ -168,6 +169,7 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
         facts.update({k: report[k] for k in ("kernel",) if report.get(k)})
         facts["image"] = str(deployment.image)
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
+        observed.record(node, "phone-home", observed.lenient(facts), at=now)
         minutes = (now - deployment.created).total_seconds() / 60
         try:
             transition(

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
+from inventory import facts as observed
 from inventory import operations
 from inventory.choices import NodeState, PowerState
 from inventory.lifecycle import transition
@@ -125,6 +126,13 @@ def inspect(node: Node, op: Operation) -> dict:
         power_state=state if state in PowerState.values else PowerState.UNKNOWN,
         power_state_at=now,
         bmc_message="",
+    )
+    observed.record(
+        node,
+        node.bmc.protocol,
+        observed.firmware_rows(firmware) + observed.hardware_rows(hardware),
+        at=now,
+        replace_prefix="",
     )
     transition(node, "inspected", "system", "inspection complete", operation=op)
     return {"cpus": hardware.get("cpu_count"), "firmware_components": len(firmware)}

@@ -5,7 +5,7 @@ from django.conf import settings
 
 from inventory.models import Node
 
-from . import deployments, images, services
+from . import deployments, firmware, images, services
 from .bootserver import records as bootlog
 from .runner import run_node_operation
 
@@ -56,6 +56,33 @@ def refresh_power_states() -> int:
     for node in nodes:
         refresh_node_power.apply_async(args=[node.pk], queue=node.queue)
     return len(due)
+
+
+@shared_task(
+    name="provisioning.tasks.refresh_node_firmware",
+    acks_late=True,
+    soft_time_limit=120,
+    time_limit=150,
+    ignore_result=True,
+)
+def refresh_node_firmware(node_id: int) -> None:
+    node = Node.objects.select_related("bmc").filter(pk=node_id).first()
+    if node is not None and node.reservation is None and node.state in firmware.IN_SERVICE:
+        firmware.refresh_firmware(node)
+
+
+@shared_task(name="provisioning.tasks.refresh_firmware_sweep", soft_time_limit=60, time_limit=90)
+def refresh_firmware_sweep() -> int:
+    """Beat: re-read firmware of in-service nodes read longest ago, a few per site, spread
+    over the interval (countdown) so no site's BMCs get a burst."""
+    spread = settings.CELERY_BEAT_SCHEDULE["refresh-firmware"]["schedule"]
+    sent = 0
+    for queue, ids in firmware.due().items():
+        for i, node_id in enumerate(ids):
+            countdown = spread * i / max(len(ids), 1)
+            refresh_node_firmware.apply_async(args=[node_id], queue=queue, countdown=countdown)
+            sent += 1
+    return sent
 
 
 @shared_task(name="provisioning.tasks.deploy_node", **NODE_TASK)

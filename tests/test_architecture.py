@@ -14,6 +14,9 @@ MAY_IMPORT = {
     "provisioning": {"inventory", "core"},
     "validation": {"inventory", "provisioning", "core"},
     "rma": {"inventory", "provisioning", "validation", "core"},
+    # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
+    # inventory announces new facts with a signal drift listens to.
+    "drift": {"inventory", "provisioning", "validation", "core"},
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")

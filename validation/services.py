@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core import outbox
+from inventory import facts as observed
 from inventory import operations
 from inventory import services as inventory
 from inventory.choices import NodeState, OperationStatus
@@ -271,6 +272,10 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
             soak_failures=run.soak_failures,
         )
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
+        gate_facts: dict[str, Any] = {}
+        for result in run.results.all():
+            gate_facts.update(result.facts or {})
+        observed.record(node, "gate", observed.lenient(gate_facts), at=now)
         node.refresh_from_db()
         try:
             if status == RunStatus.PASSED:

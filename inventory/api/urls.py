@@ -1,6 +1,8 @@
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from . import views
+from .facts import NodeFactsView
 
 router = DefaultRouter()
 router.register("sites", views.SiteViewSet)
@@ -10,4 +12,7 @@ router.register("interfaces", views.InterfaceViewSet)
 router.register("events", views.LifecycleEventViewSet)
 router.register("operations", views.OperationViewSet)
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("nodes/<int:pk>/facts/", NodeFactsView.as_view(), name="node-facts"),
+    *router.urls,
+]

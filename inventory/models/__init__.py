@@ -1,5 +1,6 @@
 from .bmcs import BMC
 from .events import LifecycleEvent
+from .facts import Fact
 from .imports import ImportUpload
 from .interfaces import NetworkInterface
 from .nodes import Label, Node
@@ -10,6 +11,7 @@ from .workers import Worker
 
 __all__ = [
     "BMC",
+    "Fact",
     "ImportUpload",
     "Label",
     "LifecycleEvent",

@@ -36,6 +36,11 @@ def _identity_facts(f: Findings, gpus: list[dict[str, Any]]) -> None:
     f.fact("gpu_serials", [str(g["serial"]) for g in gpus if g.get("serial")])
     f.fact("vbios", sorted({str(g["vbios"]) for g in gpus if g.get("vbios")}))
     f.fact("gpu_names", sorted({str(g["name"]) for g in gpus if g.get("name")}))
+    # Per GPU, in nvidia-smi's order: drift compares each GPU's VBIOS on its own.
+    f.fact(
+        "gpus",
+        [{k: v for k, v in g.items() if v not in (None, "")} for g in gpus],
+    )
 
 
 def judge_smi_xml(

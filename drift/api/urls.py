@@ -1,0 +1,14 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("drift/events", views.DriftEventViewSet, basename="drift-event")
+router.register("drift", views.DriftViewSet, basename="drift")
+router.register("baselines", views.BaselineViewSet)
+
+urlpatterns = [
+    path("nodes/<int:pk>/drift/", views.NodeDriftView.as_view(), name="node-drift"),
+    *router.urls,
+]

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class DriftConfig(AppConfig):
+    name = "drift"
+    verbose_name = "Drift"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Inventory never imports drift: it announces facts and drift listens, so the
+        # cells are updated in the transaction that stored the facts.
+        from inventory.facts import facts_recorded
+
+        from . import services
+
+        facts_recorded.connect(services.on_facts, dispatch_uid="drift.on_facts")

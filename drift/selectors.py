@@ -1,0 +1,202 @@
+"""Reads of the drift app, shared by the API, the pages and the CSV export.
+
+Query counts do not grow with the fleet: a page of the matrix is its nodes, their cells
+and the summary's grouped counts, whatever the number of nodes behind the filter.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
+from django.utils import timezone
+
+from inventory.models import Fact, Node
+
+from .engine import DRIFT, STALE, UNKNOWN, component_order, per_gpu, rollup, shown_status
+from .models import DriftCell, DriftEvent, NodeDrift
+from .services import generation
+
+
+def stale_before(now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) - timedelta(hours=settings.CORRAL_DRIFT_STALE_HOURS)
+
+
+def nodes() -> QuerySet[Node]:
+    """The rows of the matrix (filter them with drift.filtersets.DriftFilterSet)."""
+    return Node.objects.select_related("rack__site", "drift_state").order_by("hostname", "pk")
+
+
+@dataclass
+class CellView:
+    component: str
+    expected: str
+    observed: str
+    status: str
+    observed_at: datetime | None
+    source: str
+    gpus: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_api(self) -> dict[str, Any]:
+        data = {
+            "expected": self.expected,
+            "observed": self.observed,
+            "status": self.status,
+            "observed_at": self.observed_at.isoformat() if self.observed_at else None,
+            "source": self.source,
+        }
+        if self.gpus:
+            data["gpus"] = [
+                {**g, "observed_at": g["observed_at"].isoformat() if g["observed_at"] else None}
+                for g in self.gpus
+            ]
+        return data
+
+
+def _cell_views(cells: list[dict[str, Any]], before: datetime) -> dict[str, CellView]:
+    """One view per component; a per-GPU component shows its odd values and the worst
+    status of its GPUs, with every GPU under `gpus`."""
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for cell in cells:
+        grouped[cell["component"]].append(cell)
+    views: dict[str, CellView] = {}
+    for component in sorted(grouped, key=component_order):
+        items = grouped[component]
+        statuses = [shown_status(c["status"], c["observed_at"], before) for c in items]
+        if not per_gpu(component) or all(c["gpu"] < 0 for c in items):
+            c = items[0]
+            views[component] = CellView(
+                component, c["expected"], c["observed"], statuses[0], c["observed_at"], c["source"]
+            )
+            continue
+        counts = Counter(c["observed"] for c in items if c["observed"])
+        observed = ", ".join(
+            v if len(counts) == 1 else f"{v} ×{n}" for v, n in counts.most_common()
+        )
+        times = [c["observed_at"] for c in items if c["observed_at"]]
+        views[component] = CellView(
+            component,
+            items[0]["expected"],
+            observed,
+            rollup(statuses),
+            min(times) if times else None,
+            items[0]["source"],
+            gpus=[
+                {
+                    "gpu": c["gpu"],
+                    "observed": c["observed"],
+                    "status": s,
+                    "observed_at": c["observed_at"],
+                }
+                for c, s in zip(items, statuses, strict=True)
+            ],
+        )
+    return views
+
+
+CELL_FIELDS = ("node_id", "component", "gpu", "expected", "observed", "status")
+CELL_FIELDS += ("observed_at", "source")
+
+
+def cells_for(node_ids: list[int]) -> dict[int, dict[str, CellView]]:
+    """Node id -> component -> cell, in one query."""
+    rows: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    query = DriftCell.objects.filter(node_id__in=node_ids).order_by("node_id", "component", "gpu")
+    for cell in query.values(*CELL_FIELDS):
+        rows[cell["node_id"]].append(cell)
+    before = stale_before()
+    return {nid: _cell_views(items, before) for nid, items in rows.items()}
+
+
+def row(node: Node, cells: dict[str, CellView]) -> dict[str, Any]:
+    """A matrix row as the API gives it."""
+    rack = node.rack
+    state = getattr(node, "drift_state", None)
+    return {
+        "node": node.pk,
+        "hostname": node.hostname,
+        "site": rack.site.slug if rack else None,
+        "rack": rack.name if rack else None,
+        "state": node.state,
+        "drifted": state.drifted if state else [],
+        "computed_at": state.computed_at.isoformat() if state else None,
+        "cells": {name: view.as_api() for name, view in cells.items()},
+    }
+
+
+def summary(node_qs: QuerySet[Node]) -> dict[str, Any]:
+    """Fleet (or filtered) totals per component: expected value, drifted and unknown node
+    counts, and version -> count (GPUs for per-GPU components, nodes otherwise)."""
+    ids = node_qs.order_by().values("pk")
+    cells = DriftCell.objects.filter(node_id__in=ids).order_by()
+    before = stale_before()
+    versions: dict[str, Counter[str]] = defaultdict(Counter)
+    expected: dict[str, Counter[str]] = defaultdict(Counter)
+    for c in cells.values("component", "expected", "observed").annotate(n=Count("id")):
+        expected[c["component"]][c["expected"]] += c["n"]
+        if c["observed"]:
+            versions[c["component"]][c["observed"]] += c["n"]
+    flagged: dict[str, dict[str, int]] = defaultdict(dict)
+    # Only the cells that are not plainly OK: drift, unknown, and OK seen too long ago.
+    odd = cells.filter(~Q(status="ok") | Q(observed_at__lt=before))
+    for c in (
+        odd.annotate(stale=ExpressionWrapper(Q(status="ok"), output_field=BooleanField()))
+        .values("component", "stale", "status")
+        .annotate(n=Count("node_id", distinct=True))
+    ):
+        key = STALE if c["stale"] else c["status"]
+        flagged[c["component"]][key] = flagged[c["component"]].get(key, 0) + c["n"]
+    components = {}
+    for name in sorted(expected, key=component_order):
+        counts = flagged.get(name, {})
+        components[name] = {
+            "expected": expected[name].most_common(1)[0][0],
+            "expected_values": dict(expected[name].most_common()),
+            "drifted": counts.get(DRIFT, 0),
+            "unknown": counts.get(UNKNOWN, 0),
+            "stale": counts.get(STALE, 0),
+            "per_gpu": per_gpu(name),
+            "versions": dict(versions[name].most_common()),
+        }
+    totals = node_qs.order_by().aggregate(
+        nodes=Count("pk"), drifted=Count("pk", filter=Q(drift_state__drifted_count__gt=0))
+    )
+    return {"nodes": totals["nodes"], "drifted_nodes": totals["drifted"], "components": components}
+
+
+def node_drift(node: Node) -> dict[str, Any]:
+    """The node page panel: its cells (per GPU), facts no baseline names, recent history."""
+    cells = cells_for([node.pk]).get(node.pk, {})
+    named = set(cells)
+    extra = [
+        f
+        for f in Fact.objects.filter(node=node).order_by("key", "gpu")
+        if f.key not in named and not f.key.startswith("gpu.")
+    ]
+    return {
+        "cells": cells,
+        "drifted": [c for c in cells.values() if c.status == DRIFT],
+        "extra": extra,
+        "events": list(DriftEvent.objects.filter(node=node)[:50]),
+        "state": NodeDrift.objects.filter(node=node).select_related("baseline").first(),
+    }
+
+
+def needing_recompute(limit: int | None = None) -> list[int]:
+    """Nodes with no cells yet, computed before the latest baseline change, or edited
+    (model, GPU model) since; oldest first."""
+    gen = generation()
+    query = (
+        Node.objects.filter(
+            Q(drift_state__isnull=True)
+            | Q(drift_state__generation__lt=gen)
+            | Q(updated__gt=F("drift_state__computed_at"))
+        )
+        .order_by(F("drift_state__computed_at").asc(nulls_first=True), "pk")
+        .values_list("pk", flat=True)
+    )
+    return list(query[: limit or settings.CORRAL_DRIFT_SWEEP_BATCH])

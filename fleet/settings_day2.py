@@ -1,0 +1,41 @@
+"""Day-2 settings (webhooks, RMA cases, drift), read from the environment like the rest of
+fleet.settings, which imports everything here."""
+
+from __future__ import annotations
+
+import environ
+
+env = environ.Env()
+
+# Outbound webhooks (core/, docs/webhooks.md). Pumps run on their own queue so a slow
+# receiver never holds a worker slot that node operations need.
+CORRAL_WEBHOOK_QUEUE = env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")
+CORRAL_WEBHOOK_TIMEOUT_SECONDS = env.float("CORRAL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Retries wait these many seconds after the 1st, 2nd... failure (the last one repeats) and
+# stop this many hours after the event (the delivery is then `failed`).
+_BACKOFF = env.list("CORRAL_WEBHOOK_BACKOFF_SECONDS", default=[5, 30, 120, 600, 1800, 3600, 7200])
+CORRAL_WEBHOOK_BACKOFF_SECONDS = [float(x) for x in _BACKOFF]
+CORRAL_WEBHOOK_RETRY_HOURS = env.float("CORRAL_WEBHOOK_RETRY_HOURS", default=24.0)
+# A subscription is shown `failing` after this many failed attempts in a row, or once its
+# failures have lasted this long; the next success clears it.
+CORRAL_WEBHOOK_FAILING_ATTEMPTS = env.int("CORRAL_WEBHOOK_FAILING_ATTEMPTS", default=5)
+CORRAL_WEBHOOK_FAILING_SECONDS = env.float("CORRAL_WEBHOOK_FAILING_SECONDS", default=600.0)
+# A pump holds its subscription this long between renewals; a pump lost with its worker is
+# replaced by the sweep once its lease has run out.
+CORRAL_WEBHOOK_LEASE_SECONDS = env.float("CORRAL_WEBHOOK_LEASE_SECONDS", default=60.0)
+# Deliveries read per query, and how long one pump run lasts before it hands over to a new
+# message (well inside its soft time limit).
+CORRAL_WEBHOOK_BATCH = env.int("CORRAL_WEBHOOK_BATCH", default=100)
+CORRAL_WEBHOOK_PUMP_SECONDS = env.float("CORRAL_WEBHOOK_PUMP_SECONDS", default=120.0)
+# Hours from opening an RMA case to its SLA due time, per priority ("p1=24,p2=72,...").
+_SLA = env.dict("CORRAL_RMA_SLA_HOURS", default={"p1": 24, "p2": 72, "p3": 168, "p4": 336})
+CORRAL_RMA_SLA_HOURS: dict[str, float] = {key: float(hours) for key, hours in _SLA.items()}
+# Drift (docs/drift.md): an OK observation older than this reads as stale on the matrix.
+CORRAL_DRIFT_STALE_HOURS = env.float("CORRAL_DRIFT_STALE_HOURS", default=72.0)
+# Nodes the drift sweep recomputes per run (a baseline change reaches the rest next run).
+CORRAL_DRIFT_SWEEP_BATCH = env.int("CORRAL_DRIFT_SWEEP_BATCH", default=5000)
+# Firmware inventory of in-service nodes is re-read this often, at most N nodes per site
+# per sweep, spread over the sweep interval, so drift after admission is seen without
+# hammering a site's BMCs.
+CORRAL_FIRMWARE_REFRESH_HOURS = env.float("CORRAL_FIRMWARE_REFRESH_HOURS", default=24.0)
+CORRAL_FIRMWARE_REFRESH_PER_SITE = env.int("CORRAL_FIRMWARE_REFRESH_PER_SITE", default=10)

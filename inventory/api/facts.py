@@ -1,0 +1,80 @@
+"""`/api/v1/nodes/{id}/facts/`: what in-band agents and config-management runs saw.
+
+GET lists the node's observed facts (every source); POST records a report. Writing needs
+the integration or admin role: a fact moves the drift matrix, which moves reimages.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import facts
+from ..models import Fact, Node
+from ..permissions import WRITE
+
+# Sources Corral itself writes; an agent claiming one would pass its report off as ours.
+RESERVED = ("redfish", "ipmi", "phone-home", "gate")
+
+
+class FactSerializer(serializers.ModelSerializer):
+    gpu = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Fact
+        fields = ["key", "gpu", "value", "source", "observed_at"]
+
+    def get_gpu(self, obj: Fact) -> int | None:
+        return None if obj.gpu < 0 else obj.gpu
+
+
+class FactReportSerializer(serializers.Serializer):
+    source = serializers.RegexField(
+        r"^[a-z0-9][a-z0-9_.:/-]{0,63}\Z",
+        help_text='Who saw it, e.g. "ansible" or "node-agent" (lower case).',
+        error_messages={"invalid": "Name the source in lower case: letters, digits, _ . : / -"},
+    )
+    facts = serializers.DictField(
+        help_text='{"kernel": "6.8.0", "firmware": {"BMC": "1.45"}, "gpus": [{"vbios": ".."}]}'
+    )
+
+    def validate_source(self, value: str) -> str:
+        if value in RESERVED:
+            raise ValidationError(f"'{value}' is reserved for Corral's own readings.")
+        return value
+
+
+class NodeFactsView(APIView):
+    write_capability = WRITE
+
+    @extend_schema(responses={200: FactSerializer(many=True)}, operation_id="nodes_facts_list")
+    def get(self, request, pk: int):
+        node = get_object_or_404(Node, pk=pk)
+        return Response(FactSerializer(Fact.objects.filter(node=node), many=True).data)
+
+    @extend_schema(
+        request=FactReportSerializer,
+        responses={201: FactSerializer(many=True)},
+        operation_id="nodes_facts_create",
+    )
+    def post(self, request, pk: int):
+        """Record a report; unknown keys are kept, a bad shape is a 400 naming the key."""
+        node = get_object_or_404(Node, pk=pk)
+        body = FactReportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            rows = facts.flatten(body.validated_data["facts"])
+        except facts.FactShapeError as exc:
+            raise ValidationError({"facts": {exc.path: exc.message}}) from None
+        if not rows:
+            raise ValidationError({"facts": "The report holds no values."})
+        source = body.validated_data["source"]
+        facts.record(node, source, rows)
+        keys = {(k, g) for k, g, _ in rows}
+        mine = Fact.objects.filter(node=node, source=source)
+        stored = [f for f in mine if (f.key, f.gpu) in keys]
+        return Response(FactSerializer(stored, many=True).data, status=status.HTTP_201_CREATED)
