@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -96,7 +96,7 @@ class DriftEventFilterSet(filters.FilterSet):
         fields = ["node", "component", "kind", "since"]
 
 
-class DriftEventViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+class DriftEventViewSet(viewsets.ReadOnlyModelViewSet):
     """Drift history: when a node went out of baseline on a component, and when it came back."""
 
     queryset = DriftEvent.objects.select_related("node")

@@ -23,7 +23,7 @@ from django.db.models import Model
 READERS = frozenset({"manager", "technician", "integration", "admin"})
 ACTORS = frozenset({"technician", "integration", "admin"})
 WRITERS = frozenset({"integration", "admin"})
-ADMINS = frozenset({"admin"})  # no row uses it: nothing checks the `admin` capability yet
+ADMINS = frozenset({"admin"})
 
 CALLERS = ("manager", "technician", "integration", "admin", None)  # None: no credentials
 CALLER_IDS = [role or "anonymous" for role in CALLERS]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from core.models import WebhookSubscription
+from drift.models import Baseline, DriftEvent
 from inventory.models import (
     LifecycleEvent,
     NetworkInterface,
@@ -20,8 +21,9 @@ from inventory.models import (
 )
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from rma.models import Case
-from tests.api.base import ACTORS, OPS, READERS, WRITERS, ViewSetSpec
+from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
 from tests.core.factories import make_subscription
+from tests.drift.factories import BaselineFactory, DriftEventFactory
 from tests.factories import (
     SHIPPED_PROFILE,
     BootRequestFactory,
@@ -59,6 +61,8 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "gaterun": (R, R, W, W, W),
     "checkresult": (R, R, W, W, W),
     "webhook": (R, R, W, W, W),
+    "baseline": (R, R, ADMINS, ADMINS, ADMINS),  # what every node is held to: admins only
+    "drift-event": (R, R, W, W, W),
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -251,6 +255,29 @@ WEBHOOKS = spec(
     list_queries=4,
     detail_queries=3,
 )
+BASELINES = spec(
+    "baseline",
+    url="/api/v1/baselines/",
+    model=Baseline,
+    make=BaselineFactory,
+    create=lambda: {
+        "name": "hgx-h200",
+        "node_model": "HGX H200 8-GPU",
+        "components": {"firmware.BMC": "1.45", "gpu.vbios": ["96.00.89.00.01"]},
+    },
+    update=lambda b: {"description": "Nov 2026 roll-out", "gpu_model": "H200-SXM"},
+    list_queries=4,
+    detail_queries=3,
+)
+DRIFT_EVENTS = spec(
+    "drift-event",
+    url="/api/v1/drift/events/",
+    model=DriftEvent,
+    make=DriftEventFactory,
+    offers=READ_ONLY,
+    list_queries=4,
+    detail_queries=3,
+)
 
 SPECS = (
     SITES,
@@ -268,6 +295,8 @@ SPECS = (
     GATE_RUNS,
     CHECK_RESULTS,
     WEBHOOKS,
+    BASELINES,
+    DRIFT_EVENTS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

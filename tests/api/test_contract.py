@@ -19,12 +19,13 @@ from rest_framework.authtoken.models import Token
 
 from core.models import Delivery, WebhookSubscription
 from inventory.imports import COLUMNS
-from inventory.models import BMC, Node, Operation
+from inventory.models import BMC, Fact, Node, Operation
 from provisioning.models import Deployment, Image
 from rma.models import Case
 from tests.api.base import ACTORS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS
 from tests.core.factories import make_delivery, make_subscription
+from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
     GateRunFactory,
@@ -189,6 +190,35 @@ def redeliver():
     )
 
 
+def drift_rows():
+    return "/api/v1/drift/", {}, lambda: None
+
+
+def drift_summary():
+    return "/api/v1/drift/summary/", {}, lambda: None
+
+
+def baseline_revisions():
+    return f"/api/v1/baselines/{BaselineFactory().pk}/revisions/", {}, lambda: None
+
+
+def node_drift():
+    return f"/api/v1/nodes/{NodeFactory().pk}/drift/", {}, lambda: None
+
+
+def node_facts_list():
+    return f"/api/v1/nodes/{NodeFactory().pk}/facts/", {}, lambda: None
+
+
+def node_facts_post():
+    node = NodeFactory()
+    return (
+        f"/api/v1/nodes/{node.pk}/facts/",
+        {"source": "ansible", "facts": {"kernel": "6.8.0-45-generic"}},
+        lambda: list(Fact.objects.filter(node=node).values_list("key", "value")),
+    )
+
+
 def dhcp_export():
     SubnetFactory()
     return "/api/v1/dhcp/kea/", {}, lambda: None
@@ -214,6 +244,12 @@ ROUTES = (
     Route("webhook-rotate-secret", "post", rotate_secret, WRITERS, 200),
     Route("webhook-deliveries", "get", webhook_deliveries, READERS, 200),
     Route("webhook-redeliver", "post", redeliver, WRITERS, 202),
+    Route("drift-list", "get", drift_rows, READERS, 200),
+    Route("drift-summary", "get", drift_summary, READERS, 200),
+    Route("baseline-revisions", "get", baseline_revisions, READERS, 200),
+    Route("node-drift", "get", node_drift, READERS, 200),
+    Route("node-facts", "get", node_facts_list, READERS, 200),
+    Route("node-facts", "post", node_facts_post, WRITERS, 201),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
 )
 

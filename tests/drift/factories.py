@@ -1,6 +1,8 @@
 import factory
+from django.utils import timezone
 
-from drift.models import Baseline
+from drift.models import Baseline, DriftEvent
+from tests.factories import NodeFactory
 
 
 class BaselineFactory(factory.django.DjangoModelFactory):
@@ -11,3 +13,15 @@ class BaselineFactory(factory.django.DjangoModelFactory):
     node_model = factory.Sequence(lambda n: f"model-{n}")
     gpu_model = ""
     components = factory.LazyFunction(lambda: {"firmware.BMC": "1.45", "driver": "550.90.07"})
+
+
+class DriftEventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = DriftEvent
+
+    node = factory.SubFactory(NodeFactory)
+    component = "firmware.BMC"
+    kind = "detected"
+    expected = "1.45"
+    observed = "1.40"
+    at = factory.LazyFunction(timezone.now)
