@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,9 @@ bench-chaos: $(STAMP)
 # 10,000 events to 3 verifying receivers (one refusing for 20 s) through worker and Redis.
 bench-webhooks: $(STAMP)
 	$(BIN)/python -m devtools.bench_webhooks --events 10000 --rate 150
+
+bench-drift: $(STAMP)
+	$(BIN)/python -m devtools.bench_drift --nodes 12500
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

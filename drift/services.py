@@ -9,7 +9,7 @@ two recomputes of the same node so neither writes an event the other already wro
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -103,8 +103,8 @@ def _recompute_chunk(ids: list[int]) -> int:
     images = _images(ids)
     facts = _facts(ids)
     old: dict[int, dict[Key, DriftCell]] = defaultdict(dict)
-    for cell in DriftCell.objects.filter(node_id__in=ids):
-        old[cell.node_id][(cell.component, cell.gpu)] = cell
+    for stored in DriftCell.objects.filter(node_id__in=ids):
+        old[stored.node_id][(stored.component, stored.gpu)] = stored
     writes: list[DriftCell] = []
     stale_pks: list[int] = []
     events: list[DriftEvent] = []
@@ -121,10 +121,10 @@ def _recompute_chunk(ids: list[int]) -> int:
             prior = before.pop((cell.component, cell.gpu), None)
             writes.append(_row(node.pk, cell, prior, now))
             events.extend(_events(node.pk, cell, prior, now))
-        for prior in before.values():  # no longer expected
-            stale_pks.append(prior.pk)
-            if prior.status == DRIFT:
-                events.append(_event(node.pk, prior, DriftEvent.Kind.RESOLVED, now, "", prior))
+        for gone in before.values():  # no longer expected
+            stale_pks.append(gone.pk)
+            if gone.status == DRIFT:
+                events.append(_event(node.pk, gone, DriftEvent.Kind.RESOLVED, now, "", gone))
         drifted = sorted({c.component for c in cells if c.status == DRIFT})
         states.append(
             NodeDrift(
@@ -214,22 +214,25 @@ def _notify(events: list[DriftEvent], nodes: dict[int, Node]) -> None:
     for event in events:
         grouped[(event.node_id, event.kind)].append(event)
     for (node_id, kind), items in grouped.items():
-        node = nodes[node_id]
-        outbox.emit(
-            f"drift.{kind}",
-            lambda node=node, items=items: {
-                "node": node_data(node),
-                "components": [
-                    {
-                        "component": e.component,
-                        "gpu": None if e.gpu < 0 else e.gpu,
-                        "expected": e.expected,
-                        "observed": e.observed,
-                    }
-                    for e in items
-                ],
-            },
-        )
+        outbox.emit(f"drift.{kind}", _payload(nodes[node_id], items))
+
+
+def _payload(node: Node, items: list[DriftEvent]) -> Callable[[], dict[str, Any]]:
+    def build() -> dict[str, Any]:
+        return {
+            "node": node_data(node),
+            "components": [
+                {
+                    "component": e.component,
+                    "gpu": None if e.gpu < 0 else e.gpu,
+                    "expected": e.expected,
+                    "observed": e.observed,
+                }
+                for e in items
+            ],
+        }
+
+    return build
 
 
 def on_facts(sender: Any, node_ids: list[int], **kwargs: Any) -> None:

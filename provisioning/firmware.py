@@ -10,7 +10,7 @@ countdown, so a site's BMC network sees a trickle, not a burst.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Max, Q
@@ -45,7 +45,7 @@ def refresh_firmware(node: Node) -> int:
     return len(rows)
 
 
-def due(now=None) -> dict[str, list[int]]:
+def due(now: datetime | None = None) -> dict[str, list[int]]:
     """Queue -> node ids due for a re-read, oldest first, at most the per-site budget."""
     now = now or timezone.now()
     cutoff = now - timedelta(hours=settings.CORRAL_FIRMWARE_REFRESH_HOURS)

@@ -78,7 +78,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'ordering': ['node', 'component', 'gpu'],
-                'indexes': [models.Index(fields=['component', 'status'], name='driftcell_comp_status')],
+                'indexes': [models.Index(fields=['status', 'component'], name='driftcell_status_comp')],
                 'constraints': [models.UniqueConstraint(fields=('node', 'component', 'gpu'), name='driftcell_unique_node_component')],
             },
         ),

@@ -36,7 +36,8 @@ class DriftCell(models.Model):
                 fields=["node", "component", "gpu"], name="driftcell_unique_node_component"
             )
         ]
-        indexes = [models.Index(fields=["component", "status"], name="driftcell_comp_status")]
+        # The few drifted cells of a fleet are found without reading the OK ones.
+        indexes = [models.Index(fields=["status", "component"], name="driftcell_status_comp")]
 
     def __str__(self) -> str:
         return f"{self.component}{'' if self.gpu < 0 else f'[{self.gpu}]'}: {self.status}"

@@ -153,3 +153,21 @@ def test_recompute_is_idempotent(baseline, h100):
     before = (DriftEvent.objects.count(), cells(h100))
     assert services.recompute([h100.pk]) == 0
     assert (DriftEvent.objects.count(), cells(h100)) == before
+
+
+def test_the_matrix_header_names_components_expected_values_and_drifted_counts(
+    baseline, h100, rack
+):
+    from drift.selectors import columns, nodes
+
+    image = ImageFactory(baseline={"driver": "550.90.07"})
+    DeploymentFactory(node=h100, image=image)
+    report(h100, bmc="1.40")
+    fine = NodeFactory(rack=rack, model="HGX H100 8-GPU")
+    report(fine)
+    header = {c.component: (c.expected, c.drifted, c.per_gpu) for c in columns(nodes())}
+    assert header == {
+        "driver": ("550.90.07", 0, False),
+        "firmware.BMC": ("1.45", 1, False),
+        "gpu.vbios": ("96.00.89.00.01", 0, True),
+    }
