@@ -185,7 +185,8 @@ def main() -> int:
     api_ms, api_q = timed(client, "/api/v1/drift/", {"page_size": 50})
     _, api_q_small = timed(client, "/api/v1/drift/", {"page_size": 50, "site": "small"}, runs=1)
     print(
-        f"fleet nodes={len(ids)} cells={cells} drifted_nodes={drifted} recompute_s={recompute_s:.1f}"
+        f"fleet nodes={len(ids)} cells={cells} drifted_nodes={drifted} "
+        f"recompute_s={recompute_s:.1f}"
     )
     print(f"api summary_ms={summary_ms:.0f} queries={summary_q} (100 nodes: {summary_q_small})")
     print(f"api page_ms={api_ms:.0f} queries={api_q} (100 nodes: {api_q_small})")
