@@ -190,7 +190,9 @@ def firmware_rows(firmware: list[dict[str, Any]]) -> list[Row]:
 
 def hardware_rows(hardware: dict[str, Any]) -> list[Row]:
     """What inspection saw that a baseline may expect: BIOS, GPU count and per-GPU model,
-    serial and VBIOS as the BMC reports them."""
+    serial and VBIOS as the BMC reports them. Put these before firmware_rows() when
+    recording both: a FirmwareInventory BIOS entry is the better source than the system's
+    BiosVersion string (which some BMCs suffix with a build date)."""
     rows: list[Row] = []
     if hardware.get("bios_version"):
         rows.append(("firmware.BIOS", NODE_LEVEL, _text("bios", hardware["bios_version"])))

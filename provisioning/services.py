@@ -130,7 +130,8 @@ def inspect(node: Node, op: Operation) -> dict:
     observed.record(
         node,
         node.bmc.protocol,
-        observed.firmware_rows(firmware) + observed.hardware_rows(hardware),
+        # Later rows win: the FirmwareInventory's BIOS over the system's BiosVersion.
+        observed.hardware_rows(hardware) + observed.firmware_rows(firmware),
         at=now,
         replace_prefix="",
     )

@@ -15,8 +15,8 @@ def backfill(apps, schema_editor):
     for node in Node.objects.exclude(inspected_at=None, observed_at=None).iterator():
         sources = []
         if node.inspected_at:
-            rows = firmware_rows(node.firmware_facts or []) + hardware_rows(
-                node.hardware_facts or {}
+            rows = hardware_rows(node.hardware_facts or {}) + firmware_rows(
+                node.firmware_facts or []
             )
             sources.append(("redfish", node.inspected_at, rows))
         if node.observed_at:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from inventory.locking import NodeLocked, acquire, release
-from inventory.models import NetworkInterface
+from inventory.models import Fact, NetworkInterface
 from rma.models import Case as RMACase
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.sshd import TOOL_OUTPUTS
@@ -129,6 +129,11 @@ def test_all_checks_pass_and_the_node_is_admitted(api, sshd, failed_node, celery
     failed_node.refresh_from_db()
     assert failed_node.state == "in_service"
     assert failed_node.observed_facts.get("driver")  # what the gate saw, kept for drift
+    seen = {(f.key, f.gpu): (f.value, f.source) for f in Fact.objects.filter(node=failed_node)}
+    # GPU 0 of the recorded nvidia-smi query, per GPU, as drift compares it.
+    assert seen[("driver", -1)] == ("550.54.15", "gate")
+    assert seen[("gpu.vbios", 0)] == ("96.00.89.00.01", "gate")
+    assert seen[("gpu.serial", 0)] == ("1654123000001", "gate")
     assert failed_node.ssh_host_key.key == sshd.host_key  # recorded on first contact
 
 

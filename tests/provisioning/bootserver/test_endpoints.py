@@ -6,6 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from drift.models import DriftCell
+from inventory.models import Fact
 from provisioning.deployments import token_hash
 from provisioning.models import BootRequest, Deployment
 from tests.factories import ImageFactory, NodeFactory, put_in
@@ -65,6 +67,26 @@ def test_deploying_node_gets_kernel_initrd_and_its_token(client, node, image):
     assert f"corral.token={TOKEN}" in body
     assert re.search(r"corral\.callback=http://testserver/boot/callback", body)
     assert BootRequest.objects.get().answer == "deploy"
+
+
+def test_phone_home_facts_are_observed_and_compared_with_the_image_baseline(client, node, image):
+    deploying(node, image)
+    resp = callback(
+        client,
+        hostname=node.hostname,
+        kernel="6.1.0-27-amd64",
+        facts={"driver": "535.129.03", "gpus": [{"vbios": "96.00.89.00.01"}], "bad": {"x": {}}},
+    )
+    assert resp.status_code == 200
+    seen = {(f.key, f.gpu): (f.value, f.source) for f in Fact.objects.filter(node=node)}
+    assert seen == {
+        ("driver", -1): ("535.129.03", "phone-home"),
+        ("kernel", -1): ("6.1.0-27-amd64", "phone-home"),
+        ("image", -1): (str(image), "phone-home"),
+        ("gpu.vbios", 0): ("96.00.89.00.01", "phone-home"),
+    }
+    cell = DriftCell.objects.get(node=node, component="driver")
+    assert (cell.expected, cell.observed, cell.status) == ("550.90.07", "535.129.03", "drift")
 
 
 def callback(client, token=TOKEN, **report):
