@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from inventory import facts as observed
@@ -53,7 +53,7 @@ def due(now: datetime | None = None) -> dict[str, list[int]]:
         Node.objects.filter(state__in=IN_SERVICE, bmc__isnull=False, reservation__isnull=True)
         .annotate(read=Max("facts__observed_at", filter=Q(facts__key__startswith="firmware.")))
         .filter(Q(read__isnull=True) | Q(read__lt=cutoff))
-        .order_by("read", "pk")
+        .order_by(F("read").asc(nulls_first=True), "pk")
         .values_list("pk", "rack__site__slug")
     )
     budget = settings.CORRAL_FIRMWARE_REFRESH_PER_SITE
