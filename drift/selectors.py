@@ -15,10 +15,10 @@ from django.conf import settings
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
 from django.utils import timezone
 
-from inventory.models import Fact, Node
+from inventory.models import Fact, Node, Rack, Site
 
 from .engine import DRIFT, STALE, UNKNOWN, component_order, per_gpu, rollup, shown_status
-from .models import DriftCell, DriftEvent, NodeDrift
+from .models import Baseline, BaselineRevision, DriftCell, DriftEvent, NodeDrift
 from .services import generation
 
 
@@ -200,3 +200,46 @@ def needing_recompute(limit: int | None = None) -> list[int]:
         .values_list("pk", flat=True)
     )
     return list(query[: limit or settings.CORRAL_DRIFT_SWEEP_BATCH])
+
+
+def sites() -> QuerySet[Site]:
+    """The matrix filter's site choices."""
+    return Site.objects.order_by("name")
+
+
+def racks() -> QuerySet[Rack]:
+    return Rack.objects.select_related("site").order_by("site__name", "name")
+
+
+def baseline_list() -> list[Baseline]:
+    """Baselines with `nodes`: how many nodes were last computed against each (two
+    queries, whatever the number of baselines)."""
+    counts = dict(
+        NodeDrift.objects.filter(baseline__isnull=False)
+        .order_by()
+        .values_list("baseline")
+        .annotate(n=Count("pk"))
+    )
+    items = list(Baseline.objects.order_by("name"))
+    for b in items:
+        b.nodes = counts.get(b.pk, 0)  # type: ignore[attr-defined]
+    return items
+
+
+def baseline_revisions(baseline: Baseline) -> list[BaselineRevision]:
+    return list(baseline.revisions.order_by("-at", "-id"))
+
+
+def expected_images(node_ids: list[int]) -> Counter[str]:
+    """The images the nodes should run (their latest deployment's), most common first."""
+    rows = NodeDrift.objects.filter(node_id__in=node_ids).exclude(image="")
+    return Counter(rows.values_list("image", flat=True))
+
+
+def ordered_ids(node_qs: QuerySet[Node]) -> list[int]:
+    """The filtered nodes' ids in matrix order (the CSV export reads cells in chunks)."""
+    return list(node_qs.values_list("pk", flat=True))
+
+
+def nodes_in(ids: list[int]) -> dict[int, Node]:
+    return {n.pk: n for n in nodes().filter(pk__in=ids)}
