@@ -14,13 +14,16 @@ MODEL = "HGX H100 8-GPU"
 GOOD = {"firmware.BMC": "1.45", "driver": "550.90.07", "gpu.vbios": "96.00.89.00.01"}
 ODD_VBIOS = "96.00.74.00.0B"
 
+
 def report(node, bmc="1.45", driver="550.90.07", vbios=None, at=None, source="redfish"):
     gpus = [{"vbios": v} for v in (vbios or ["96.00.89.00.01"] * 8)]
     facts.record(node, source, {"firmware": {"BMC": bmc}, "driver": driver, "gpus": gpus}, at=at)
 
+
 @pytest.fixture
 def hgx_baseline(db):
     return baselines.save({"name": "hgx-h100", "node_model": MODEL, "components": GOOD}, "admin")
+
 
 @pytest.fixture
 def drift_fleet(hgx_baseline):

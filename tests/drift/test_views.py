@@ -70,7 +70,9 @@ def test_columns_expected_values_counts_and_coloured_cells(client, users, drift_
         "gpu.vbios",
     ]
     assert 'title="expected: 1.45">1.45</div>' in html
-    drifted_links = re.findall(r'class="drifted-link[^"]*" href="\?([^"]+)"[^>]*>(\d+) drifted', html)
+    drifted_links = re.findall(
+        r'class="drifted-link[^"]*" href="\?([^"]+)"[^>]*>(\d+) drifted', html
+    )
     counts = {re.search(r"component=([^&]+)", q).group(1): int(n) for q, n in drifted_links}
     assert counts == {"driver": 0, "firmware.BMC": 1, "gpu.vbios": 1}
     assert "only_drifted=true" in drifted_links[1][0]
