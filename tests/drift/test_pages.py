@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from drift import services
 from inventory.models import Operation
-from tests.drift.conftest import ODD_VBIOS, report
+from tests.drift.fleet import ODD_VBIOS, report
 from tests.factories import DeploymentFactory, ImageFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from drift.selectors import summary
-from tests.drift.conftest import MODEL, ODD_VBIOS, report
+from tests.drift.fleet import MODEL, ODD_VBIOS, report
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 
 pytestmark = pytest.mark.django_db
