@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
 from django.utils import timezone
 
-from inventory.models import Fact, Node
+from inventory.models import Fact, Node, Rack, Site
 from provisioning.models import Image
 
 from .engine import (
@@ -29,7 +29,7 @@ from .engine import (
     rollup,
     shown_status,
 )
-from .models import Baseline, DriftCell, DriftEvent, NodeDrift
+from .models import Baseline, BaselineRevision, DriftCell, DriftEvent, NodeDrift
 from .services import generation
 
 
@@ -226,6 +226,22 @@ def columns(node_qs: QuerySet[Node]) -> list[Column]:
     ]
 
 
+def header(node_qs: QuerySet[Node]) -> dict[str, Any]:
+    """What the matrix page shows above its rows, in summary()'s shape without the
+    version counts (those read every cell; this reads only the drifted ones)."""
+    totals = node_qs.order_by().aggregate(
+        nodes=Count("pk"), drifted=Count("pk", filter=Q(drift_state__drifted_count__gt=0))
+    )
+    return {
+        "nodes": totals["nodes"],
+        "drifted_nodes": totals["drifted"],
+        "components": {
+            c.component: {"expected": c.expected, "drifted": c.drifted, "per_gpu": c.per_gpu}
+            for c in columns(node_qs)
+        },
+    }
+
+
 def node_drift(node: Node) -> dict[str, Any]:
     """The node page panel: its cells (per GPU), facts no baseline names, recent history."""
     cells = cells_for([node.pk]).get(node.pk, {})
@@ -258,3 +274,46 @@ def needing_recompute(limit: int | None = None) -> list[int]:
         .values_list("pk", flat=True)
     )
     return list(query[: limit or settings.CORRAL_DRIFT_SWEEP_BATCH])
+
+
+def sites() -> QuerySet[Site]:
+    """The matrix filter's site choices."""
+    return Site.objects.order_by("name")
+
+
+def racks() -> QuerySet[Rack]:
+    return Rack.objects.select_related("site").order_by("site__name", "name")
+
+
+def baseline_list() -> list[Baseline]:
+    """Baselines with `nodes`: how many nodes were last computed against each (two
+    queries, whatever the number of baselines)."""
+    counts = dict(
+        NodeDrift.objects.filter(baseline__isnull=False)
+        .order_by()
+        .values_list("baseline")
+        .annotate(n=Count("pk"))
+    )
+    items = list(Baseline.objects.order_by("name"))
+    for b in items:
+        b.nodes = counts.get(b.pk, 0)  # type: ignore[attr-defined]
+    return items
+
+
+def baseline_revisions(baseline: Baseline) -> list[BaselineRevision]:
+    return list(baseline.revisions.order_by("-at", "-id"))
+
+
+def expected_images(node_ids: list[int]) -> Counter[str]:
+    """The images the nodes should run (their latest deployment's), most common first."""
+    rows = NodeDrift.objects.filter(node_id__in=node_ids).exclude(image="")
+    return Counter(rows.values_list("image", flat=True))
+
+
+def ordered_ids(node_qs: QuerySet[Node]) -> list[int]:
+    """The filtered nodes' ids in matrix order (the CSV export reads cells in chunks)."""
+    return list(node_qs.values_list("pk", flat=True))
+
+
+def nodes_in(ids: list[int]) -> dict[int, Node]:
+    return {n.pk: n for n in nodes().filter(pk__in=ids)}

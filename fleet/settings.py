@@ -138,6 +138,11 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "fleet.staticfiles.PlotlyFinder",  # vendor/plotly/plotly.min.js from the plotly package
+]
 # Serve straight from the source folders too, so a fresh checkout needs no collectstatic
 # (and say nothing about the missing STATIC_ROOT in that case).
 WHITENOISE_USE_FINDERS = True

@@ -25,6 +25,7 @@ urlpatterns = [
     path("", include("provisioning.urls")),
     path("", include("validation.urls")),
     path("", include("rma.urls")),
+    path("", include("drift.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
