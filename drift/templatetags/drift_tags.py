@@ -1,7 +1,9 @@
 """Status colours of drift cells, in one place for the matrix, the skew page and the panel."""
 
 from django import template
-from django.utils.html import format_html
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
 
 register = template.Library()
 
@@ -27,4 +29,46 @@ def status_badge(status: str):
         BADGE_COLOURS.get(status, "secondary"),
         status,
         status,
+    )
+
+
+def _title(cell) -> str:
+    seen = (
+        f"{timezone.localtime(cell.observed_at):%Y-%m-%d %H:%M} ({timesince(cell.observed_at)} ago)"
+        if cell.observed_at
+        else "never observed"
+    )
+    lines = [f"expected {cell.expected}", f"{cell.source or 'no source'}, {seen}"]
+    lines += [
+        f"GPU {g['gpu']}: {g['observed'] or '?'} ({g['status']})"
+        for g in cell.gpus
+        if g["status"] != "ok"
+    ]
+    return "\n".join(lines)
+
+
+@register.simple_tag
+def drift_cells(row, url: str):
+    """A matrix row's cells, rendered in Python: 50 rows x 30 components is 1,500 cells,
+    which as template nodes cost most of the page's time (docs/drift.md, bench-drift)."""
+    return format_html_join(
+        "",
+        "{}",
+        (
+            (
+                format_html(
+                    '<td class="cell {}" data-status="{}" data-component="{}" title="{}">'
+                    '<a href="{}">{}</a></td>',
+                    CELL_CLASSES.get(cell.status, ""),
+                    cell.status,
+                    cell.component,
+                    _title(cell),
+                    url,
+                    cell.observed or "unknown",
+                )
+                if cell
+                else format_html('<td class="cell text-body-tertiary" data-status="none">·</td>'),
+            )
+            for cell in row.cells
+        ),
     )

@@ -65,6 +65,7 @@ class Row:
     drifted: list[str]
     image: str
     cells: list[CellView | None]
+    url: str = ""
 
 
 def filtered(params: QueryDict) -> DriftFilterSet:
@@ -107,6 +108,7 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
                 drifted=state.drifted if state else [],
                 image=state.image if state else "",
                 cells=[mine.get(c["name"]) for c in cols],
+                url=node.get_absolute_url(),
             )
         )
     pages = {}
