@@ -117,23 +117,23 @@ class GpuFinder:
     def find(self, system_processors: list[dict[str, Any]]) -> list[GPU]:
         candidates: list[_Candidate] = []
         gpu_paths: set[str] = set()
-        device_paths: list[str] = list(links(self.system, "PCIeDevices"))
+        devices: dict[str, dict[str, Any] | None] = {
+            p.rstrip("/"): None for p in links(self.system, "PCIeDevices")
+        }
         processors = [p for p in system_processors if is_gpu_processor(p)]
         for chassis in self._chassis():
             chassis_procs = self.reader.members(link(chassis, "Processors"), "chassis processors")
             processors += [p for p in chassis_procs if is_gpu_processor(p)]
-            device_paths += [
-                d["@odata.id"]
-                for d in self.reader.members(link(chassis, "PCIeDevices"), "pcie devices")
-            ]
+            for device in self.reader.members(link(chassis, "PCIeDevices"), "pcie devices"):
+                devices[device["@odata.id"].rstrip("/")] = device
         for proc in processors:
             refs = links(proc.get("Links"), "PCIeDevice") + links(
                 proc.get("Links"), "PCIeFunctions"
             )
             candidates.append(_candidate(proc, refs))
             gpu_paths.add(proc["@odata.id"].rstrip("/"))
-        for path in dict.fromkeys(p.rstrip("/") for p in device_paths):
-            device = self.reader.get(path, "pcie devices")
+        for path, known in devices.items():
+            device = known or self.reader.get(path, "pcie devices")
             if device is None or absent(device):
                 continue
             device.setdefault("@odata.id", path)

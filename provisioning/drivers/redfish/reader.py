@@ -51,6 +51,7 @@ class Reader:
     def __init__(self, client: RedfishClient) -> None:
         self.client = client
         self.unavailable: dict[str, str] = {}
+        self._failed: set[str] = set()  # asked once, noted once
 
     def note(self, part: str, why: str) -> None:
         previous = self.unavailable.get(part)
@@ -58,6 +59,14 @@ class Reader:
 
     def get(self, path: str, part: str) -> dict[str, Any] | None:
         """The resource at path, or None (and a note under part) when it cannot be read."""
+        if path in self._failed:
+            return None
+        data = self._get(path, part)
+        if data is None:
+            self._failed.add(path)
+        return data
+
+    def _get(self, path: str, part: str) -> dict[str, Any] | None:
         at = f"BMC at {self.client.address}"
         try:
             data = self.client.get_json(path)
