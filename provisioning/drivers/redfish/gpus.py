@@ -124,12 +124,11 @@ class GpuFinder:
         for chassis in self._chassis():
             chassis_procs = self.reader.members(link(chassis, "Processors"), "chassis processors")
             processors += [p for p in chassis_procs if is_gpu_processor(p)]
-            for device in self.reader.members(link(chassis, "PCIeDevices"), "pcie devices"):
-                devices[device["@odata.id"].rstrip("/")] = device
+            for listed in self.reader.members(link(chassis, "PCIeDevices"), "pcie devices"):
+                devices[listed["@odata.id"].rstrip("/")] = listed
         for proc in processors:
-            refs = links(proc.get("Links"), "PCIeDevice") + links(
-                proc.get("Links"), "PCIeFunctions"
-            )
+            to = proc.get("Links")
+            refs = links(to, "PCIeDevice") + links(to, "PCIeFunctions")
             candidates.append(_candidate(proc, refs))
             gpu_paths.add(proc["@odata.id"].rstrip("/"))
         for path, known in devices.items():
