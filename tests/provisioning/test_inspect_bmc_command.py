@@ -17,6 +17,16 @@ from django.core.management import CommandError, call_command
 from tests.peers.util import free_port
 
 
+@pytest.fixture(scope="module")
+def own_ipmi(ipmi_sim_factory):
+    """A BMC of this module's own. pyghmi sessions are kept per process and per BMC, and
+    the shared ``ipmi_sim`` session belongs to the driver tests: a session of ours left
+    idle on it for minutes (pytest-django runs database tests first) made theirs hang."""
+    bmc = ipmi_sim_factory(password="own-Test-pw", name="insp-cmd")
+    bmc.reset()
+    return bmc
+
+
 def _run(*args: str) -> dict:
     out = StringIO()
     call_command("inspect_bmc", *args, stdout=out)
@@ -52,15 +62,15 @@ def test_expected_gpus_are_checked_when_given(sushy_static):
     assert report["mismatch"] == "expected 8 × H100-SXM, BMC reports 0 GPUs"
 
 
-def test_ipmi_prints_identity_and_what_ipmi_cannot_list(ipmi_bmc):
+def test_ipmi_prints_identity_and_what_ipmi_cannot_list(own_ipmi):
     report = _run(
         "--protocol=ipmi",
-        f"--address={ipmi_bmc.host}",
-        f"--port={ipmi_bmc.port}",
-        f"--username={ipmi_bmc.username}",
-        f"--password={ipmi_bmc.password}",
+        f"--address={own_ipmi.host}",
+        f"--port={own_ipmi.port}",
+        f"--username={own_ipmi.username}",
+        f"--password={own_ipmi.password}",
     )
-    assert report["hardware"]["serial"] == ipmi_bmc.fru.serial
+    assert report["hardware"]["serial"] == own_ipmi.fru.serial
     assert report["hardware"]["gpus"] == []
     assert "IPMI has no standard command that lists GPUs" in report["unavailable"]["gpus"]
     assert [c["id"] for c in report["firmware"]] == ["BMC"]
@@ -101,13 +111,13 @@ def test_unreachable_bmc_exits_1_with_the_reason_on_stderr():
     assert "Secr3t-pw" not in done.stderr
 
 
-def test_wrong_ipmi_password_is_named(ipmi_bmc):
+def test_wrong_ipmi_password_is_named(own_ipmi):
     with pytest.raises(CommandError) as raised:
         _run(
             "--protocol=ipmi",
-            f"--address={ipmi_bmc.host}",
-            f"--port={ipmi_bmc.port}",
-            f"--username={ipmi_bmc.username}",
+            f"--address={own_ipmi.host}",
+            f"--port={own_ipmi.port}",
+            f"--username={own_ipmi.username}",
             "--password=not-the-password",
         )
     assert "rejected the credentials of user 'admin'" in str(raised.value)

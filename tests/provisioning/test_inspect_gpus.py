@@ -12,6 +12,16 @@ from provisioning.drivers import BMCFatalError
 from tests.factories import NodeFactory, OperationFactory
 
 
+@pytest.fixture(scope="module")
+def own_ipmi(ipmi_sim_factory):
+    """A BMC of this module's own. pyghmi sessions are kept per process and per BMC, and
+    the shared ``ipmi_sim`` session belongs to the driver tests: a session of ours left
+    idle on it for minutes (pytest-django runs database tests first) made theirs hang."""
+    bmc = ipmi_sim_factory(password="own-Test-pw", name="insp-gpus")
+    bmc.reset()
+    return bmc
+
+
 def _inspecting(peer, **fields) -> Node:
     node = NodeFactory(state="inspecting", **fields)
     if hasattr(peer, "system_id"):  # a Redfish peer
@@ -86,8 +96,8 @@ def test_a_node_enrolled_without_gpus_is_never_a_mismatch(sushy_static_tower):
 
 
 @pytest.mark.django_db
-def test_ipmi_cannot_list_gpus_so_the_mismatch_is_flagged_not_failed(ipmi_bmc):
-    node = _inspecting(ipmi_bmc, gpu_count=8, gpu_model="H100-SXM")
+def test_ipmi_cannot_list_gpus_so_the_mismatch_is_flagged_not_failed(own_ipmi):
+    node = _inspecting(own_ipmi, gpu_count=8, gpu_model="H100-SXM")
     _run(node)
     node.refresh_from_db()
     assert node.state == "ready"
