@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -315,23 +316,19 @@ CORRAL_LOCK_STALE_SECONDS = env.int("CORRAL_LOCK_STALE_SECONDS", default=60)
 # CORRAL_WORKER_STALE_SECONDS no longer counts as listening to its queues.
 CORRAL_WORKER_HEARTBEAT_SECONDS = env.float("CORRAL_WORKER_HEARTBEAT_SECONDS", default=15.0)
 CORRAL_WORKER_STALE_SECONDS = env.int("CORRAL_WORKER_STALE_SECONDS", default=60)
-# Inventory checks a BMC's settings with the driver's own schema (inventory imports no other
-# app, so it names the function).
+# Inventory checks BMC settings with the driver's schema (named: inventory imports no app).
 CORRAL_BMC_SETTINGS_CHECK = "provisioning.drivers.validate_settings"
 # A task that finds its node locked retries every WAIT_SECONDS, WAIT_RETRIES times, then
 # ends its operation (or gate run) failed with the holder's name.
 CORRAL_LOCK_WAIT_RETRIES = env.int("CORRAL_LOCK_WAIT_RETRIES", default=60)
 CORRAL_LOCK_WAIT_SECONDS = env.float("CORRAL_LOCK_WAIT_SECONDS", default=2)
-# A CSV import of at most this many rows is carried out during the request; a larger one
-# is an operation that a worker carries out (its progress is polled, like any action's).
+# CSV imports of at most this many rows run in the request; larger ones are operations.
 CORRAL_IMPORT_SYNC_ROWS = env.int("CORRAL_IMPORT_SYNC_ROWS", default=200)
 # At most this many power-ons at once per rack in a bulk action (0 = no stagger).
 CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
-# How old a node's recorded power state may get before the refresher asks its BMC again;
-# this is also the per-BMC rate limit of background polling.
+# Max age of a node's recorded power state before the refresher asks (per-BMC poll rate).
 CORRAL_POWER_REFRESH_SECONDS = env.int("CORRAL_POWER_REFRESH_SECONDS", default=300)
-# How nodes reach Corral's /boot/ endpoints (e.g. http://10.0.0.5:8000); empty = the
-# host the node used for the request.
+# How nodes reach /boot/ (e.g. http://10.0.0.5:8000); empty = the host of the request.
 CORRAL_BOOT_BASE_URL = env.str("CORRAL_BOOT_BASE_URL", default="").rstrip("/")
 # UEFI HTTP-boot clients (arch 16 / 19) are sent, by the DHCP exports, to these EFI loader
 # URLs (an iPXE or GRUB image on an HTTP server); empty = no HTTP-boot entry in the export.
@@ -377,6 +374,10 @@ CORRAL_PUBLIC_URL = env.str("CORRAL_PUBLIC_URL", default="http://localhost:8000"
 from fleet.settings_day2 import *  # noqa: E402, F403
 
 CORRAL_SCHEDULER = env.str("CORRAL_SCHEDULER", default="provisioning.schedulers.NoopScheduler")
+# Enrolled GPUs the BMC does not report: "fail" the inspection or "flag" it (docs/inspection.md).
+CORRAL_INSPECT_GPU_MISMATCH = _MISMATCH = env.str("CORRAL_INSPECT_GPU_MISMATCH", default="fail")
+if _MISMATCH not in ("fail", "flag"):
+    raise ImproperlyConfigured(f"CORRAL_INSPECT_GPU_MISMATCH is fail or flag, not {_MISMATCH!r}")
 
 LOGGING = {
     "version": 1,

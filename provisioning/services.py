@@ -23,6 +23,7 @@ from inventory.choices import NodeState, PowerState
 from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
 
+from . import inspection
 from .drivers import (
     ACTION_CYCLE,
     ACTION_OFF,
@@ -103,7 +104,11 @@ def set_boot_pxe(node: Node, op: Operation) -> dict:
 
 
 def inspect(node: Node, op: Operation) -> dict:
-    """Read identity, hardware and firmware; then inspecting -> ready."""
+    """Read identity, hardware and firmware; check the GPUs; then inspecting -> ready.
+
+    The facts are stored even when the GPU check fails the inspection, so the node page
+    shows what the BMC did report next to the reason.
+    """
     driver = get_driver(bmc_settings(node))
     try:
         operations.report_progress(op, 10, "reading power state")
@@ -115,9 +120,13 @@ def inspect(node: Node, op: Operation) -> dict:
         operations.report_progress(op, 70, "reading firmware inventory")
         with bmc_io():
             firmware = [c.to_dict() for c in driver.firmware.firmware()]
+            hardware["unavailable"].update(driver.firmware.unavailable_parts())
     finally:
         with bmc_io():
             driver.close()
+    failure = inspection.check_gpus(
+        node.gpu_count, node.gpu_model, hardware, settings.CORRAL_INSPECT_GPU_MISMATCH
+    )
     now = timezone.now()
     Node.objects.filter(pk=node.pk).update(
         hardware_facts=hardware,
@@ -135,8 +144,16 @@ def inspect(node: Node, op: Operation) -> dict:
         at=now,
         replace_prefix="",
     )
-    transition(node, "inspected", "system", "inspection complete", operation=op)
-    return {"cpus": hardware.get("cpu_count"), "firmware_components": len(firmware)}
+    if failure:
+        raise inspection.HardwareMismatch(failure, address=driver.address)
+    why = f"inspection complete; {hardware['mismatch']}" if "mismatch" in hardware else None
+    transition(node, "inspected", "system", why or "inspection complete", operation=op)
+    return {
+        "cpus": hardware.get("cpu_count"),
+        "gpus": len(hardware.get("gpus") or []),
+        "firmware_components": len(firmware),
+        **({"mismatch": hardware["mismatch"]} if "mismatch" in hardware else {}),
+    }
 
 
 def drain(node: Node, op: Operation) -> dict:

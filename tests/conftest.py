@@ -8,6 +8,12 @@ from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
 # Real peers, shared by every test directory (session-scoped: one process each per run).
 from tests.peers.faulty_http import faulty_redfish  # noqa: F401
 from tests.peers.ipmi import ipmi_bmc, ipmi_sim, ipmi_sim_factory  # noqa: F401
+from tests.peers.mockups import (  # noqa: F401
+    sushy_static_bladed,
+    sushy_static_cxl,
+    sushy_static_tower,
+    sushy_static_tree,
+)
 from tests.peers.qemu_fixture import netboot  # noqa: F401
 from tests.peers.redfish import (  # noqa: F401
     sushy_emulator,

@@ -142,6 +142,10 @@ class FirmwareInterface(abc.ABC):
     def firmware(self) -> list[FirmwareComponent]:
         """Return the firmware components the BMC reports."""
 
+    def unavailable_parts(self) -> dict[str, str]:
+        """What the last ``firmware()`` could not read (part -> why); empty when complete."""
+        return {}
+
 
 class HealthInterface(abc.ABC):
     """Overall health and sensor readings."""

@@ -38,9 +38,21 @@ class Drive(_Serializable):
 
 @dataclass
 class GPU(_Serializable):
+    """One GPU, however the BMC showed it (a Processor, a PCIe device, or both at once).
+
+    ``firmware_version`` is the VBIOS where the Processor or PCIe device reports one;
+    ``resource`` is the Redfish path it was read from, so a technician can look at it.
+    """
+
     id: str
     model: str | None = None
     manufacturer: str | None = None
+    serial: str | None = None
+    part_number: str | None = None
+    firmware_version: str | None = None
+    uuid: str | None = None
+    location: str | None = None
+    resource: str | None = None
 
 
 @dataclass

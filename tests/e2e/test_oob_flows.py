@@ -17,7 +17,7 @@ def rack(db):
     return RackFactory(site=SiteFactory(slug="dc1", name="DC one"), name="r01")
 
 
-def enroll(api, rack, n: int, bmc: dict) -> dict:
+def enroll(api, rack, n: int, bmc: dict, gpus: tuple[int, str] = (8, "H100-SXM")) -> dict:
     body = {
         "rack": rack.pk,
         "rack_unit": n,
@@ -25,8 +25,8 @@ def enroll(api, rack, n: int, bmc: dict) -> dict:
         "serial": f"SN-E2E-{n}",
         "hostname": f"e2e{n:02d}",
         "model": "HGX H100 8-GPU",
-        "gpu_model": "H100-SXM",
-        "gpu_count": 8,
+        "gpu_model": gpus[1],
+        "gpu_count": gpus[0],
         "bmc": {"verify_tls": False, **bmc},
         "interfaces": [{"mac": f"52:54:00:e2:e0:{n:02x}", "boot": True}],
     }
@@ -54,6 +54,7 @@ def test_enrolled_node_is_inspected_to_ready_with_hardware_and_firmware(
             "username": "admin",
             "password": "pw",
         },
+        gpus=(0, ""),  # the Contoso 3500 has no GPU
     )
     op = act(api, node["id"], "inspect")
     assert op.status == "succeeded", op.error
@@ -72,6 +73,21 @@ def test_enrolled_node_is_inspected_to_ready_with_hardware_and_firmware(
         for e in api("manager").get("/api/v1/events/", {"node": node["id"]}).data["results"]
     ]
     assert events == [("inspecting", "ready"), ("enrolled", "inspecting")]
+
+
+def test_node_enrolled_with_gpus_the_bmc_does_not_report_fails_inspection(
+    api, rack, sushy_static, celery_worker
+):
+    bmc = {"protocol": "redfish", "address": sushy_static.address, "username": "a", "password": "p"}
+    node = enroll(api, rack, 5, bmc)  # 8 x H100-SXM, on a BMC that lists no GPU
+    op = act(api, node["id"], "inspect")
+    assert op.status == "failed"
+    assert op.error == "expected 8 × H100-SXM, BMC reports 0 GPUs"
+    row = Node.objects.get(pk=node["id"])
+    assert (row.state, row.failed_step) == ("failed", "inspecting")
+    assert row.failure_reason == "expected 8 × H100-SXM, BMC reports 0 GPUs"
+    assert row.hardware_facts["serial"] == "437XR1138R2"  # what it did report is kept
+    assert row.reservation is None
 
 
 def test_power_cycle_and_pxe_reach_the_redfish_emulator(api, rack, sushy_emulator, celery_worker):

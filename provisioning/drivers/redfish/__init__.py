@@ -5,7 +5,8 @@ from __future__ import annotations
 from provisioning.drivers.base import PROTOCOL_REDFISH, Driver
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
-from provisioning.drivers.redfish.inventory import RedfishFirmware, RedfishHealth, RedfishInspect
+from provisioning.drivers.redfish.firmware import RedfishFirmware
+from provisioning.drivers.redfish.inventory import RedfishHealth, RedfishInspect
 from provisioning.drivers.settings import BMCSettings
 
 __all__ = ["build_driver"]

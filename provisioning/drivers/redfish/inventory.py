@@ -1,4 +1,4 @@
-"""Redfish hardware inventory, firmware inventory and health.
+"""Redfish hardware inventory and health (firmware: firmware.py, GPUs: gpus.py).
 
 Resources are read as JSON through sushy's connector rather than sushy's typed
 resources: vendors differ in which optional links they fill, and one missing or odd
@@ -17,16 +17,15 @@ from provisioning.drivers.base import (
     HEALTH_OK,
     HEALTH_UNKNOWN,
     HEALTH_WARNING,
-    FirmwareInterface,
     HealthInterface,
     InspectInterface,
 )
 from provisioning.drivers.redfish.client import RedfishClient
+from provisioning.drivers.redfish.gpus import GpuFinder, absent
+from provisioning.drivers.redfish.reader import Reader, last_segment, link, links
 from provisioning.drivers.results import (
-    GPU,
     NIC,
     Drive,
-    FirmwareComponent,
     HardwareFacts,
     Health,
     Sensor,
@@ -35,16 +34,6 @@ from provisioning.drivers.results import (
 _HEALTH = {"OK": HEALTH_OK, "Warning": HEALTH_WARNING, "Critical": HEALTH_CRITICAL}
 _SEVERITY = [HEALTH_UNKNOWN, HEALTH_OK, HEALTH_WARNING, HEALTH_CRITICAL]
 MAX_SENSORS = 256
-
-
-def _link(data: dict[str, Any], name: str) -> str | None:
-    value = data.get(name)
-    return value.get("@odata.id") if isinstance(value, dict) else None
-
-
-def _absent(data: dict[str, Any]) -> bool:
-    status = data.get("Status")
-    return isinstance(status, dict) and status.get("State") == "Absent"
 
 
 def _health(data: dict[str, Any], rollup: bool = False) -> str:
@@ -65,11 +54,11 @@ def _number(value: Any) -> float | None:
 class RedfishInspect(InspectInterface):
     def __init__(self, client: RedfishClient) -> None:
         self.client = client
-        self._facts = HardwareFacts()
 
     def inspect(self) -> HardwareFacts:
         with self.client.translate("reading the hardware inventory"):
             system = self.client.get_json(self.client.system_path)
+            reader = Reader(self.client)
             facts = HardwareFacts(
                 manufacturer=system.get("Manufacturer"),
                 model=system.get("Model"),
@@ -77,71 +66,23 @@ class RedfishInspect(InspectInterface):
                 uuid=(system.get("UUID") or "").lower() or None,
                 bios_version=system.get("BiosVersion"),
             )
-            self._facts = facts
-            self._processors(system, facts)
+            processors = reader.members(link(system, "Processors"), "processors")
+            _cpus(facts, system, processors)
+            facts.gpus = GpuFinder(reader, system).find(processors)
             memory = system.get("MemorySummary") or {}
             facts.memory_gib = _number(memory.get("TotalSystemMemoryGiB"))
-            facts.nics = self._nics(system)
-            facts.drives = self._drives(system)
+            facts.nics = self._nics(reader, system)
+            facts.drives = self._drives(reader, system)
+            facts.unavailable.update(reader.unavailable)
         return facts
 
-    def _optional(self, path: str | None, part: str) -> list[dict[str, Any]]:
-        """Members of an optional collection; a 404 means the BMC does not have it.
-
-        A server error on one optional part is recorded in `facts.unavailable` instead of
-        failing the whole inspection: the system resource itself already answered, and a
-        BMC that cannot list its disks (many cannot, sushy-emulator included) should not
-        keep the node out of `ready`.
-        """
-        if not path:
-            return []
-        try:
-            return [self.client.get_json(p) for p in self.client.members(path)]
-        except sushy_exc.ResourceNotFoundError:
-            return []
-        except sushy_exc.ServerSideError as exc:
-            self._facts.unavailable[part] = (
-                f"BMC at {self.client.address} answered HTTP {exc.status_code} for {part}"
-            )
-            return []
-
-    def _processors(self, system: dict[str, Any], facts: HardwareFacts) -> None:
-        summary = system.get("ProcessorSummary") or {}
-        cpus: list[dict[str, Any]] = []
-        for proc in self._optional(_link(system, "Processors"), "processors"):
-            if _absent(proc):
-                continue
-            kind = proc.get("ProcessorType")
-            if kind == "GPU":
-                facts.gpus.append(
-                    GPU(
-                        id=str(proc.get("Id")),
-                        model=proc.get("Model"),
-                        manufacturer=proc.get("Manufacturer"),
-                    )
-                )
-            elif kind in (None, "CPU"):
-                cpus.append(proc)
-        if cpus:
-            facts.cpu_count = len(cpus)
-            facts.cpu_model = cpus[0].get("Model")
-            cores: list[Any] = [p.get("TotalCores") for p in cpus]
-            threads: list[Any] = [p.get("TotalThreads") for p in cpus]
-            facts.cpu_cores = sum(cores) if all(isinstance(c, int) for c in cores) else None
-            facts.cpu_threads = sum(threads) if all(isinstance(t, int) for t in threads) else None
-        else:  # BMCs that publish only the summary
-            facts.cpu_count = summary.get("Count")
-            facts.cpu_model = summary.get("Model")
-            facts.cpu_cores = summary.get("CoreCount")
-        facts.cpu_threads = facts.cpu_threads or summary.get("LogicalProcessorCount")
-
-    def _nics(self, system: dict[str, Any]) -> list[NIC]:
+    def _nics(self, reader: Reader, system: dict[str, Any]) -> list[NIC]:
         nics: list[NIC] = []
         seen: set[str] = set()
-        for nic in self._optional(_link(system, "EthernetInterfaces"), "nics"):
+        for nic in reader.members(link(system, "EthernetInterfaces"), "nics"):
             # VLAN pseudo-interfaces repeat a physical MAC; the host interface is the
             # BMC's own USB NIC and never carries PXE traffic.
-            if nic.get("EthernetInterfaceType") == "Virtual" or _link(
+            if nic.get("EthernetInterfaceType") == "Virtual" or link(
                 nic.get("Links") or {}, "HostInterface"
             ):
                 continue
@@ -149,27 +90,27 @@ class RedfishInspect(InspectInterface):
             if not mac or mac in seen:
                 continue
             seen.add(mac)
-            link = nic.get("LinkStatus")
+            state = nic.get("LinkStatus")
             nics.append(
                 NIC(
-                    id=str(nic.get("Id")),
+                    id=_id(nic),
                     mac=mac,
                     permanent_mac=mac_or_none(nic.get("PermanentMACAddress")),
                     speed_mbps=nic.get("SpeedMbps"),
-                    link_up=None if link is None else link == "LinkUp",
+                    link_up=None if state is None else state == "LinkUp",
                 )
             )
         return nics
 
-    def _drives(self, system: dict[str, Any]) -> list[Drive]:
+    def _drives(self, reader: Reader, system: dict[str, Any]) -> list[Drive]:
         drives: list[Drive] = []
-        for storage in self._optional(_link(system, "Storage"), "storage"):
-            for ref in storage.get("Drives") or []:
-                drive = self.client.get_json(ref["@odata.id"])
-                if not _absent(drive):
+        for storage in reader.members(link(system, "Storage"), "storage"):
+            for path in links(storage, "Drives"):
+                drive = reader.get(path, "drives")
+                if drive is not None and not absent(drive):
                     drives.append(
                         Drive(
-                            name=drive.get("Name") or str(drive.get("Id")),
+                            name=drive.get("Name") or _id(drive, path),
                             size_bytes=drive.get("CapacityBytes"),
                             model=drive.get("Model"),
                             manufacturer=drive.get("Manufacturer"),
@@ -178,9 +119,9 @@ class RedfishInspect(InspectInterface):
                     )
         if drives:
             return drives
-        for controller in self._optional(_link(system, "SimpleStorage"), "simple storage"):
+        for controller in reader.members(link(system, "SimpleStorage"), "simple storage"):
             for device in controller.get("Devices") or []:
-                if not _absent(device):
+                if isinstance(device, dict) and not absent(device):
                     drives.append(
                         Drive(
                             name=device.get("Name") or "",
@@ -192,54 +133,34 @@ class RedfishInspect(InspectInterface):
         return drives
 
 
-class RedfishFirmware(FirmwareInterface):
-    def __init__(self, client: RedfishClient) -> None:
-        self.client = client
+def _id(data: dict[str, Any], path: str | None = None) -> str:
+    """The resource's Id, else the last segment of its path: never the string "None"."""
+    value = data.get("Id")
+    if isinstance(value, str | int) and str(value).strip():
+        return str(value)
+    return last_segment(path or data.get("@odata.id") or "") or "unknown"
 
-    def firmware(self) -> list[FirmwareComponent]:
-        with self.client.translate("reading the firmware inventory"):
-            service = _link(self.client.root.json, "UpdateService")
-            items: list[FirmwareComponent] = []
-            try:
-                if service:
-                    items = self._items(_link(self.client.get_json(service), "FirmwareInventory"))
-            except sushy_exc.ResourceNotFoundError:
-                items = []
-            return items or self._fallback()
 
-    def _items(self, path: str | None) -> list[FirmwareComponent]:
-        if not path:
-            return []
-        items = []
-        for member in self.client.members(path):
-            data = self.client.get_json(member)
-            items.append(
-                FirmwareComponent(
-                    id=str(data.get("Id")),
-                    name=data.get("Name") or str(data.get("Id")),
-                    version=data.get("Version"),
-                    updateable=data.get("Updateable"),
-                )
-            )
-        return items
+def _cpus(facts: HardwareFacts, system: dict[str, Any], processors: list[dict[str, Any]]) -> None:
+    """CPU facts from the Processors members; ProcessorSummary only when none could be read.
 
-    def _fallback(self) -> list[FirmwareComponent]:
-        """BMC and BIOS versions from Manager and System, for BMCs without an inventory."""
-        items = []
-        system = self.client.get_json(self.client.system_path)
-        for manager in (system.get("Links") or {}).get("ManagedBy") or []:
-            data = self.client.get_json(manager["@odata.id"])
-            if data.get("FirmwareVersion"):
-                items.append(
-                    FirmwareComponent(
-                        id=str(data.get("Id")),
-                        name=data.get("Name") or "BMC",
-                        version=data["FirmwareVersion"],
-                    )
-                )
-        if system.get("BiosVersion"):
-            items.append(FirmwareComponent(id="BIOS", name="BIOS", version=system["BiosVersion"]))
-        return items
+    Some BMCs count GPUs (and FPGAs) in ProcessorSummary, so the summary would report a
+    GPU server's GPUs as CPUs whenever one member of the collection failed to read.
+    """
+    summary = system.get("ProcessorSummary") or {}
+    if not processors:
+        facts.cpu_count = summary.get("Count")
+        facts.cpu_model = summary.get("Model")
+        facts.cpu_cores = summary.get("CoreCount")
+        facts.cpu_threads = summary.get("LogicalProcessorCount")
+        return
+    cpus = [p for p in processors if p.get("ProcessorType") in (None, "CPU") and not absent(p)]
+    facts.cpu_count = len(cpus)
+    facts.cpu_model = cpus[0].get("Model") if cpus else None
+    cores: list[Any] = [p.get("TotalCores") for p in cpus]
+    threads: list[Any] = [p.get("TotalThreads") for p in cpus]
+    facts.cpu_cores = sum(cores) if cpus and all(isinstance(c, int) for c in cores) else None
+    facts.cpu_threads = sum(threads) if cpus and all(isinstance(t, int) for t in threads) else None
 
 
 class RedfishHealth(HealthInterface):
@@ -260,7 +181,7 @@ class RedfishHealth(HealthInterface):
         return Health(status=worst(known), sensors=sensors)
 
     def _sensors(self, chassis: dict[str, Any]) -> list[Sensor]:
-        path = _link(chassis, "Sensors")
+        path = link(chassis, "Sensors")
         if path:
             readings = (
                 self._sensor(self.client.get_json(p))
@@ -271,7 +192,7 @@ class RedfishHealth(HealthInterface):
 
     @staticmethod
     def _sensor(data: dict[str, Any]) -> Sensor | None:
-        if _absent(data):
+        if absent(data):
             return None
         return Sensor(
             name=data.get("Name") or str(data.get("Id")),
@@ -282,7 +203,7 @@ class RedfishHealth(HealthInterface):
 
     def _legacy_thermal(self, chassis: dict[str, Any]) -> list[Sensor]:
         """Thermal (deprecated in Redfish, still the only source on many BMCs)."""
-        path = _link(chassis, "Thermal")
+        path = link(chassis, "Thermal")
         if not path:
             return []
         try:
@@ -291,7 +212,7 @@ class RedfishHealth(HealthInterface):
             return []
         sensors = []
         for temp in thermal.get("Temperatures") or []:
-            if not _absent(temp) and "ReadingCelsius" in temp:
+            if not absent(temp) and "ReadingCelsius" in temp:
                 sensors.append(
                     Sensor(
                         name=temp.get("Name") or "",
@@ -301,7 +222,7 @@ class RedfishHealth(HealthInterface):
                     )
                 )
         for fan in thermal.get("Fans") or []:
-            if not _absent(fan) and "Reading" in fan:
+            if not absent(fan) and "Reading" in fan:
                 sensors.append(
                     Sensor(
                         name=fan.get("Name") or fan.get("FanName") or "",

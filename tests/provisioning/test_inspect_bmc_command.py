@@ -1,0 +1,135 @@
+"""``manage.py inspect_bmc`` against real peers: what a technician sees before enrolling.
+
+No test here has database access (pytest-django refuses any query without the ``db``
+fixture), which proves the command enrols nothing and reads no row.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.peers.util import free_port
+
+
+@pytest.fixture(scope="module")
+def own_ipmi(ipmi_sim_factory):
+    """A BMC of this module's own. pyghmi sessions are kept per process and per BMC, and
+    the shared ``ipmi_sim`` session belongs to the driver tests: a session of ours left
+    idle on it for minutes (pytest-django runs database tests first) made theirs hang."""
+    bmc = ipmi_sim_factory(password="own-Test-pw", name="insp-cmd")
+    bmc.reset()
+    return bmc
+
+
+def _run(*args: str) -> dict:
+    out = StringIO()
+    call_command("inspect_bmc", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_redfish_tower_prints_hardware_firmware_power_and_unavailable(sushy_static_tower):
+    report = _run(
+        "--protocol=redfish",
+        f"--address={sushy_static_tower.address}",
+        "--username=admin",
+        "--password=pw",
+        f"--system-id={sushy_static_tower.system_id}",
+    )
+    assert set(report) == {"hardware", "firmware", "power", "unavailable"}
+    hw = report["hardware"]
+    assert [g["model"] for g in hw["gpus"]] == ["Nvidia(R) TU102"] * 2
+    assert (hw["cpu_count"], len(hw["drives"]), hw["serial"]) == (8, 10, "437XR1238R2")
+    assert [c["id"] for c in report["firmware"]] == ["BMC", "BIOS"]
+    assert report["power"] == "on"
+    assert report["unavailable"] == {}
+
+
+def test_expected_gpus_are_checked_when_given(sushy_static):
+    report = _run(
+        "--protocol=redfish",
+        f"--address={sushy_static.address}",
+        "--username=admin",
+        "--password=pw",
+        "--gpu-count=8",
+        "--gpu-model=H100-SXM",
+    )
+    assert report["mismatch"] == "expected 8 × H100-SXM, BMC reports 0 GPUs"
+
+
+def test_ipmi_prints_identity_and_what_ipmi_cannot_list(own_ipmi):
+    report = _run(
+        "--protocol=ipmi",
+        f"--address={own_ipmi.host}",
+        f"--port={own_ipmi.port}",
+        f"--username={own_ipmi.username}",
+        f"--password={own_ipmi.password}",
+    )
+    assert report["hardware"]["serial"] == own_ipmi.fru.serial
+    assert report["hardware"]["gpus"] == []
+    assert "IPMI has no standard command that lists GPUs" in report["unavailable"]["gpus"]
+    assert [c["id"] for c in report["firmware"]] == ["BMC"]
+    assert report["power"] == "off"
+
+
+def test_a_bmc_with_several_systems_asks_for_one(sushy_static_bladed):
+    with pytest.raises(CommandError, match="manages 4 systems .* set system_id"):
+        _run(
+            "--protocol=redfish",
+            f"--address={sushy_static_bladed.address}",
+            "--username=admin",
+            "--password=pw",
+        )
+
+
+def test_unreachable_bmc_exits_1_with_the_reason_on_stderr():
+    # A real process, as a technician runs it: exit status and stderr are the interface.
+    port = free_port()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "inspect_bmc",
+            "--protocol=redfish",
+            f"--address=http://127.0.0.1:{port}",
+            "--username=admin",
+            "--password=Secr3t-pw",
+            "--timeout=2",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert f"BMC at 127.0.0.1:{port} is unreachable" in done.stderr
+    assert "Secr3t-pw" not in done.stderr
+
+
+def test_wrong_ipmi_password_is_named(own_ipmi):
+    with pytest.raises(CommandError) as raised:
+        _run(
+            "--protocol=ipmi",
+            f"--address={own_ipmi.host}",
+            f"--port={own_ipmi.port}",
+            f"--username={own_ipmi.username}",
+            "--password=not-the-password",
+        )
+    assert "rejected the credentials of user 'admin'" in str(raised.value)
+    assert "not-the-password" not in str(raised.value)
+
+
+def test_bad_settings_are_refused_before_any_network_io():
+    with pytest.raises(CommandError, match="Invalid BMC settings.*timeout"):
+        _run(
+            "--protocol=redfish",
+            "--address=http://127.0.0.1:9",
+            "--username=a",
+            "--password=b",
+            "--timeout=900",
+        )
