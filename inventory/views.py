@@ -23,6 +23,17 @@ from .models import Rack
 from .permissions import ACT, VIEW, WRITE, actor_of, can
 
 
+def with_params(params, **changes: str | None) -> str:
+    """The query string of `params` with keys changed (None removes one): links that page,
+    sort or filter a list keep every other filter (the RMA queue, the drift matrix)."""
+    out = params.copy()
+    for key, value in changes.items():
+        out.pop(key, None)
+        if value is not None:
+            out[key] = value
+    return out.urlencode()
+
+
 def require(request, capability: str) -> None:
     if not can(request.user, capability):
         raise PermissionDenied(f"Your role does not allow '{capability}'.")

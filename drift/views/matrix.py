@@ -28,7 +28,7 @@ from .. import selectors
 from ..filtersets import DriftFilterSet
 from ..forms import ReimageForm
 from ..selectors import CellView
-from . import require
+from . import require, with_params
 
 PAGE_SIZE = 50
 CSV_CHUNK = 500
@@ -40,15 +40,6 @@ def filter_data(params: QueryDict) -> QueryDict:
     data = params.copy()
     data.setlist("state", [v for v in data.getlist("state") if v])
     return data
-
-
-def with_params(params: QueryDict, **changes: str | None) -> str:
-    out = params.copy()
-    for key, value in changes.items():
-        out.pop(key, None)
-        if value is not None:
-            out[key] = value
-    return out.urlencode()
 
 
 class _CountedPaginator(Paginator):

@@ -10,8 +10,8 @@ from inventory.choices import NodeState
 from inventory.permissions import VIEW
 
 from .. import charts, selectors
-from . import require
-from .matrix import filtered, with_params
+from . import require, with_params
+from .matrix import filtered
 
 
 @login_required

@@ -17,7 +17,7 @@ from inventory.permissions import ACT, VIEW, actor_of, can
 from .. import selectors, services
 from ..filtersets import CaseFilterSet
 from ..forms import BulkAssignForm
-from . import require
+from . import require, with_params
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("priority", "opened", "sla_due", "status", "updated")
@@ -37,22 +37,13 @@ def _filter_data(params: QueryDict) -> QueryDict:
     return data
 
 
-def _with(params: QueryDict, **changes: str | None) -> str:
-    out = params.copy()
-    for key, value in changes.items():
-        out.pop(key, None)
-        if value is not None:
-            out[key] = value
-    return out.urlencode()
-
-
 def _sort_links(params: QueryDict, current: str) -> dict[str, dict[str, str]]:
     """Per column: the query that sorts by it (a second click reverses) and its arrow."""
     links = {}
     for key in SORT_COLUMNS:
         arrow = {key: "▲", f"-{key}": "▼"}.get(current, "")
         target = f"-{key}" if current == key else key
-        links[key] = {"query": _with(params, sort=target, page=None), "arrow": arrow}
+        links[key] = {"query": with_params(params, sort=target, page=None), "arrow": arrow}
     return links
 
 
@@ -65,9 +56,9 @@ def queue_context(request) -> dict:
     page = Paginator(cases, PAGE_SIZE).get_page(params.get("page"))
     pages = {}
     if page.has_previous():
-        pages["previous"] = _with(params, page=str(page.previous_page_number()))
+        pages["previous"] = with_params(params, page=str(page.previous_page_number()))
     if page.has_next():
-        pages["next"] = _with(params, page=str(page.next_page_number()))
+        pages["next"] = with_params(params, page=str(page.next_page_number()))
     return {
         "filter": filterset,
         "page": page,
