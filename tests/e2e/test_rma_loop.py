@@ -18,6 +18,8 @@ def test_repaired_goes_through_inspection_into_deploy(api, sushy_static, celery_
     node = NodeFactory(
         rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one")),
         state="rma",
+        gpu_count=0,  # the DMTF rack server has no GPUs: enrolled as it is
+        gpu_model="",
         bmc__address=sushy_static.address,
         bmc__username="admin",
         bmc__password="pw",

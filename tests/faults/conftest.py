@@ -39,6 +39,8 @@ def slow_bmc_node(faulty_redfish):
     return NodeFactory(
         rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one")),
         state="enrolled",
+        gpu_count=0,  # the mockup behind it has no GPUs: enrolled as it is
+        gpu_model="",
         bmc__address=faulty_redfish.address,
         bmc__system_id="sys1",
         bmc__username="admin",
