@@ -123,8 +123,8 @@ def _recompute_chunk(ids: list[int]) -> int:
             events.extend(_events(node.pk, cell, prior, now))
         for gone in before.values():  # no longer expected
             stale_pks.append(gone.pk)
-            if gone.status == DRIFT:
-                events.append(_event(node.pk, gone, DriftEvent.Kind.RESOLVED, now, "", gone))
+            if gone.status == DRIFT:  # resolved: nothing is expected of it any more
+                events.append(_event(node.pk, gone, DriftEvent.Kind.RESOLVED, now, "", ""))
         drifted = sorted({c.component for c in cells if c.status == DRIFT})
         states.append(
             NodeDrift(
@@ -194,14 +194,14 @@ def _event(
     kind: str,
     now: datetime,
     observed: str,
-    gone: DriftCell | None = None,
+    expected: str | None = None,
 ) -> DriftEvent:
     return DriftEvent(
         node_id=node_id,
         component=cell.component,
         gpu=cell.gpu,
         kind=kind,
-        expected="" if gone is not None else cell.expected,
+        expected=cell.expected if expected is None else expected,
         observed=observed,
         at=now,
     )

@@ -13,9 +13,11 @@ differently ("H100-SXM" and "NVIDIA H100 80GB HBM3"): see ``model_matches``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from .drivers import BMCFatalError
+from .drivers import BMCFatalError, Driver
+from .runner import bmc_io
 
 FAIL, FLAG = "fail", "flag"
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -24,6 +26,26 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 class HardwareMismatch(BMCFatalError):
     """The BMC reports other hardware than the node was enrolled with; retrying will not
     change what is in the machine."""
+
+
+def read_bmc(
+    driver: Driver, progress: Callable[[int, str], object] | None = None
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """(power state, hardware facts, firmware inventory): what an inspection reads, and
+    what ``manage.py inspect_bmc`` prints, by the same calls. Each read hands the database
+    connection back while it waits on the BMC (runner.bmc_io)."""
+    step = progress or (lambda percent, what: None)
+    step(10, "reading power state")
+    with bmc_io():
+        power = driver.power.get_power_state()
+    step(30, "reading hardware inventory")
+    with bmc_io():
+        hardware = driver.inspect.inspect().to_dict()
+    step(70, "reading firmware inventory")
+    with bmc_io():
+        firmware = [c.to_dict() for c in driver.firmware.firmware()]
+        hardware["unavailable"].update(driver.firmware.unavailable_parts())
+    return power, hardware, firmware
 
 
 def _tokens(text: str) -> list[str]:

@@ -111,16 +111,9 @@ def inspect(node: Node, op: Operation) -> dict:
     """
     driver = get_driver(bmc_settings(node))
     try:
-        operations.report_progress(op, 10, "reading power state")
-        with bmc_io():
-            state = driver.power.get_power_state()
-        operations.report_progress(op, 30, "reading hardware inventory")
-        with bmc_io():
-            hardware = driver.inspect.inspect().to_dict()
-        operations.report_progress(op, 70, "reading firmware inventory")
-        with bmc_io():
-            firmware = [c.to_dict() for c in driver.firmware.firmware()]
-            hardware["unavailable"].update(driver.firmware.unavailable_parts())
+        state, hardware, firmware = inspection.read_bmc(
+            driver, lambda percent, what: operations.report_progress(op, percent, what)
+        )
     finally:
         with bmc_io():
             driver.close()

@@ -257,9 +257,10 @@ def _conclude(run: GateRun) -> str:
 def _finish(run: GateRun, status: str, reason: str) -> str:
     node = run.node
     now = timezone.now()
-    facts: dict[str, Any] = dict(node.observed_facts or {})
+    gate_facts: dict[str, Any] = {}
     for result in run.results.all():
-        facts.update(result.facts or {})
+        gate_facts.update(result.facts or {})
+    facts = {**(node.observed_facts or {}), **gate_facts}
     with transaction.atomic():
         GateRun.objects.filter(pk=run.pk).update(
             status=status,
@@ -272,9 +273,6 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
             soak_failures=run.soak_failures,
         )
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
-        gate_facts: dict[str, Any] = {}
-        for result in run.results.all():
-            gate_facts.update(result.facts or {})
         observed.record(node, "gate", observed.lenient(gate_facts), at=now)
         node.refresh_from_db()
         try:

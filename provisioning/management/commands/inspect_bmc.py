@@ -12,7 +12,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from provisioning.drivers import PROTOCOLS, BMCError, BMCSettings, get_driver
-from provisioning.inspection import gpu_mismatch
+from provisioning.inspection import gpu_mismatch, read_bmc
 
 
 class Command(BaseCommand):
@@ -50,10 +50,7 @@ class Command(BaseCommand):
                 opts["protocol"], {k: v for k, v in mapping.items() if v is not None}
             )
             with get_driver(settings) as driver:
-                power = driver.power.get_power_state()
-                hardware = driver.inspect.inspect().to_dict()
-                firmware = [c.to_dict() for c in driver.firmware.firmware()]
-                hardware["unavailable"].update(driver.firmware.unavailable_parts())
+                power, hardware, firmware = read_bmc(driver)
         except BMCError as exc:
             raise CommandError(str(exc)) from None
         report = {
