@@ -240,9 +240,13 @@ def refresh_parent(parent_id: int) -> None:
             finished=timezone.now(),
             error=f"{failed} of {total} nodes failed" if failed else "",
         )
-    else:
-        fields["status"] = OperationStatus.RUNNING
-    Operation.objects.filter(pk=parent_id).update(**fields)
+        Operation.objects.filter(pk=parent_id).update(**fields)
+        return
+    # Children finishing together each refresh after their own commit; one that read its
+    # siblings before another committed would write "running" over the parent the other
+    # has just finished. "Running" is only ever written over an unfinished parent.
+    fields["status"] = OperationStatus.RUNNING
+    Operation.objects.filter(pk=parent_id).exclude(status__in=finished).update(**fields)
 
 
 def release_next_child(finished: Operation) -> None:

@@ -60,3 +60,27 @@ def test_bulk_input_errors(api, rack):
         .status_code
         == 403
     )
+
+
+def test_a_finished_parent_is_never_moved_back_to_running_by_a_late_refresh(rack):
+    """Two children finishing together: the one whose refresh read the siblings before the
+    other committed writes "running" after the other wrote "succeeded". The late write
+    must not win, or the rack action stays running for ever (seen in the e2e fan-out)."""
+    from inventory import operations
+
+    parent = Operation.objects.create(kind="power_on", actor="user:t", status="running")
+    a, b = (
+        Operation.objects.create(
+            kind="power_on",
+            actor="user:t",
+            parent=parent,
+            node=NodeFactory(rack=rack),
+            status="succeeded",
+        )
+        for _ in range(2)
+    )
+    operations.refresh_parent(parent.pk)  # b's refresh: it saw both children done
+    assert Operation.objects.get(pk=parent.pk).status == "succeeded"
+    Operation.objects.filter(pk=b.pk).update(status="running")  # what a's refresh saw
+    operations.refresh_parent(parent.pk)  # a's late refresh
+    assert Operation.objects.get(pk=parent.pk).status == "succeeded"
