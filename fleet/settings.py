@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "validation",
     "rma",
     "drift",
+    "reports",
 ]
 
 MIDDLEWARE = [
@@ -273,6 +274,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provisioning.tasks.refresh_firmware_sweep",
         "schedule": env.float("CORRAL_FIRMWARE_SWEEP_SECONDS", default=60.0),
     },
+    "reports-rollup": {"task": "reports.tasks.roll", "schedule": 900.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(
     Path(env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(BASE_DIR / ".celerybeat-schedule")))

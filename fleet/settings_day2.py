@@ -39,3 +39,10 @@ CORRAL_DRIFT_SWEEP_BATCH = env.int("CORRAL_DRIFT_SWEEP_BATCH", default=5000)
 # hammering a site's BMCs.
 CORRAL_FIRMWARE_REFRESH_HOURS = env.float("CORRAL_FIRMWARE_REFRESH_HOURS", default=24.0)
 CORRAL_FIRMWARE_REFRESH_PER_SITE = env.int("CORRAL_FIRMWARE_REFRESH_PER_SITE", default=10)
+# Managers' reports (docs/reports.md). A finished UTC day is rolled this long after its
+# midnight, so transitions still committing at midnight are in it.
+CORRAL_REPORTS_ROLLUP_GRACE_SECONDS = env.float("CORRAL_REPORTS_ROLLUP_GRACE_SECONDS", default=600)
+# A rack reaches revenue when this share of its GPUs is in service at once.
+CORRAL_RACK_REVENUE_THRESHOLD = env.float("CORRAL_RACK_REVENUE_THRESHOLD", default=0.95)
+# The currency a new GPU price is in unless one is given.
+CORRAL_CURRENCY = env.str("CORRAL_CURRENCY", default="USD")

@@ -13,6 +13,7 @@ api_patterns = [
     path("", include("validation.api.urls")),
     path("", include("rma.api.urls")),
     path("", include("drift.api.urls")),
+    path("", include("reports.api.urls")),
     path("", include("core.api.urls")),
 ]
 

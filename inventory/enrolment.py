@@ -28,8 +28,13 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Model
+from django.dispatch import Signal
 
 from .models import BMC, Label, NetworkInterface, Node, Rack
+
+# Sent with `nodes=[...]` after write() inserted a batch: bulk_create sends no post_save, and
+# the reports app opens each new node's first span from it, in the same transaction.
+nodes_enrolled = Signal()
 
 NODE_FIELDS = (
     "rack",
@@ -266,4 +271,5 @@ def write(batch: Sequence[Enrolment]) -> list[Node]:
             nic.node = e.node
             nics.append(nic)
     NetworkInterface.objects.bulk_create(nics, batch_size=BATCH)
+    nodes_enrolled.send(sender=Node, nodes=nodes)
     return nodes

@@ -17,6 +17,7 @@ MAY_IMPORT = {
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
     "drift": {"inventory", "provisioning", "validation", "core"},
+    "reports": {"inventory", "provisioning", "validation", "rma", "core"},
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")

@@ -53,6 +53,7 @@ class RackSerializer(serializers.ModelSerializer):
             "power_budget_kw",
             "leaf_switches",
             "fabric",
+            "delivered",
             "created",
         ]
 

@@ -15,6 +15,11 @@ class Rack(models.Model):
     leaf_switches = models.JSONField(default=list, blank=True)
     # Fabric line rate class used by gate thresholds (e.g. "ib-400g"); a node may override.
     fabric = models.CharField(max_length=50, blank=True)
+    delivered = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the rack arrived; rack-to-revenue counts from here (else its first node).",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -20,6 +20,7 @@ from inventory.models import (
     Site,
 )
 from provisioning.models import BootRequest, Deployment, Image, Subnet
+from reports.models import GpuPrice
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
 from tests.core.factories import make_subscription
@@ -63,6 +64,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "webhook": (R, R, W, W, W),
     "baseline": (R, R, ADMINS, ADMINS, ADMINS),  # what every node is held to: admins only
     "drift-event": (R, R, W, W, W),
+    "gpu-price": (R, R, ADMINS, ADMINS, ADMINS),  # what revenue is priced at: admins only
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -279,6 +281,17 @@ DRIFT_EVENTS = spec(
     detail_queries=3,
 )
 
+GPU_PRICES = spec(
+    "gpu-price",
+    url="/api/v1/reports/prices/",
+    model=GpuPrice,
+    make=lambda: GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5000"),
+    create=lambda: {"gpu_model": "B200", "price_per_gpu_hour": "3.9000", "currency": "EUR"},
+    update=lambda p: {"price_per_gpu_hour": "2.7500"},
+    list_queries=4,
+    detail_queries=3,
+)
+
 SPECS = (
     SITES,
     RACKS,
@@ -297,6 +310,7 @@ SPECS = (
     WEBHOOKS,
     BASELINES,
     DRIFT_EVENTS,
+    GPU_PRICES,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

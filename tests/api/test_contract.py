@@ -198,6 +198,10 @@ def drift_summary():
     return "/api/v1/drift/summary/", {}, lambda: None
 
 
+def report(name):
+    return lambda: (f"/api/v1/reports/{name}/", {}, lambda: None)
+
+
 def baseline_revisions():
     return f"/api/v1/baselines/{BaselineFactory().pk}/revisions/", {}, lambda: None
 
@@ -250,6 +254,12 @@ ROUTES = (
     Route("node-drift", "get", node_drift, READERS, 200),
     Route("node-facts", "get", node_facts_list, READERS, 200),
     Route("node-facts", "post", node_facts_post, WRITERS, 201),
+    Route("report-gpu-hours", "get", report("gpu-hours"), READERS, 200),
+    Route("report-racks", "get", report("rack-to-revenue"), READERS, 200),
+    Route("report-yield", "get", report("yield"), READERS, 200),
+    Route("report-reliability", "get", report("reliability"), READERS, 200),
+    Route("report-revenue", "get", report("revenue"), READERS, 200),
+    Route("report-summary", "get", report("summary"), READERS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
 )
 

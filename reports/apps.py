@@ -1,0 +1,21 @@
+from django.apps import AppConfig
+
+
+class ReportsConfig(AppConfig):
+    name = "reports"
+    verbose_name = "Reports"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Inventory never imports reports: reports listens to the lifecycle writer, so a
+        # node's spans change in the transaction that changed its state.
+        from django.db.models.signals import post_save
+
+        from inventory.enrolment import nodes_enrolled
+        from inventory.models import LifecycleEvent, Node
+
+        from . import services
+
+        post_save.connect(services.on_event, sender=LifecycleEvent, dispatch_uid="reports.event")
+        post_save.connect(services.on_node, sender=Node, dispatch_uid="reports.node")
+        nodes_enrolled.connect(services.on_enrolled, dispatch_uid="reports.enrolled")

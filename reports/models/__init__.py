@@ -1,0 +1,5 @@
+from .prices import GpuPrice
+from .rollups import DayTotal, RackReach, RolledDay
+from .spans import Episode, Span
+
+__all__ = ["DayTotal", "Episode", "GpuPrice", "RackReach", "RolledDay", "Span"]

@@ -1,0 +1,54 @@
+"""Pre-aggregates that keep a year of history readable in milliseconds.
+
+A UTC day is rolled once it is over (plus a grace for transactions still committing):
+spans are only ever closed at the present, so a finished day's figures never change.
+"""
+
+from django.db import models
+
+
+class DayTotal(models.Model):
+    """GPU-hours and node-hours per UTC day, rack, GPU model and state."""
+
+    day = models.DateField()
+    site_id = models.BigIntegerField(null=True, blank=True)
+    rack_id = models.BigIntegerField(null=True, blank=True)
+    gpu_model = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=20)
+    gpu_hours = models.FloatField()
+    node_hours = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["day", "site_id"], name="reports_daytotal_day")]
+
+    def __str__(self) -> str:
+        return f"{self.day} rack {self.rack_id} {self.gpu_model} {self.state}: {self.gpu_hours}"
+
+
+class RolledDay(models.Model):
+    """The days DayTotal holds; a day is rolled whole, in one transaction."""
+
+    day = models.DateField(unique=True)
+    rolled_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return str(self.day)
+
+
+class RackReach(models.Model):
+    """When a rack of `gpus` GPUs first had `threshold` of them in service. Once reached it
+    stays reached; a change in the rack's GPUs (a node added or decommissioned) makes the
+    row stale and it is computed again."""
+
+    rack = models.ForeignKey("inventory.Rack", on_delete=models.CASCADE, related_name="+")
+    threshold = models.DecimalField(max_digits=4, decimal_places=3)
+    gpus = models.PositiveIntegerField()
+    reached = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rack", "threshold"], name="one_reach_per_threshold")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rack_id} {self.threshold}: {self.reached}"
