@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ bench-webhooks: $(STAMP)
 
 bench-drift: $(STAMP)
 	$(BIN)/python -m devtools.bench_drift --nodes 12500
+
+# The managers' reports and dashboards on 12,500 nodes with a year of seeded history.
+bench-dash: $(STAMP)
+	$(BIN)/python -m devtools.bench_dash --nodes 12500 --days 365
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -170,3 +170,22 @@ def test_bad_parameters_are_400s_naming_the_parameter(api, params, field, db):
 
 def test_reports_need_a_role(client, db):
     assert client.get(URL).status_code in (401, 403)
+
+
+def test_a_bulk_enrolled_node_has_its_first_span(site, rack):
+    from inventory import enrolment
+
+    with time_machine.travel(T0, tick=False):
+        batch = [enrolment.build(hostname="bulk1", serial="BULK1", rack=rack, gpu_count=8)]
+        (node,) = enrolment.write(batch)
+    assert list(Span.objects.filter(node=node).values_list("state", "start", "end")) == [
+        ("enrolled", T0, None)
+    ]
+
+
+def test_rebuild_reports_command(rack, capsys):
+    from django.core.management import call_command
+
+    hand_history(rack)
+    call_command("rebuild_reports")
+    assert "spans=" in capsys.readouterr().out

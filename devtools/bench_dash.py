@@ -1,0 +1,138 @@
+"""`make bench-dash`: the managers' reports at 12,500 nodes and a year of history.
+
+Not a test. Seeds a fleet with reports.seed.seed_history (racks delivered over the year,
+bring-up, burn-in, failures, RMAs, repairs, maintenance reimages: a few million lifecycle
+events), rebuilds the spans and the daily rollup from the event log, then times, as a
+client sees them (median of 5, server time through Django's test client):
+- every report of the API with the default window (30 days) and the heavy variants (a
+  year grouped by day and by rack),
+- the /dashboards/ page (KPI tiles and every chart), with its query count,
+and the first (cold) rack-to-revenue, which computes what later calls remember. Last line:
+    dashboards nodes=… events=… slowest_ms=… page_ms=… queries=…
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DB = "corral_bench_dash"
+
+
+def recreate_database(admin_url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{DB}"')
+        conn.execute(f'CREATE DATABASE "{DB}"')
+    return admin_url.rsplit("/", 1)[0] + f"/{DB}"
+
+
+def timed(client, url: str, params: dict, runs: int = 5) -> tuple[float, int]:
+    """Median milliseconds of GET url and the query count of one GET."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        resp = client.get(url, params)
+        times.append((time.perf_counter() - started) * 1000)
+        assert resp.status_code == 200, (url, params, resp.status_code, resp.content[:300])
+    with CaptureQueriesContext(connection) as queries:
+        client.get(url, params)
+    return statistics.median(times), len(queries)
+
+
+REPORTS = [
+    ("gpu-hours", {}),
+    ("gpu-hours", {"group_by": "day"}),
+    ("gpu-hours", {"group_by": "rack"}),
+    ("gpu-hours", {"group_by": "day", "range": "365d"}),
+    ("gpu-hours", {"group_by": "rack", "range": "365d"}),
+    ("gpu-hours", {"group_by": "gpu_model", "range": "365d"}),
+    ("rack-to-revenue", {}),
+    ("yield", {}),
+    ("yield", {"range": "365d"}),
+    ("reliability", {}),
+    ("reliability", {"range": "365d"}),
+    ("revenue", {}),
+    ("revenue", {"range": "365d"}),
+    ("summary", {}),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, default=12500)
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    args = parser.parse_args()
+
+    os.environ["DATABASE_URL"] = recreate_database(args.admin_url)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "fleet.settings"
+    os.environ["CORRAL_ENV_FILE"] = "/nonexistent"
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.urls import NoReverseMatch, reverse
+    from reports.seed import seed_history
+
+    from inventory.models import LifecycleEvent
+    from reports.models import DayTotal, GpuPrice, Span
+    from tests.factories import user_in
+
+    call_command("migrate", verbosity=0)
+    started = time.monotonic()
+    seeded = seed_history(args.nodes, args.days, args.seed)
+    seed_s = time.monotonic() - started
+    for model, price in (("H100-SXM", "2.10"), ("H200-SXM", "2.60"), ("B200", "3.40")):
+        GpuPrice.objects.get_or_create(gpu_model=model, defaults={"price_per_gpu_hour": price})
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    events = LifecycleEvent.objects.count()
+    print(
+        f"seeded nodes={args.nodes} days={args.days} events={events} "
+        f"spans={Span.objects.count()} day_rows={DayTotal.objects.count()} seconds={seed_s:.0f} "
+        f"({seeded})"
+    )
+    client = Client()
+    client.force_login(user_in("manager", "bench-manager"))
+    began = time.perf_counter()
+    client.get("/api/v1/reports/rack-to-revenue/")
+    print(f"rack-to-revenue cold_ms={(time.perf_counter() - began) * 1000:.0f}")
+    slowest = 0.0
+    for name, params in REPORTS:
+        ms, queries = timed(client, f"/api/v1/reports/{name}/", params)
+        slowest = max(slowest, ms)
+        shown = " ".join(f"{k}={v}" for k, v in params.items())
+        print(f"report {name} {shown} ms={ms:.0f} queries={queries}")
+    page_ms, page_q = 0.0, 0
+    try:
+        page_url = reverse("reports:dashboards")
+    except NoReverseMatch:
+        page_url = ""
+    if page_url:
+        page_ms, page_q = timed(client, page_url, {})
+        ms_year, q_year = timed(client, page_url, {"range": "365d"})
+        print(f"page {page_url} ms={page_ms:.0f} queries={page_q} (a year: {ms_year:.0f} ms)")
+    print(
+        f"dashboards nodes={args.nodes} events={events} slowest_ms={slowest:.0f} "
+        f"page_ms={page_ms:.0f} queries={page_q}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
