@@ -36,20 +36,18 @@ def _node_filter(scope: Scope, prefix: str) -> Q:
 
 
 def acceptance_yield(scope: Scope) -> dict:
-    firsts = (
+    decided = (
         GateRun.objects.filter(status__in=DECIDED)
         .filter(_node_filter(scope, "node__"))
         .order_by("node_id", "started", "id")
-        .distinct("node_id")
-        .values_list(
-            "node_id",
-            "status",
-            "started",
-            "node__gpu_model",
-            "node__model",
-            "node__rack__site__slug",
-        )
     )
+    fields = ("node_id", "status", "started", "node__gpu_model", "node__model")
+    fields += ("node__rack__site__slug",)
+    if hours.use_sql():
+        firsts = list(decided.distinct("node_id").values_list(*fields))
+    else:  # no DISTINCT ON (the SQLite demo): the first row of each node
+        seen: set[int] = set()
+        firsts = [r for r in decided.values_list(*fields) if not (r[0] in seen or seen.add(r[0]))]
     groups: dict[str, dict[str, list[int]]] = {
         "gpu_model": defaultdict(lambda: [0, 0]),
         "site": defaultdict(lambda: [0, 0]),

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from inventory.models import LifecycleEvent, Node
 
-from . import history
+from . import history, hours
 from .models import DayTotal, Episode, RackReach, RolledDay, Span
 
 log = logging.getLogger(__name__)
@@ -213,13 +213,45 @@ GROUP BY 1, 2, 3, 4, 5
 """
 
 
+def _roll_python(a: datetime, b: datetime) -> None:
+    """ROLL_SQL's result, computed by history's rules in Python (the SQLite demo)."""
+    site_of: dict[Any, Any] = dict(Node.objects.values_list("pk", "rack__site_id"))
+    node_rows = Node.objects.values_list("pk", "rack_id", "gpu_model")
+    rack_of: dict[Any, tuple] = {pk: (rack, model) for pk, rack, model in node_rows}
+    rows = []
+    for start, end in history.days(a, b):
+        totals = hours.span_totals(Span.objects.all(), start, end, "node")
+        per: dict[tuple, list[float]] = {}
+        for (node_id, state), (gpu_h, node_h) in totals.items():
+            rack, model = rack_of[node_id]
+            cell = per.setdefault((site_of[node_id], rack, model, state), [0.0, 0.0])
+            cell[0] += gpu_h
+            cell[1] += node_h
+        for (site, rack, model, state), (gpu_h, node_h) in per.items():
+            rows.append(
+                DayTotal(
+                    day=start.date(),
+                    site_id=site,
+                    rack_id=rack,
+                    gpu_model=model,
+                    state=state,
+                    gpu_hours=gpu_h,
+                    node_hours=node_h,
+                )
+            )
+    DayTotal.objects.bulk_create(rows, batch_size=BATCH)
+
+
 def _roll(first: date, last: date, now: datetime) -> None:
     a = datetime(first.year, first.month, first.day, tzinfo=history.UTC)
     b = datetime(last.year, last.month, last.day, tzinfo=history.UTC) + history.DAY
     with transaction.atomic():
         DayTotal.objects.filter(day__gte=first, day__lte=last).delete()
-        with connection.cursor() as cursor:
-            cursor.execute(ROLL_SQL, {"a": a, "b": b, "now": now})
+        if hours.use_sql():
+            with connection.cursor() as cursor:
+                cursor.execute(ROLL_SQL, {"a": a, "b": b, "now": now})
+        else:
+            _roll_python(a, b)
         RolledDay.objects.bulk_create(
             [RolledDay(day=first + timedelta(days=i)) for i in range((last - first).days + 1)],
             ignore_conflicts=True,
