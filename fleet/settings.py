@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "validation",
     "rma",
     "drift",
+    "reports",
 ]
 
 MIDDLEWARE = [
