@@ -35,7 +35,8 @@ from inventory.lifecycle import deadline_for
 from inventory.models import Node, Rack, Site
 from validation.models import GateProfile
 
-from .seed_rows import backdated, purge, when, write_histories
+from .bulk import backdated
+from .seed_rows import purge, when, write_histories
 from .seed_sim import DAY, GATE_FAIL_BY_GPU, GATE_FAIL_BY_VENDOR, NodeSim
 
 HOST_PREFIX = "h-"

@@ -1,44 +1,26 @@
 """Writing simulated histories (reports.seed_sim) as rows: events, gate runs and their
 check results, RMA cases and their events; and removing a previous seed.
 
-Backdating: LifecycleEvent.created, Rack.created, Node.created, Node.state_changed,
-GateRun.started and CheckResult.created are `auto_now_add`, and Django's pre_save
-overwrites them with the current time even in bulk_create. `backdated()` switches that
-off on exactly those fields for the duration of the write, so the times computed by the
-simulation go to the database as given, in the same INSERT (no second UPDATE pass over
-millions of rows). It mutates the shared field objects, so it is for a management command
-or a test, never for a request-serving process.
+Rows are plain dicts written by reports.bulk.insert (COPY on PostgreSQL): see there for
+how the backdated timestamps survive Django's auto_now_add.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db import connection
-from django.db.models import DateTimeField, Model
 
-from inventory.models import LifecycleEvent, Node, Rack
+from inventory.models import LifecycleEvent, Node
 from rma.choices import CaseStatus, EventKind, Priority
 from rma.models import Case, CaseEvent, Part
 from rma.services import sla_due_for
 from validation.models import CheckResult, GateProfile, GateRun
 
+from .bulk import insert
 from .seed_sim import DAY, HOUR, History, Repair, burn_checks
-
-BATCH = 5000
-
-# (model, field) pairs whose auto_now_add the seeder turns off while it writes.
-BACKDATED: tuple[tuple[type[Model], str], ...] = (
-    (Rack, "created"),
-    (Node, "created"),
-    (Node, "state_changed"),
-    (LifecycleEvent, "created"),
-    (GateRun, "started"),
-    (CheckResult, "created"),
-    (CaseEvent, "created"),
-)
 
 # A closed case walked its workflow (rma.workflow) in this order, each step a share of
 # the time it was open; an open case has got as far as its age allows.
@@ -59,50 +41,33 @@ RMA_VENDORS = {  # the node's vendor model -> who the case goes to
     "HPE Cray XD670": "HPE",
 }
 
-
-@contextmanager
-def backdated() -> Iterator[None]:
-    """Let the fields in BACKDATED keep the values the seeder gives them."""
-    fields: list[DateTimeField] = [m._meta.get_field(f) for m, f in BACKDATED]  # type: ignore[misc]
-    saved = [f.auto_now_add for f in fields]
-    for f in fields:
-        f.auto_now_add = False
-    try:
-        yield
-    finally:
-        for f, value in zip(fields, saved, strict=True):
-            f.auto_now_add = value
+Row = dict[str, Any]
 
 
 def when(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
-def bulk(model: type[Model], objs: list[Model]) -> list[Model]:
-    """bulk_create in batches; the objects come back with their primary keys."""
-    return model.objects.bulk_create(objs, batch_size=BATCH)  # type: ignore[attr-defined]
-
-
 def write_histories(
     nodes: list[Node], histories: list[History], profile: GateProfile, now: float
 ) -> dict[str, int]:
     """Write the rows of `histories` (one per node of `nodes`, already saved)."""
-    events: list[LifecycleEvent] = []
-    runs: list[GateRun] = []
-    run_burns = []
-    cases: list[Case] = []
-    case_repairs = []
+    events: list[Row] = []
+    runs: list[Row] = []
+    run_checks = []
+    cases: list[Row] = []
+    repairs: list[Repair] = []
     for node, history in zip(nodes, histories, strict=True):
         events += [
-            LifecycleEvent(
-                node=node,
-                from_state=s.src,
-                to_state=s.dst,
-                event=s.event,
-                actor=s.actor,
-                reason=s.reason,
-                created=when(s.at),
-            )
+            {
+                "node_id": node.pk,
+                "from_state": s.src,
+                "to_state": s.dst,
+                "event": s.event,
+                "actor": s.actor,
+                "reason": s.reason,
+                "created": when(s.at),
+            }
             for s in history.steps
         ]
         context = {
@@ -114,50 +79,49 @@ def write_histories(
         for burn in history.burns:
             checks = burn_checks(burn, now)
             runs.append(
-                GateRun(
-                    node=node,
-                    profile=profile,
-                    spec=profile.spec,
-                    context=context,
-                    status=burn.status,
-                    steps_done=len(checks),
-                    outcome_reason=_outcome(burn.status, burn.reason),
-                    evidence=[burn.reason] if burn.status == "rma" else [],
-                    started=when(burn.started),
-                    finished=when(burn.finished) if burn.finished is not None else None,
-                )
+                {
+                    "node_id": node.pk,
+                    "profile_id": profile.pk,
+                    "spec": profile.spec,
+                    "context": context,
+                    "status": burn.status,
+                    "steps_done": len(checks),
+                    "outcome_reason": _outcome(burn.status, burn.reason),
+                    "evidence": [burn.reason] if burn.status == "rma" else [],
+                    "started": when(burn.started),
+                    "finished": when(burn.finished) if burn.finished is not None else None,
+                }
             )
-            run_burns.append(checks)
-        for repair in history.repairs:
-            cases.append(_case(node, repair, now))
-            case_repairs.append(repair)
-    bulk(LifecycleEvent, events)
-    bulk(GateRun, runs)
+            run_checks.append(checks)
+        cases += [_case(node, repair, now) for repair in history.repairs]
+        repairs += history.repairs
+    insert(LifecycleEvent, events)
+    run_ids = insert(GateRun, runs, ids=True)
     results = [
-        CheckResult(
-            run=run,
-            phase=phase,
-            check_name=name,
-            tool=tool,
-            command=command,
-            exit_code=0 if status == "pass" else 1,
-            duration_s=round(min(duration, 4 * HOUR), 1),
-            status=status,
-            reason=reason,
-            hardware_fault=status == "fail" and run.status == "rma",
-            created=when(at),
-        )
-        for run, checks in zip(runs, run_burns, strict=True)
+        {
+            "run_id": run_id,
+            "phase": phase,
+            "check_name": name,
+            "tool": tool,
+            "command": command,
+            "exit_code": 0 if status == "pass" else 1,
+            "duration_s": round(min(duration, 4 * HOUR), 1),
+            "status": status,
+            "reason": reason,
+            "hardware_fault": status == "fail" and run["status"] == "rma",
+            "created": when(at),
+        }
+        for run_id, run, checks in zip(run_ids, runs, run_checks, strict=True)
         for name, phase, tool, command, at, status, reason, duration in checks
     ]
-    bulk(CheckResult, results)
-    bulk(Case, cases)
+    insert(CheckResult, results)
+    case_ids = insert(Case, cases, ids=True)
     case_events = [
         e
-        for case, repair in zip(cases, case_repairs, strict=True)
-        for e in _case_events(case, repair)
+        for case_id, case, repair in zip(case_ids, cases, repairs, strict=True)
+        for e in _case_events(case_id, case, repair)
     ]
-    bulk(CaseEvent, case_events)
+    insert(CaseEvent, case_events)
     return {
         "events": len(events),
         "gate_runs": len(runs),
@@ -175,7 +139,7 @@ def _outcome(status: str, reason: str) -> str:
     return reason.removeprefix("gate failed: ")
 
 
-def _case(node: Node, repair: Repair, now: float) -> Case:
+def _case(node: Node, repair: Repair, now: float) -> Row:
     """The case of one RMA period: closed at `repaired`/`decommission`, else still open at
     the status its age has reached."""
     if repair.closed is not None:
@@ -190,66 +154,64 @@ def _case(node: Node, repair: Repair, now: float) -> Case:
     gpu = "GPU" in repair.reason
     priority = Priority.P2 if gpu else Priority.P3
     opened = when(repair.opened)
-    return Case(
-        node=node,
-        status=status,
-        resolution=repair.resolution,
-        reason=repair.reason,
-        priority=priority,
-        vendor=RMA_VENDORS.get(node.model, ""),
-        suspected_component={"name": repair.reason.split(" ")[0]} if gpu else {},
-        sla_due=sla_due_for(priority, opened),
-        opened_by=repair.actor,
-        opened=opened,
-        updated=when(updated),
-        closed=closed,
-    )
+    return {
+        "node_id": node.pk,
+        "status": status,
+        "resolution": repair.resolution,
+        "reason": repair.reason,
+        "priority": priority,
+        "vendor": RMA_VENDORS.get(node.model, ""),
+        "suspected_component": _suspect(repair.reason),
+        "sla_due": sla_due_for(priority, opened),
+        "opened_by": repair.actor,
+        "opened": opened,
+        "updated": when(updated),
+        "closed": closed,
+    }
 
 
-def _case_events(case: Case, repair: Repair) -> Iterable[CaseEvent]:
+def _suspect(reason: str) -> dict[str, str]:
+    """{"name": "GPU 3"} when the reason names a GPU."""
+    words = reason.replace(":", " ").split()
+    for i, word in enumerate(words[:-1]):
+        if word == "GPU" and words[i + 1].isdigit():
+            return {"name": f"GPU {words[i + 1]}"}
+    return {}
+
+
+def _case_events(case_id: int, case: Row, repair: Repair) -> Iterable[Row]:
     """`opened`, then one status change per workflow step the case has taken."""
-    yield CaseEvent(
-        case=case,
-        kind=EventKind.OPENED,
-        actor=case.opened_by,
-        to_status=CaseStatus.OPEN,
-        note=case.reason,
-        created=case.opened,
-    )
+
+    def moved(to: str, at: float, note: str = "") -> Row:
+        return {
+            "case_id": case_id,
+            "kind": EventKind.TRANSITION,
+            "actor": "user:seed",
+            "from_status": previous,
+            "to_status": to,
+            "note": note,
+            "created": when(at),
+        }
+
+    yield {
+        "case_id": case_id,
+        "kind": EventKind.OPENED,
+        "actor": case["opened_by"],
+        "to_status": CaseStatus.OPEN,
+        "note": case["reason"],
+        "created": case["opened"],
+    }
     previous = CaseStatus.OPEN
     if repair.closed is not None:
-        span = repair.closed - repair.opened
         for status, share in CASE_PATH:
-            yield CaseEvent(
-                case=case,
-                kind=EventKind.TRANSITION,
-                actor="user:seed",
-                from_status=previous,
-                to_status=status,
-                created=when(repair.opened + share * span),
-            )
+            yield moved(status, repair.opened + share * (repair.closed - repair.opened))
             previous = status
-        yield CaseEvent(
-            case=case,
-            kind=EventKind.TRANSITION,
-            actor="user:seed",
-            from_status=previous,
-            to_status=CaseStatus.CLOSED,
-            note=f"resolution: {repair.resolution}",
-            created=case.closed,
-        )
+        yield moved(CaseStatus.CLOSED, repair.closed, f"resolution: {repair.resolution}")
         return
     for status, after in OPEN_CASE_AGES:
-        if case.status == previous:
+        if case["status"] == previous:
             break
-        yield CaseEvent(
-            case=case,
-            kind=EventKind.TRANSITION,
-            actor="user:seed",
-            from_status=previous,
-            to_status=status,
-            created=when(repair.opened + after),
-        )
+        yield moved(status, repair.opened + after)
         previous = status
 
 
