@@ -2,6 +2,8 @@
 gate runs and RMA cases line up with it."""
 
 import hashlib
+import sys
+import types
 from collections import defaultdict
 from datetime import timedelta
 
@@ -174,3 +176,14 @@ def test_the_future_is_refused(db):
     with pytest.raises(CommandError, match="in the future"):
         later = (timezone.now() + timedelta(hours=1)).isoformat()
         call_command("seed_history", "--nodes", "8", "--days", "10", "--now", later)
+
+
+@pytest.mark.django_db
+def test_the_command_rebuilds_the_reports_when_it_can(now, monkeypatch, capsys):
+    calls = []
+    services = types.ModuleType("reports.services")
+    services.rebuild = lambda: calls.append(Node.objects.count())
+    monkeypatch.setitem(sys.modules, "reports.services", services)
+    call_command("seed_history", "--nodes", "8", "--days", "10", "--now", now.isoformat())
+    assert calls == [8]
+    assert "reports rebuilt" in capsys.readouterr().out
