@@ -82,7 +82,7 @@ def insert(model: type[Model], rows: list[dict[str, Any]], ids: bool = False) ->
     defaults = {f.attname: None if f.primary_key else f.get_default() for f in fields}
     is_json = [isinstance(f, JSONField) for f in fields]
     names = [f.attname for f in fields]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(f.column or f.attname) for f in fields)
     dumped: dict[int, str] = {}  # the same dict (a profile spec) is dumped once
 
     def value(obj: Any, json_column: bool) -> Any:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import validation
@@ -146,7 +146,7 @@ def seed_profile() -> GateProfile:
     return profile
 
 
-def seeded_nodes():
+def seeded_nodes() -> QuerySet[Node]:
     return Node.objects.filter(
         Q(hostname__startswith=HOST_PREFIX) | Q(serial__startswith=SERIAL_PREFIX)
     )
@@ -250,7 +250,7 @@ def _write_chunk(fleet: _Fleet, indices: range) -> dict[str, Any]:
         history = sim.run()
         histories.append(history)
         last = history.steps[-1] if history.steps else None
-        failed = last is not None and last.dst == "failed"
+        failure = (last.src, last.reason) if last and last.dst == "failed" else ("", "")
         rows.append(
             Node(
                 rack=rack,
@@ -264,8 +264,8 @@ def _write_chunk(fleet: _Fleet, indices: range) -> dict[str, Any]:
                 state=history.final,
                 state_changed=when(last.at if last else plan.delivered),
                 deadline=deadline_for(history.final),
-                failed_step=last.src if failed else "",
-                failure_reason=last.reason if failed else "",
+                failed_step=failure[0],
+                failure_reason=failure[1],
                 created=when(plan.delivered),
             )
         )
