@@ -17,6 +17,8 @@ MAY_IMPORT = {
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
     "drift": {"inventory", "provisioning", "validation", "core"},
+    # Reports read every app's history (and seed_history writes a synthetic one); nothing
+    # imports reports back.
     "reports": {"inventory", "provisioning", "validation", "rma", "core"},
 }
 APPS = tuple(MAY_IMPORT)
