@@ -33,3 +33,8 @@ def test_msg_ids_are_unique_and_sort_by_their_millisecond():
     ids = [new_msg_id(now_ms=1_700_000_000_000 + n) for n in range(100)]
     assert ids == sorted(ids) and len(set(ids)) == 100
     assert all(i.startswith("msg_") and len(i) == 30 for i in ids)
+
+
+def test_msg_ids_made_in_the_same_millisecond_still_sort_in_order():
+    ids = [new_msg_id() for _ in range(2000)]  # many share a millisecond
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
