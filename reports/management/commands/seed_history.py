@@ -1,11 +1,11 @@
 """`manage.py seed_history --nodes N --days D [--seed S]`: a synthetic fleet history for
 the reports (reports.seed does the work; this only parses and prints)."""
 
-import importlib
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from reports import services
 from reports.seed import AlreadySeeded, seed_history
 
 
@@ -56,17 +56,8 @@ class Command(BaseCommand):
             "{gate_runs} gate runs, {check_results} check results, {rma_cases} RMA cases "
             "in {seconds} s".format(**summary)
         )
-        self._rebuild_reports()
-
-    def _rebuild_reports(self) -> None:
-        """reports.services.rebuild() refreshes the dashboards' tables, once it exists."""
-        try:
-            services = importlib.import_module("reports.services")
-        except ModuleNotFoundError as exc:
-            if exc.name != "reports.services":  # a missing module inside it is a real error
-                raise
-            return
-        rebuild = getattr(services, "rebuild", None)
-        if callable(rebuild):
-            rebuild()
-            self.stdout.write("seed_history: reports rebuilt")
+        written = services.rebuild()
+        self.stdout.write(
+            "seed_history: reports rebuilt "
+            "({spans} spans, {episodes} episodes, {days} days)".format(**written)
+        )
