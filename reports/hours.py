@@ -9,6 +9,9 @@ Both use the same rule, so the sum is the same whichever way a day is read (test
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +22,7 @@ from inventory.models import Rack, Site
 
 from . import history
 from .forms import Scope
-from .models import DayTotal, RolledDay, Span
+from .models import DayTotal, RolledDay, SiteDayTotal, Span
 
 LIVE_SQL = """
 SELECT {group}, s.state, SUM(n.gpu_count * o.secs) / 3600.0, SUM(o.secs) / 3600.0
@@ -44,8 +47,32 @@ ROLLED_GROUP = {"state": "state", "site": "site_id", "rack": "rack_id", "gpu_mod
 Totals = dict[tuple[object, str], list[float]]  # (group key, state) -> [gpu_hours, node_hours]
 
 
+_memo: ContextVar[dict | None] = ContextVar("reports_hours_memo", default=None)
+
+
+@contextmanager
+def memo() -> Iterator[None]:
+    """Within this block each (scope, grouping) is summed once: a page that shows the same
+    window in several charts and tiles reads it once. Only for one request's duration."""
+    token = _memo.set({})
+    try:
+        yield
+    finally:
+        _memo.reset(token)
+
+
 def totals(scope: Scope, group_by: str) -> Totals:
     """(group key, state) -> [GPU-hours, node-hours] in the scope; keys are ids/dates."""
+    cache = _memo.get()
+    if cache is not None:
+        key = (scope, group_by)
+        if key not in cache:
+            cache[key] = _totals(scope, group_by)
+        return cache[key]
+    return _totals(scope, group_by)
+
+
+def _totals(scope: Scope, group_by: str) -> Totals:
     out: Totals = defaultdict(lambda: [0.0, 0.0])
     whole, pieces = _split(scope)
     if whole:
@@ -72,7 +99,9 @@ def _split(scope: Scope) -> tuple[list, list[tuple[datetime, datetime]]]:
 
 
 def _add_rolled(out: Totals, scope: Scope, group_by: str, whole: list) -> None:
-    rows = DayTotal.objects.filter(day__gte=whole[0], day__lte=whole[-1])
+    per_rack = group_by == "rack" or scope.rack is not None
+    table: type[DayTotal] | type[SiteDayTotal] = DayTotal if per_rack else SiteDayTotal
+    rows: QuerySet[Any] = table.objects.filter(day__gte=whole[0], day__lte=whole[-1])
     if len(whole) != (whole[-1] - whole[0]).days + 1:
         rows = rows.filter(day__in=whole)
     if scope.site is not None:
@@ -205,5 +234,8 @@ def _order(row: dict[str, Any]) -> tuple[str, float, str]:
 
 
 def by_state(scope: Scope) -> dict[str, float]:
-    """GPU-hours per state in the scope."""
-    return {state: cell[0] for (_, state), cell in totals(scope, "state").items()}
+    """GPU-hours per state in the scope (from the per-model sums, which pages need anyway)."""
+    out: dict[str, float] = defaultdict(float)
+    for (_, state), cell in totals(scope, "gpu_model").items():
+        out[state] += cell[0]
+    return dict(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from rma.choices import CaseStatus
@@ -36,9 +36,14 @@ def _node_filter(scope: Scope, prefix: str) -> Q:
 
 
 def acceptance_yield(scope: Scope) -> dict:
+    # A node's first run is in the window when it has a run there and none before it.
+    earlier = GateRun.objects.filter(
+        status__in=DECIDED, node_id=OuterRef("node_id"), started__lt=scope.start
+    )
     decided = (
-        GateRun.objects.filter(status__in=DECIDED)
+        GateRun.objects.filter(status__in=DECIDED, started__gte=scope.start, started__lt=scope.end)
         .filter(_node_filter(scope, "node__"))
+        .filter(~Exists(earlier))
         .order_by("node_id", "started", "id")
     )
     fields = ("node_id", "status", "started", "node__gpu_model", "node__model")
@@ -54,9 +59,7 @@ def acceptance_yield(scope: Scope) -> dict:
         "vendor_model": defaultdict(lambda: [0, 0]),
     }
     total = [0, 0]
-    for _node, status, started, gpu_model, model, site in firsts:
-        if not scope.start <= started < scope.end:
-            continue
+    for _node, status, _started, gpu_model, model, site in firsts:
         passed = status == RunStatus.PASSED
         for name, key in (("gpu_model", gpu_model), ("site", site), ("vendor_model", model)):
             cell = groups[name][key or "(none)"]

@@ -15,12 +15,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from inventory.models import LifecycleEvent, Node
 
 from . import history, hours
-from .models import DayTotal, Episode, RackReach, RolledDay, Span
+from .models import DayTotal, Episode, RackReach, RolledDay, SiteDayTotal, Span
 
 log = logging.getLogger(__name__)
 BATCH = 10_000
@@ -90,6 +91,7 @@ def rebuild(node_ids: Iterable[int] | None = None) -> dict[str, int]:
         # Other nodes' hours share DayTotal rows with these: every day is rolled again.
         RolledDay.objects.all().delete()
         DayTotal.objects.all().delete()
+        SiteDayTotal.objects.all().delete()
     written["days"] = roll_days()
     return written
 
@@ -247,11 +249,31 @@ def _roll(first: date, last: date, now: datetime) -> None:
     b = datetime(last.year, last.month, last.day, tzinfo=history.UTC) + history.DAY
     with transaction.atomic():
         DayTotal.objects.filter(day__gte=first, day__lte=last).delete()
+        SiteDayTotal.objects.filter(day__gte=first, day__lte=last).delete()
         if hours.use_sql():
             with connection.cursor() as cursor:
                 cursor.execute(ROLL_SQL, {"a": a, "b": b, "now": now})
         else:
             _roll_python(a, b)
+        sums = (
+            DayTotal.objects.filter(day__gte=first, day__lte=last)
+            .values("day", "site_id", "gpu_model", "state")
+            .annotate(g=Sum("gpu_hours"), h=Sum("node_hours"))
+        )
+        SiteDayTotal.objects.bulk_create(
+            [
+                SiteDayTotal(
+                    day=r["day"],
+                    site_id=r["site_id"],
+                    gpu_model=r["gpu_model"],
+                    state=r["state"],
+                    gpu_hours=r["g"],
+                    node_hours=r["h"],
+                )
+                for r in sums
+            ],
+            batch_size=BATCH,
+        )
         RolledDay.objects.bulk_create(
             [RolledDay(day=first + timedelta(days=i)) for i in range((last - first).days + 1)],
             ignore_conflicts=True,

@@ -97,6 +97,8 @@ class GateRun(models.Model):
 
     class Meta:
         ordering = ["-started", "-id"]
+        # A node's runs in time order: its latest run, its first (the reports' first pass).
+        indexes = [models.Index(fields=["node", "started"], name="gaterun_node_started")]
         constraints = [
             models.UniqueConstraint(
                 fields=["node"],

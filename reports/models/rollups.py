@@ -25,6 +25,24 @@ class DayTotal(models.Model):
         return f"{self.day} rack {self.rack_id} {self.gpu_model} {self.state}: {self.gpu_hours}"
 
 
+class SiteDayTotal(models.Model):
+    """DayTotal summed over racks: what every report but the per-rack ones reads (a year
+    of a large fleet is tens of thousands of rows here instead of a million)."""
+
+    day = models.DateField()
+    site_id = models.BigIntegerField(null=True, blank=True)
+    gpu_model = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=20)
+    gpu_hours = models.FloatField()
+    node_hours = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["day", "site_id"], name="reports_sitedaytotal_day")]
+
+    def __str__(self) -> str:
+        return f"{self.day} site {self.site_id} {self.gpu_model} {self.state}: {self.gpu_hours}"
+
+
 class RolledDay(models.Model):
     """The days DayTotal holds; a day is rolled whole, in one transaction."""
 
