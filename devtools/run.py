@@ -129,6 +129,19 @@ def main() -> int:
             supervisor.start(redfish_emulator(bmc_port))
             wait_for(bmc_port, "the Redfish emulator")
             manage("seed_demo", "--redfish", f"http://127.0.0.1:{bmc_port}")
+            # A year of a mid-size fleet's history, so the managers' dashboards show data.
+            say("seeding the dashboards' history (once)")
+            manage(
+                "seed_history",
+                "--nodes",
+                "480",
+                "--days",
+                "365",
+                "--seed",
+                "1",
+                "--keep-existing",
+                "--with-prices",
+            )
             queues = subprocess.run(
                 [PY, "manage.py", "site_queues"], check=True, capture_output=True, text=True
             ).stdout.strip()

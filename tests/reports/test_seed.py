@@ -197,3 +197,16 @@ def test_the_seeded_history_reads_back_through_the_reports(now, api, capsys):
     body = api("manager").get("/api/v1/reports/gpu-hours/", window).json()
     assert RolledDay.objects.exists()
     assert sum(r["gpu_hours"] for r in body["results"]) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_demo_seeds_once_and_prices_the_models(db, now, capsys):
+    from reports.models import GpuPrice
+
+    args = ["seed_history", "--nodes", "8", "--days", "5", "--now", now.isoformat()]
+    call_command(*args, "--with-prices")
+    assert set(GpuPrice.objects.values_list("gpu_model", flat=True)) >= set(
+        Node.objects.values_list("gpu_model", flat=True)
+    )
+    call_command(*args, "--keep-existing")  # make run, the second time
+    assert "already seeded" in capsys.readouterr().out
+    assert Node.objects.count() == 8

@@ -6,7 +6,11 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reports import services
+from reports.models import GpuPrice
 from reports.seed import AlreadySeeded, seed_history
+
+# Illustrative list prices (USD per GPU-hour) for the demo and the benchmark.
+LIST_PRICES = {"H100-SXM": "2.10", "H200-SXM": "2.60", "B200": "3.40"}
 
 
 class Command(BaseCommand):
@@ -36,6 +40,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--replace", action="store_true", help="Delete previously seeded nodes first."
         )
+        parser.add_argument(
+            "--keep-existing",
+            action="store_true",
+            help="If seeded nodes exist, leave them and exit quietly (make run's demo).",
+        )
+        parser.add_argument(
+            "--with-prices",
+            action="store_true",
+            help="Give each seeded GPU model a list price per GPU-hour unless it has one.",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -49,8 +63,18 @@ class Command(BaseCommand):
                 sites=options["sites"],
                 maint_per_month=options["maint_per_month"],
             )
-        except (AlreadySeeded, ValueError) as exc:
+        except AlreadySeeded as exc:
+            if options["keep_existing"]:
+                self.stdout.write("seed_history: already seeded, kept as it is")
+                return
             raise CommandError(str(exc)) from exc
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["with_prices"]:
+            for model, price in LIST_PRICES.items():
+                GpuPrice.objects.get_or_create(
+                    gpu_model=model, defaults={"price_per_gpu_hour": price}
+                )
         self.stdout.write(
             "seed_history: {sites} sites, {racks} racks, {nodes} nodes, {events} events, "
             "{gate_runs} gate runs, {check_results} check results, {rma_cases} RMA cases "
