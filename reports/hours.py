@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -22,7 +22,7 @@ from inventory.models import Rack, Site
 
 from . import history
 from .forms import Scope
-from .models import DayTotal, RolledDay, SiteDayTotal, Span
+from .models import DayTotal, RackMonthTotal, RolledDay, SiteDayTotal, Span
 
 LIVE_SQL = """
 SELECT {group}, s.state, SUM(n.gpu_count * o.secs) / 3600.0, SUM(o.secs) / 3600.0
@@ -100,22 +100,58 @@ def _split(scope: Scope) -> tuple[list, list[tuple[datetime, datetime]]]:
 
 def _add_rolled(out: Totals, scope: Scope, group_by: str, whole: list) -> None:
     per_rack = group_by == "rack" or scope.rack is not None
-    table: type[DayTotal] | type[SiteDayTotal] = DayTotal if per_rack else SiteDayTotal
-    rows: QuerySet[Any] = table.objects.filter(day__gte=whole[0], day__lte=whole[-1])
-    if len(whole) != (whole[-1] - whole[0]).days + 1:
-        rows = rows.filter(day__in=whole)
+    if per_rack and group_by != "day":
+        months, whole = _whole_months(whole)
+        if months:
+            _sum_rolled(out, scope, group_by, RackMonthTotal, "month", months)
+    if whole:
+        table = DayTotal if per_rack else SiteDayTotal
+        _sum_rolled(out, scope, group_by, table, "day", whole)
+
+
+def _whole_months(days: list) -> tuple[list, list]:
+    """(first days of the months all of whose days are in `days`, the other days)."""
+    present = set(days)
+    months, rest = [], []
+    by_month: dict = defaultdict(list)
+    for day in days:
+        by_month[day.replace(day=1)].append(day)
+    for month, members in sorted(by_month.items()):
+        length = (month.replace(day=28) + timedelta(days=4)).replace(day=1) - month
+        if len(members) == length.days and all(d in present for d in members):
+            months.append(month)
+        else:
+            rest.extend(members)
+    return months, rest
+
+
+def _sum_rolled(
+    out: Totals, scope: Scope, group_by: str, table: Any, column: str, periods: list
+) -> None:
+    rows: QuerySet[Any] = table.objects.filter(
+        **{f"{column}__gte": periods[0], f"{column}__lte": periods[-1]}
+    )
+    if len(periods) != len(set(periods)) or _gaps(periods, column):
+        rows = rows.filter(**{f"{column}__in": periods})
     if scope.site is not None:
         rows = rows.filter(site_id=scope.site.pk)
     if scope.rack is not None:
         rows = rows.filter(rack_id=scope.rack.pk)
     if scope.gpu_model:
         rows = rows.filter(gpu_model=scope.gpu_model)
-    key = "day" if group_by == "day" else ROLLED_GROUP[group_by]
+    key = column if group_by == "day" else ROLLED_GROUP[group_by]
     fields = ["state"] if key == "state" else [key, "state"]
     for row in rows.values(*fields).annotate(g=Sum("gpu_hours"), h=Sum("node_hours")):
         cell = out[(row[key], row["state"])]
         cell[0] += row["g"]
         cell[1] += row["h"]
+
+
+def _gaps(periods: list, column: str) -> bool:
+    if column == "day":
+        return len(periods) != (periods[-1] - periods[0]).days + 1
+    months = (periods[-1].year - periods[0].year) * 12 + periods[-1].month - periods[0].month
+    return len(periods) != months + 1
 
 
 def use_sql() -> bool:

@@ -16,12 +16,21 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Sum
+from django.db.models.functions import TruncMonth
 from django.utils import timezone
 
 from inventory.models import LifecycleEvent, Node
 
 from . import history, hours
-from .models import DayTotal, Episode, RackReach, RolledDay, SiteDayTotal, Span
+from .models import (
+    DayTotal,
+    Episode,
+    RackMonthTotal,
+    RackReach,
+    RolledDay,
+    SiteDayTotal,
+    Span,
+)
 
 log = logging.getLogger(__name__)
 BATCH = 10_000
@@ -92,6 +101,7 @@ def rebuild(node_ids: Iterable[int] | None = None) -> dict[str, int]:
         RolledDay.objects.all().delete()
         DayTotal.objects.all().delete()
         SiteDayTotal.objects.all().delete()
+        RackMonthTotal.objects.all().delete()
     written["days"] = roll_days()
     return written
 
@@ -215,6 +225,37 @@ GROUP BY 1, 2, 3, 4, 5
 """
 
 
+def _roll_months(first: date, last: date) -> None:
+    """Recompute the months [first, last] touch from their rolled days."""
+    start, end = first.replace(day=1), _next_month(last)
+    RackMonthTotal.objects.filter(month__gte=start, month__lt=end).delete()
+    sums = (
+        DayTotal.objects.filter(day__gte=start, day__lt=end)
+        .annotate(month=TruncMonth("day"))
+        .values("month", "site_id", "rack_id", "gpu_model", "state")
+        .annotate(g=Sum("gpu_hours"), h=Sum("node_hours"))
+    )
+    RackMonthTotal.objects.bulk_create(
+        [
+            RackMonthTotal(
+                month=r["month"],
+                site_id=r["site_id"],
+                rack_id=r["rack_id"],
+                gpu_model=r["gpu_model"],
+                state=r["state"],
+                gpu_hours=r["g"],
+                node_hours=r["h"],
+            )
+            for r in sums
+        ],
+        batch_size=BATCH,
+    )
+
+
+def _next_month(day: date) -> date:
+    return (day.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
 def _roll_python(a: datetime, b: datetime) -> None:
     """ROLL_SQL's result, computed by history's rules in Python (the SQLite demo)."""
     site_of: dict[Any, Any] = dict(Node.objects.values_list("pk", "rack__site_id"))
@@ -274,6 +315,7 @@ def _roll(first: date, last: date, now: datetime) -> None:
             ],
             batch_size=BATCH,
         )
+        _roll_months(first, last)
         RolledDay.objects.bulk_create(
             [RolledDay(day=first + timedelta(days=i)) for i in range((last - first).days + 1)],
             ignore_conflicts=True,

@@ -43,6 +43,26 @@ class SiteDayTotal(models.Model):
         return f"{self.day} site {self.site_id} {self.gpu_model} {self.state}: {self.gpu_hours}"
 
 
+class RackMonthTotal(models.Model):
+    """DayTotal summed per calendar month: the per-rack reports over long windows. A row is
+    always the sum of its month's rolled days (recomputed as days are rolled), so a month
+    whose every day is rolled and inside the window can stand for those days."""
+
+    month = models.DateField(help_text="The first day of the month.")
+    site_id = models.BigIntegerField(null=True, blank=True)
+    rack_id = models.BigIntegerField(null=True, blank=True)
+    gpu_model = models.CharField(max_length=64, blank=True)
+    state = models.CharField(max_length=20)
+    gpu_hours = models.FloatField()
+    node_hours = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["month", "site_id"], name="reports_rackmonth_month")]
+
+    def __str__(self) -> str:
+        return f"{self.month:%Y-%m} rack {self.rack_id} {self.state}: {self.gpu_hours}"
+
+
 class RolledDay(models.Model):
     """The days DayTotal holds; a day is rolled whole, in one transaction."""
 

@@ -8,7 +8,7 @@ import time_machine
 
 from inventory.lifecycle import allowed_events
 from reports import history, services
-from reports.models import DayTotal, Episode, RolledDay, Span
+from reports.models import DayTotal, Episode, RackMonthTotal, RolledDay, Span
 from tests.factories import RackFactory
 from tests.reports.histories import OUT_TO_RMA, T0, TO_SERVICE, H, events_at, node_at
 
@@ -225,3 +225,22 @@ def test_the_python_path_sums_what_the_sql_path_sums(rack, api, monkeypatch):
         assert sql[group]["results"] == python[group]["results"]
     assert [r[:3] for r in rolled_sql] == [r[:3] for r in rolled_py]
     assert [r[3] for r in rolled_sql] == pytest.approx([r[3] for r in rolled_py])
+
+
+def test_per_rack_sums_over_whole_months_match_the_days_and_the_spans(site, rack, api):
+    """A long window grouped by rack reads whole rolled months from RackMonthTotal, the other
+    rolled days from DayTotal and the rest from the spans: the same figures as live."""
+    hand_history(rack)  # 8 GPUs in RMA from T0 + 10 h on
+    other = node_at(T0 + 40 * 24 * H, rack=RackFactory(site=site, name="r02"), gpu_count=4)
+    events_at(other, T0 + 50 * 24 * H, ["inspect", "inspected"])
+    window = {"from": (T0 + 5 * H).isoformat(), "to": (T0 + 65 * 24 * H).isoformat()}
+    with time_machine.travel(T0 + 70 * 24 * H, tick=False):
+        client = api("manager")
+        live = fetch(client, group_by="rack", **window)
+        services.roll_days()
+        assert RackMonthTotal.objects.filter(month="2026-04-01").exists()
+        rolled = fetch(client, group_by="rack", **window)
+    assert rolled == live
+    got = {(r["group"], r["state"]): r["gpu_hours"] for r in rolled["results"]}
+    assert got[("DC one/r01", "rma")] == pytest.approx(8 * (65 * 24 - 10))
+    assert got[("DC one/r02", "ready")] == pytest.approx(4 * 15 * 24)
