@@ -44,19 +44,20 @@ class MomentField(forms.CharField):
         if not value:
             return None
         moment = day = None
+        # A bare date first: parse_datetime takes "2026-03-03" as its midnight, which would
+        # make `to=2026-03-03` exclude the day it names.
+        try:
+            day = parse_date(value)
+        except ValueError:
+            day = None
         # An unencoded "+01:00" arrives as " 01:00": try the value as sent, then that.
-        for candidate in (value, value[::-1].replace(" ", "+", 1)[::-1]):
+        for candidate in () if day else (value, value[::-1].replace(" ", "+", 1)[::-1]):
             try:
                 moment = parse_datetime(candidate)
             except ValueError:
                 moment = None
             if moment is not None:
                 break
-        if moment is None:
-            try:
-                day = parse_date(value)
-            except ValueError:
-                day = None
         if moment is None and day is None:
             raise forms.ValidationError(
                 "Use an ISO date (2026-11-01) or date-time (2026-11-01T08:00:00Z)."

@@ -77,7 +77,7 @@ def _totals(scope: Scope, group_by: str) -> Totals:
     whole, pieces = _split(scope)
     if whole:
         _add_rolled(out, scope, group_by, whole)
-    for a, b in pieces:
+    for a, b in pieces if group_by == "day" else _merged(pieces):
         _add_live(out, scope, group_by, a, b)
     return out
 
@@ -94,8 +94,25 @@ def _split(scope: Scope) -> tuple[list, list[tuple[datetime, datetime]]]:
             )
         )
     whole = [a.date() for a, b in cut if b - a == history.DAY and a.date() in rolled]
-    pieces = [(a, b) for a, b in cut if not (b - a == history.DAY and a.date() in rolled)]
+    # Before the first span there is nothing to sum (and nothing was rolled).
+    first = Span.objects.order_by("start").values_list("start", flat=True).first()
+    pieces = [
+        (a, b)
+        for a, b in cut
+        if not (b - a == history.DAY and a.date() in rolled) and first is not None and b > first
+    ]
     return whole, pieces
+
+
+def _merged(pieces: list[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    """Touching pieces as one range: one query for days the rollup has not reached."""
+    out: list[tuple[datetime, datetime]] = []
+    for a, b in pieces:
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def _add_rolled(out: Totals, scope: Scope, group_by: str, whole: list) -> None:

@@ -244,3 +244,25 @@ def test_per_rack_sums_over_whole_months_match_the_days_and_the_spans(site, rack
     got = {(r["group"], r["state"]): r["gpu_hours"] for r in rolled["results"]}
     assert got[("DC one/r01", "rma")] == pytest.approx(8 * (65 * 24 - 10))
     assert got[("DC one/r02", "ready")] == pytest.approx(4 * 15 * 24)
+
+
+def test_a_date_only_to_includes_that_day(rack, api):
+    hand_history(rack)
+    with time_machine.travel(T0 + 30 * H, tick=False):
+        body = fetch(api("manager"), **{"from": "2026-03-02", "to": "2026-03-02"})
+    assert body["to"].startswith("2026-03-03T00:00")
+    assert by_state(body) == {"in_service": 80.0, "rma": 8.0 * 14}
+
+
+def test_days_before_any_history_and_days_not_rolled_cost_no_query_each(rack, api):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    hand_history(rack)
+    with time_machine.travel(T0 + 10 * 24 * H, tick=False):
+        client = api("manager")
+        with CaptureQueriesContext(connection) as year:
+            fetch(client, range="365d")
+        with CaptureQueriesContext(connection) as week:
+            fetch(client, range="7d")
+    assert len(year) == len(week)
