@@ -61,8 +61,10 @@ def _layout(fig: go.Figure, title: str, subtitle: str, height: int, **axes: Any)
         title={"text": text, "x": 0.01, "xanchor": "left"},
         template="plotly_white",
         height=height,
-        margin={"l": 70, "r": 70, "t": 70, "b": 60},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0},
+        # The legend above the plot, right-aligned under the title: below, it would meet
+        # the two-line date ticks and the x-axis title.
+        margin={"l": 70, "r": 70, "t": 100, "b": 70},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
         showlegend=True,
         **axes,
     )
@@ -172,6 +174,7 @@ def lost_by_cause(rows: Sequence[dict[str, Any]], urls: Sequence[str], subtitle:
             "overlaying": "y",
             "side": "right",
             "range": [0, 105],
+            "dtick": 20,
             "ticksuffix": " %",
             "showgrid": False,
         },
@@ -202,7 +205,12 @@ def first_pass_yield(rows: Sequence[dict[str, Any]], urls: Sequence[str], subtit
         subtitle,
         360,
         xaxis={"title": {"text": "GPU model"}, "type": "category"},
-        yaxis={"title": {"text": "first-pass yield (%)"}, "range": [0, 100], "ticksuffix": " %"},
+        yaxis={
+            "title": {"text": "first-pass yield (%)"},
+            "range": [0, 105],
+            "dtick": 20,
+            "ticksuffix": " %",
+        },
     )
     return _html(fig, "chart-yield", clickable=True)
 
