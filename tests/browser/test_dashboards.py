@@ -87,10 +87,21 @@ def test_a_manager_lands_on_drawn_charts_and_filters_them_in_place(
     assert page.evaluate("window.__stillHere") is True
     shot(page, "dashboards-02-site-dc2")
 
-    # A cause's link leads to its nodes, with the site kept.
-    page.locator("#lost-links a").first.click()
+    # Custom range: the date inputs appear, and a date swaps the charts again.
+    page.select_option("#id_range", "custom")
+    expect(page.locator("#id_from")).to_be_enabled()
+    page.fill("#id_from", (timezone.now() - timedelta(days=2)).date().isoformat())
+    page.wait_for_url("**/dashboards/?*from=*")
+    expect(page.locator("#dash-window")).to_contain_text("site dc2")
+    page.wait_for_function(f"({DRAWN})('chart-lost-by-cause') > 0")
+    assert page.evaluate("window.__stillHere") is True
+
+    # A cause's bar leads to its nodes (Plotly click), with the site kept.
+    # Plotly takes clicks on its drag layer over the bars and finds the point itself.
+    page.locator("#chart-lost-by-cause g.point path").first.click(force=True)
     expect(page.locator("h1")).to_have_text("Nodes")
-    assert "site=dc2" in page.url and "state=" in page.url
+    assert "site=dc2" in page.url and "state=enrolled" in page.url
+    expect(page.locator("#node-count")).to_have_text("1 nodes")
 
     outside = [url for url in requests if not url.startswith(f"{corral_web}/")]
     assert not outside, outside

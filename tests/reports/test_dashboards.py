@@ -221,3 +221,16 @@ def test_pareto_sorts_causes_and_accumulates_their_share():
     ]
     assert rows[1]["cost"] == {"USD": 75.0} and rows[2]["cost"] == {}
     assert rows[0]["states"] == ["enrolled", "inspecting", "ready"]
+
+
+def test_the_timeline_keeps_the_newest_racks_and_draws_waiting_ones_to_now():
+    rows = [
+        {"rack": f"r{i}", "site": "dc1", "started": T0 + i * H, "reached": None, "hours": None}
+        for i in range(70)
+    ]
+    rows[0]["reached"] = T0 + H
+    with time_machine.travel(NOW, tick=False):
+        shown = dashboards.rack_timeline(rows, limit=60)
+    assert [r["rack"] for r in shown] == [f"r{i}" for i in range(10, 70)]
+    assert {r["until"] for r in shown} == {NOW}
+    assert dashboards.rack_timeline(rows[:1])[0]["until"] == T0 + H
