@@ -129,7 +129,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "fleet:overview"
+LOGIN_REDIRECT_URL = "landing"  # fleet.views.landing: managers to the dashboards
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"

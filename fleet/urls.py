@@ -20,6 +20,7 @@ api_patterns = [
 urlpatterns = [
     path("", views.overview, name="home"),
     path("fleet/", include(([path("", views.overview, name="overview")], "fleet"))),
+    path("landing/", views.landing, name="landing"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("inventory.urls")),
@@ -27,6 +28,7 @@ urlpatterns = [
     path("", include("validation.urls")),
     path("", include("rma.urls")),
     path("", include("drift.urls")),
+    path("", include("reports.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -3,12 +3,12 @@
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from core import selectors as webhook_selectors
 from inventory import selectors
 from inventory.choices import STATE_COLOURS, NodeState
-from inventory.permissions import VIEW
+from inventory.permissions import ROLE_CAPABILITIES, VIEW, capabilities
 from inventory.views import require
 from validation import selectors as validation_selectors
 
@@ -30,6 +30,15 @@ def overview(request):
             "failing_webhooks": webhook_selectors.failing_subscriptions(),
         },
     )
+
+
+@login_required
+def landing(request):
+    """Where login sends people (LOGIN_REDIRECT_URL): a manager, who can only look, to the
+    dashboards; everyone who works on the fleet to the overview."""
+    if capabilities(request.user) == ROLE_CAPABILITIES["manager"]:
+        return redirect("reports:dashboards")
+    return redirect("fleet:overview")
 
 
 def server_error(request):
