@@ -9,7 +9,7 @@ Both use the same rule, so the sum is the same whichever way a day is read (test
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -61,15 +61,19 @@ def memo() -> Iterator[None]:
         _memo.reset(token)
 
 
+def remembered(key: tuple, compute: Callable[[], Any]) -> Any:
+    """compute(), once per key inside a memo() block; every time outside one."""
+    cache = _memo.get()
+    if cache is None:
+        return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def totals(scope: Scope, group_by: str) -> Totals:
     """(group key, state) -> [GPU-hours, node-hours] in the scope; keys are ids/dates."""
-    cache = _memo.get()
-    if cache is not None:
-        key = (scope, group_by)
-        if key not in cache:
-            cache[key] = _totals(scope, group_by)
-        return cache[key]
-    return _totals(scope, group_by)
+    return remembered(("totals", scope, group_by), lambda: _totals(scope, group_by))
 
 
 def _totals(scope: Scope, group_by: str) -> Totals:

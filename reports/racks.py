@@ -19,13 +19,19 @@ from django.utils import timezone
 from inventory.choices import NodeState
 from inventory.models import Node, Rack, Site
 
-from . import history
+from . import history, hours
 from .models import RackReach, Span
 
 DEC = NodeState.DECOMMISSIONED
 
 
 def rows(site: Site | None = None, threshold: float = 0.95, gpu_model: str = "") -> list[dict]:
+    return hours.remembered(
+        ("racks", site, threshold, gpu_model), lambda: _rows(site, threshold, gpu_model)
+    )
+
+
+def _rows(site: Site | None, threshold: float, gpu_model: str) -> list[dict]:
     query = Rack.objects.select_related("site").annotate(
         gpus=Sum("nodes__gpu_count", filter=~Q(nodes__state=DEC)),
         first_node=Min("nodes__created"),

@@ -17,7 +17,7 @@ from django.urls import reverse
 from inventory.permissions import VIEW
 from inventory.views import require
 
-from . import charts, dashboards, money, quality, racks
+from . import charts, dashboards, hours, money, quality, racks
 from .forms import ReportForm, Scope, threshold_value
 
 TEMPLATE = "reports/dashboards.html"
@@ -122,12 +122,13 @@ def dashboard(request):
     if form.is_valid():
         scope = form.scope()
         threshold = threshold_value(None)
-        context.update(
-            scope=scope,
-            tiles=dashboards.tiles(money.kpis(scope, threshold)),
-            nodes=nodes_url(scope),
-            **_charts(scope, threshold),
-        )
+        with hours.memo():  # tiles and charts share their sums
+            context.update(
+                scope=scope,
+                tiles=dashboards.tiles(money.kpis(scope, threshold)),
+                nodes=nodes_url(scope),
+                **_charts(scope, threshold),
+            )
     if request.htmx and not request.htmx.boosted:
         return render(request, f"{TEMPLATE}#dash-body", context)
     context.update(sites=dashboards.sites(), gpu_models=dashboards.gpu_models(), ranges=RANGES)

@@ -193,16 +193,17 @@ def test_login_lands_managers_on_the_dashboards(client, users, role, lands):
 def test_the_page_costs_the_same_queries_at_any_fleet_size(
     manager, rack, extra, django_assert_max_num_queries
 ):
-    """44 queries for a 3-day window at 2 nodes and at 27 (measured: 44 at 202 too). Most
-    are the selectors': hours.totals reads each day the rollup has not reached with one
-    query, and the page asks it four times (by day; by model for the revenue, yield's
-    burn-in and MTBF), so a 30-day window costs 156 and a 90-day one 396, at any size."""
+    """30 queries at 2 nodes and at 27, for 3 days and for a year: the page sums each
+    window once (hours.memo) and days before any history or not rolled yet cost no query
+    each."""
     fleet(rack, extra_nodes=extra)
     get(manager, WINDOW)  # warm: session, content types
-    with django_assert_max_num_queries(44):
+    with django_assert_max_num_queries(30):
         get(manager, WINDOW)
-    with django_assert_max_num_queries(42):  # the partial: no site / model choices
+    with django_assert_max_num_queries(28):  # the partial: no site / model choices
         get(manager, WINDOW, HX_Request="true")
+    with django_assert_max_num_queries(30):
+        get(manager, {"range": "365d"})
 
 
 def test_pareto_sorts_causes_and_accumulates_their_share():
