@@ -14,39 +14,11 @@ and the first (cold) rack-to-revenue, which computes what later calls remember. 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from devtools.benchdb import ADMIN_URL, fresh_django, timed
+
 DB = "corral_bench_dash"
-
-
-def recreate_database(admin_url: str) -> str:
-    import psycopg
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB}"')
-        conn.execute(f'CREATE DATABASE "{DB}"')
-    return admin_url.rsplit("/", 1)[0] + f"/{DB}"
-
-
-def timed(client, url: str, params: dict, runs: int = 5) -> tuple[float, int]:
-    """Median milliseconds of GET url and the query count of one GET."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        resp = client.get(url, params)
-        times.append((time.perf_counter() - started) * 1000)
-        assert resp.status_code == 200, (url, params, resp.status_code, resp.content[:300])
-    with CaptureQueriesContext(connection) as queries:
-        client.get(url, params)
-    return statistics.median(times), len(queries)
 
 
 REPORTS = [
@@ -72,18 +44,10 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=12500)
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--admin-url", default=ADMIN_URL)
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = recreate_database(args.admin_url)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "fleet.settings"
-    os.environ["CORRAL_ENV_FILE"] = "/nonexistent"
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    fresh_django(DB, args.admin_url)
     from django.db import connection
     from django.test import Client
     from django.urls import NoReverseMatch, reverse
@@ -94,7 +58,6 @@ def main() -> int:
     from reports.seed import seed_history
     from tests.factories import user_in
 
-    call_command("migrate", verbosity=0)
     started = time.monotonic()
     seeded = seed_history(args.nodes, args.days, args.seed)
     seed_s = time.monotonic() - started
@@ -119,7 +82,7 @@ def main() -> int:
     print(f"rack-to-revenue cold_ms={(time.perf_counter() - began) * 1000:.0f}")
     slowest = 0.0
     for name, params in REPORTS:
-        ms, queries = timed(client, f"/api/v1/reports/{name}/", params)
+        ms, queries = timed(client, f"/api/v1/reports/{name}/", params, runs=5)
         slowest = max(slowest, ms)
         shown = " ".join(f"{k}={v}" for k, v in params.items())
         print(f"report {name} {shown} ms={ms:.0f} queries={queries}")
@@ -129,8 +92,8 @@ def main() -> int:
     except NoReverseMatch:
         page_url = ""
     if page_url:
-        page_ms, page_q = timed(client, page_url, {})
-        ms_year, q_year = timed(client, page_url, {"range": "365d"})
+        page_ms, page_q = timed(client, page_url, {}, runs=5)
+        ms_year, q_year = timed(client, page_url, {"range": "365d"}, runs=5)
         print(f"page {page_url} ms={page_ms:.0f} queries={page_q} (a year: {ms_year:.0f} ms)")
     print(
         f"dashboards nodes={args.nodes} events={events} slowest_ms={slowest:.0f} "

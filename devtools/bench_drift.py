@@ -14,29 +14,17 @@ and counts their queries at 100 nodes (a site filter) and at 12,500. Last line:
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from devtools.benchdb import ADMIN_URL, fresh_django, timed
+
 DB = "corral_bench_drift"
 FIRMWARE = ["BMC", "BIOS", "CPLD", "PSU", "HGX_FPGA"]
 FIRMWARE += [f"NVSwitch_{i}" for i in range(4)] + [f"CX7_{i}" for i in range(8)]
 OS = {"kernel": "6.8.0-45-generic", "driver": "550.90.07", "cuda": "12.4", "nccl": "2.21.5"}
 OS["dcgm"] = "3.3.7"
 VBIOS = "96.00.89.00.01"
-
-
-def recreate_database(admin_url: str) -> str:
-    import psycopg
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB}"')
-        conn.execute(f'CREATE DATABASE "{DB}"')
-    return admin_url.rsplit("/", 1)[0] + f"/{DB}"
 
 
 def build(nodes: int, drifted_share: float) -> list[int]:
@@ -129,38 +117,14 @@ def build(nodes: int, drifted_share: float) -> list[int]:
     return ids
 
 
-def timed(client, url: str, params: dict, runs: int = 7) -> tuple[float, int]:
-    """Median milliseconds of GET url and the query count of one GET."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        resp = client.get(url, params)
-        times.append((time.perf_counter() - started) * 1000)
-        assert resp.status_code == 200, (url, resp.status_code)
-    with CaptureQueriesContext(connection) as queries:
-        client.get(url, params)
-    return statistics.median(times), len(queries)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=12500)
     parser.add_argument("--drifted", type=float, default=0.03)
-    parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--admin-url", default=ADMIN_URL)
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = recreate_database(args.admin_url)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "fleet.settings"
-    os.environ["CORRAL_ENV_FILE"] = "/nonexistent"
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    fresh_django(DB, args.admin_url)
     from django.db import connection
     from django.test import Client
     from django.urls import NoReverseMatch, reverse
@@ -169,7 +133,6 @@ def main() -> int:
     from drift.models import DriftCell, NodeDrift
     from tests.factories import user_in
 
-    call_command("migrate", verbosity=0)
     ids = build(args.nodes, args.drifted)
     started = time.monotonic()
     services.recompute(ids)

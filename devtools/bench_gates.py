@@ -10,43 +10,24 @@ first by validation.parsers.bench. Last line:
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from devtools.benchdb import ADMIN_URL, ROOT, fresh_django
+
 DB = "corral_bench_gates"
-
-
-def recreate_database(admin_url: str) -> str:
-    import psycopg
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB}"')
-        conn.execute(f'CREATE DATABASE "{DB}"')
-    return admin_url.rsplit("/", 1)[0] + f"/{DB}"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=5000, help="check results to ingest")
-    parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--admin-url", default=ADMIN_URL)
     args = parser.parse_args()
 
     subprocess.run([sys.executable, "-m", "validation.parsers.bench"], cwd=ROOT, check=True)
 
-    os.environ["DATABASE_URL"] = recreate_database(args.admin_url)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "fleet.settings"
-    os.environ["CORRAL_ENV_FILE"] = "/nonexistent"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    fresh_django(DB, args.admin_url)
     from inventory.models import Node, Rack, Site
 
     return run(args.n, Node, Rack, Site)

@@ -229,23 +229,16 @@ def _roll_months(first: date, last: date) -> None:
     """Recompute the months [first, last] touch from their rolled days."""
     start, end = first.replace(day=1), _next_month(last)
     RackMonthTotal.objects.filter(month__gte=start, month__lt=end).delete()
-    sums = (
-        DayTotal.objects.filter(day__gte=start, day__lt=end)
-        .annotate(month=TruncMonth("day"))
-        .values("month", "site_id", "rack_id", "gpu_model", "state")
-        .annotate(g=Sum("gpu_hours"), h=Sum("node_hours"))
-    )
-    RackMonthTotal.objects.bulk_create(
+    days = DayTotal.objects.filter(day__gte=start, day__lt=end).annotate(month=TruncMonth("day"))
+    _insert_sums(RackMonthTotal, days, ["month", "site_id", "rack_id", "gpu_model", "state"])
+
+
+def _insert_sums(model: Any, rows: Any, keys: list[str]) -> None:
+    """Insert `rows` (DayTotal rows) summed by `keys` into the coarser rollup `model`."""
+    sums = rows.values(*keys).annotate(gpu_sum=Sum("gpu_hours"), node_sum=Sum("node_hours"))
+    model.objects.bulk_create(
         [
-            RackMonthTotal(
-                month=r["month"],
-                site_id=r["site_id"],
-                rack_id=r["rack_id"],
-                gpu_model=r["gpu_model"],
-                state=r["state"],
-                gpu_hours=r["g"],
-                node_hours=r["h"],
-            )
+            model(**{k: r[k] for k in keys}, gpu_hours=r["gpu_sum"], node_hours=r["node_sum"])
             for r in sums
         ],
         batch_size=BATCH,
@@ -296,25 +289,8 @@ def _roll(first: date, last: date, now: datetime) -> None:
                 cursor.execute(ROLL_SQL, {"a": a, "b": b, "now": now})
         else:
             _roll_python(a, b)
-        sums = (
-            DayTotal.objects.filter(day__gte=first, day__lte=last)
-            .values("day", "site_id", "gpu_model", "state")
-            .annotate(g=Sum("gpu_hours"), h=Sum("node_hours"))
-        )
-        SiteDayTotal.objects.bulk_create(
-            [
-                SiteDayTotal(
-                    day=r["day"],
-                    site_id=r["site_id"],
-                    gpu_model=r["gpu_model"],
-                    state=r["state"],
-                    gpu_hours=r["g"],
-                    node_hours=r["h"],
-                )
-                for r in sums
-            ],
-            batch_size=BATCH,
-        )
+        days = DayTotal.objects.filter(day__gte=first, day__lte=last)
+        _insert_sums(SiteDayTotal, days, ["day", "site_id", "gpu_model", "state"])
         _roll_months(first, last)
         RolledDay.objects.bulk_create(
             [RolledDay(day=first + timedelta(days=i)) for i in range((last - first).days + 1)],

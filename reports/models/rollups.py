@@ -7,16 +7,25 @@ spans are only ever closed at the present, so a finished day's figures never cha
 from django.db import models
 
 
-class DayTotal(models.Model):
-    """GPU-hours and node-hours per UTC day, rack, GPU model and state."""
+class Totals(models.Model):
+    """What every rollup holds per period: GPU-hours and node-hours by site, GPU model and
+    state (ids, not keys: a rollup outlives what it counts)."""
 
-    day = models.DateField()
     site_id = models.BigIntegerField(null=True, blank=True)
-    rack_id = models.BigIntegerField(null=True, blank=True)
     gpu_model = models.CharField(max_length=64, blank=True)
     state = models.CharField(max_length=20)
     gpu_hours = models.FloatField()
     node_hours = models.FloatField()
+
+    class Meta:
+        abstract = True
+
+
+class DayTotal(Totals):
+    """GPU-hours and node-hours per UTC day, rack, GPU model and state."""
+
+    day = models.DateField()
+    rack_id = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["day", "site_id"], name="reports_daytotal_day")]
@@ -25,16 +34,11 @@ class DayTotal(models.Model):
         return f"{self.day} rack {self.rack_id} {self.gpu_model} {self.state}: {self.gpu_hours}"
 
 
-class SiteDayTotal(models.Model):
+class SiteDayTotal(Totals):
     """DayTotal summed over racks: what every report but the per-rack ones reads (a year
     of a large fleet is tens of thousands of rows here instead of a million)."""
 
     day = models.DateField()
-    site_id = models.BigIntegerField(null=True, blank=True)
-    gpu_model = models.CharField(max_length=64, blank=True)
-    state = models.CharField(max_length=20)
-    gpu_hours = models.FloatField()
-    node_hours = models.FloatField()
 
     class Meta:
         indexes = [models.Index(fields=["day", "site_id"], name="reports_sitedaytotal_day")]
@@ -43,18 +47,13 @@ class SiteDayTotal(models.Model):
         return f"{self.day} site {self.site_id} {self.gpu_model} {self.state}: {self.gpu_hours}"
 
 
-class RackMonthTotal(models.Model):
+class RackMonthTotal(Totals):
     """DayTotal summed per calendar month: the per-rack reports over long windows. A row is
     always the sum of its month's rolled days (recomputed as days are rolled), so a month
     whose every day is rolled and inside the window can stand for those days."""
 
     month = models.DateField(help_text="The first day of the month.")
-    site_id = models.BigIntegerField(null=True, blank=True)
     rack_id = models.BigIntegerField(null=True, blank=True)
-    gpu_model = models.CharField(max_length=64, blank=True)
-    state = models.CharField(max_length=20)
-    gpu_hours = models.FloatField()
-    node_hours = models.FloatField()
 
     class Meta:
         indexes = [models.Index(fields=["month", "site_id"], name="reports_rackmonth_month")]
