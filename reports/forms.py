@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from django import forms
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -30,6 +31,18 @@ class Scope:
     @property
     def hours(self) -> float:
         return max(0.0, (self.end - self.start).total_seconds() / 3600)
+
+    def nodes_q(self, prefix: str = "") -> Q:
+        """The scope's site / rack / GPU model as a filter on nodes reached by `prefix`
+        ("node__" from a span, "run__node__" from a check result)."""
+        q = Q()
+        if self.site is not None:
+            q &= Q(**{f"{prefix}rack__site": self.site})
+        if self.rack is not None:
+            q &= Q(**{f"{prefix}rack": self.rack})
+        if self.gpu_model:
+            q &= Q(**{f"{prefix}gpu_model": self.gpu_model})
+        return q
 
 
 class MomentField(forms.CharField):

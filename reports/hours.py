@@ -183,7 +183,9 @@ def use_sql() -> bool:
 def _add_live(out: Totals, scope: Scope, group_by: str, a: datetime, b: datetime) -> None:
     if not use_sql():
         day = history.day_start(a).date()
-        for (key, state), cell in span_totals(_scoped_spans(scope), a, b, group_by, day).items():
+        for (key, state), cell in span_totals(
+            Span.objects.filter(scope.nodes_q("node__")), a, b, group_by, day
+        ).items():
             out[(key, state)][0] += cell[0]
             out[(key, state)][1] += cell[1]
         return
@@ -214,17 +216,6 @@ SPAN_GROUP = {
     "rack": "node__rack_id",
     "gpu_model": "node__gpu_model",
 }
-
-
-def _scoped_spans(scope: Scope) -> QuerySet[Span]:
-    spans = Span.objects.all()
-    if scope.site is not None:
-        spans = spans.filter(node__rack__site=scope.site)
-    if scope.rack is not None:
-        spans = spans.filter(node__rack=scope.rack)
-    if scope.gpu_model:
-        spans = spans.filter(node__gpu_model=scope.gpu_model)
-    return spans
 
 
 def span_totals(

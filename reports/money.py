@@ -88,11 +88,7 @@ def revenue(scope: Scope) -> dict:
 def kpis(scope: Scope, threshold: float) -> dict:
     """The tiles: GPUs in service now / all, GPU-hours lost in the last 7 days and what they
     cost, the median rack-to-revenue (racks of the scope's site and model)."""
-    nodes = Node.objects.exclude(state=NodeState.DECOMMISSIONED)
-    if scope.site is not None:
-        nodes = nodes.filter(rack__site=scope.site)
-    if scope.gpu_model:
-        nodes = nodes.filter(gpu_model=scope.gpu_model)
+    nodes = Node.objects.exclude(state=NodeState.DECOMMISSIONED).filter(scope.nodes_q())
     counts = {
         row["state"]: row
         for row in nodes.values("state").annotate(g=Sum("gpu_count"), n=Count("id"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from rma.choices import CaseStatus
@@ -24,17 +24,6 @@ from .models import Episode
 DECIDED = (RunStatus.PASSED, RunStatus.FAILED, RunStatus.RMA)
 
 
-def _node_filter(scope: Scope, prefix: str) -> Q:
-    q = Q()
-    if scope.site is not None:
-        q &= Q(**{f"{prefix}rack__site": scope.site})
-    if scope.rack is not None:
-        q &= Q(**{f"{prefix}rack": scope.rack})
-    if scope.gpu_model:
-        q &= Q(**{f"{prefix}gpu_model": scope.gpu_model})
-    return q
-
-
 def acceptance_yield(scope: Scope) -> dict:
     # A node's first run is in the window when it has a run there and none before it.
     earlier = GateRun.objects.filter(
@@ -42,7 +31,7 @@ def acceptance_yield(scope: Scope) -> dict:
     )
     decided = (
         GateRun.objects.filter(status__in=DECIDED, started__gte=scope.start, started__lt=scope.end)
-        .filter(_node_filter(scope, "node__"))
+        .filter(scope.nodes_q("node__"))
         .filter(~Exists(earlier))
         .order_by("node_id", "started", "id")
     )
@@ -79,7 +68,7 @@ def acceptance_yield(scope: Scope) -> dict:
         CheckResult.objects.filter(
             status="fail", run__started__gte=scope.start, run__started__lt=scope.end
         )
-        .filter(_node_filter(scope, "run__node__"))
+        .filter(scope.nodes_q("run__node__"))
         .values("check_name")
         .annotate(failures=Count("id"), nodes=Count("run__node_id", distinct=True))
         .order_by("-failures", "check_name")
@@ -96,7 +85,7 @@ def acceptance_yield(scope: Scope) -> dict:
 
 
 def reliability(scope: Scope) -> dict:
-    node_q = _node_filter(scope, "node__")
+    node_q = scope.nodes_q("node__")
     repaired = (
         Episode.objects.filter(repaired=True, ended__gte=scope.start, ended__lt=scope.end)
         .filter(node_q)

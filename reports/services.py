@@ -9,7 +9,7 @@ imported or seeded with bulk_create) is brought in by `rebuild()`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -90,14 +90,12 @@ def _episode(node_id: int, at: datetime, state: str) -> None:
         )
 
 
-def rebuild(node_ids: Iterable[int] | None = None) -> dict[str, int]:
-    """Recompute spans and episodes from the event log (all nodes, or these), then the
-    rollup and the rack cache. For histories written around the lifecycle writer."""
-    ids = sorted(node_ids) if node_ids is not None else None
+def rebuild() -> dict[str, int]:
+    """Recompute spans and episodes from the event log, then every rollup and the rack
+    cache. For histories written around the lifecycle writer (a seed, an import)."""
     with transaction.atomic():
-        written = replay(Node, LifecycleEvent, Span, Episode, ids)
+        written = replay(Node, LifecycleEvent, Span, Episode)
         RackReach.objects.all().delete()
-        # Other nodes' hours share DayTotal rows with these: every day is rolled again.
         RolledDay.objects.all().delete()
         DayTotal.objects.all().delete()
         SiteDayTotal.objects.all().delete()
@@ -107,21 +105,17 @@ def rebuild(node_ids: Iterable[int] | None = None) -> dict[str, int]:
 
 
 def replay(
-    node_model: Any, event_model: Any, span_model: Any, episode_model: Any, ids: Any = None
+    node_model: Any, event_model: Any, span_model: Any, episode_model: Any
 ) -> dict[str, int]:
-    """Spans and episodes of the nodes (all, or `ids`) from their events, replacing theirs.
+    """Every node's spans and episodes from its events, replacing what was there.
 
     Takes the models so the migration that brought the reports in can run it with the
     historical ones; the rules are history's, the same the live writer follows.
     """
     nodes = node_model.objects.order_by("pk")
     events = event_model.objects.order_by("node_id", "created", "id")
-    spans_q, episodes_q = span_model.objects.all(), episode_model.objects.all()
-    if ids is not None:
-        nodes, events = nodes.filter(pk__in=ids), events.filter(node_id__in=ids)
-        spans_q, episodes_q = spans_q.filter(node_id__in=ids), episodes_q.filter(node_id__in=ids)
-    spans_q.delete()
-    episodes_q.delete()
+    span_model.objects.all().delete()
+    episode_model.objects.all().delete()
     info = {
         pk: (created, state) for pk, created, state in nodes.values_list("pk", "created", "state")
     }

@@ -11,17 +11,16 @@ from playwright.sync_api import expect
 
 from reports.models import GpuPrice
 from tests.factories import CheckResultFactory, GateRunFactory, RackFactory, SiteFactory, user_in
-from tests.reports.histories import OUT_TO_RMA, TO_SERVICE, events_at, node_at
+from tests.reports.histories import (
+    BACK_TO_SERVICE,
+    CHARTS,
+    OUT_TO_RMA,
+    TO_SERVICE,
+    events_at,
+    node_at,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-CHARTS = [
-    "chart-gpus-by-state",
-    "chart-racks",
-    "chart-lost-by-cause",
-    "chart-yield",
-    "chart-repairs",
-]
-BACK_TO_SERVICE = ["repaired", "inspected", "deploy", "booted", "admit"]
 DRAWN = (
     "(id) => { const d = document.getElementById(id); return d && d.data ? d.data.length : -1; }"
 )

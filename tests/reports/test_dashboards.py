@@ -12,20 +12,21 @@ from django.urls import reverse
 from reports import dashboards
 from reports.models import GpuPrice
 from tests.factories import CheckResultFactory, GateRunFactory, RackFactory, SiteFactory
-from tests.reports.histories import OUT_TO_RMA, T0, TO_SERVICE, H, events_at, node_at
+from tests.reports.histories import (
+    BACK_TO_SERVICE,
+    CHARTS,
+    OUT_TO_RMA,
+    T0,
+    TO_SERVICE,
+    H,
+    events_at,
+    node_at,
+)
 
 pytestmark = pytest.mark.django_db
 URL = reverse("reports:dashboards")
 NOW = T0 + 48 * H
 WINDOW = {"range": "custom", "from": "2026-03-02", "to": "2026-03-04"}
-BACK_TO_SERVICE = ["repaired", "inspected", "deploy", "booted", "admit"]
-CHARTS = [
-    "chart-gpus-by-state",
-    "chart-racks",
-    "chart-lost-by-cause",
-    "chart-yield",
-    "chart-repairs",
-]
 CSVS = ["gpus-by-state", "racks", "lost-by-cause", "yield", "repairs"]
 
 

@@ -6,11 +6,18 @@ from datetime import timedelta
 import pytest
 import time_machine
 
-from inventory.lifecycle import allowed_events
 from reports import history, services
 from reports.models import DayTotal, Episode, RackMonthTotal, RolledDay, Span
 from tests.factories import RackFactory
-from tests.reports.histories import OUT_TO_RMA, T0, TO_SERVICE, H, events_at, node_at
+from tests.reports.histories import (
+    OUT_TO_RMA,
+    T0,
+    TO_SERVICE,
+    H,
+    events_at,
+    node_at,
+    random_walks,
+)
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/reports/gpu-hours/"
@@ -103,24 +110,7 @@ def test_grouped_by_site_rack_and_model(site, rack, api):
 
 
 def test_conservation_holds_on_random_histories_through_the_writer_and_rollup(rack, api):
-    rng = random.Random(7)
-    nodes = []
-    for i in range(12):
-        node = node_at(
-            T0 + timedelta(minutes=rng.randint(0, 2000)),
-            rack=rack,
-            gpu_count=rng.choice([4, 8]),
-            hostname=f"rnd{i}",
-            serial=f"RND{i}",
-        )
-        at = node.created
-        for _ in range(rng.randint(0, 25)):
-            at += timedelta(minutes=rng.randint(1, 500))
-            choices = allowed_events(node.state)
-            if not choices:
-                break
-            events_at(node, at, [rng.choice(choices)])
-        nodes.append(node)
+    nodes = random_walks(rack, random.Random(7), 12, "rnd", steps=25, gap=500)
     now = T0 + timedelta(days=9)
     a, b = T0 + timedelta(hours=7, minutes=13), T0 + timedelta(days=8, hours=3)
     with time_machine.travel(now, tick=False):
@@ -195,20 +185,7 @@ def test_the_python_path_sums_what_the_sql_path_sums(rack, api, monkeypatch):
     """The SQLite demo sums spans in Python: same rules, same figures, live and rolled."""
     from reports import hours
 
-    rng = random.Random(3)
-    for i in range(8):
-        node = node_at(
-            T0 + timedelta(minutes=rng.randint(0, 900)),
-            rack=rack,
-            gpu_count=rng.choice([4, 8]),
-            hostname=f"py{i}",
-            serial=f"PY{i}",
-        )
-        at = node.created
-        for _ in range(rng.randint(1, 15)):
-            at += timedelta(minutes=rng.randint(1, 400))
-            if allowed_events(node.state):
-                events_at(node, at, [rng.choice(allowed_events(node.state))])
+    random_walks(rack, random.Random(3), 8, "py", steps=15, gap=400)
     window = {"from": (T0 + 3 * H).isoformat(), "to": (T0 + 70 * H).isoformat()}
     with time_machine.travel(T0 + 100 * H, tick=False):
         client = api("manager")
