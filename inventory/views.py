@@ -34,6 +34,16 @@ def with_params(params, **changes: str | None) -> str:
     return out.urlencode()
 
 
+def page_links(page, params) -> dict[str, str]:
+    """Query strings of the previous and next pages of `page`, every filter kept."""
+    links = {}
+    if page.has_previous():
+        links["previous"] = with_params(params, page=str(page.previous_page_number()))
+    if page.has_next():
+        links["next"] = with_params(params, page=str(page.next_page_number()))
+    return links
+
+
 def require(request, capability: str) -> None:
     if not can(request.user, capability):
         raise PermissionDenied(f"Your role does not allow '{capability}'.")

@@ -28,7 +28,7 @@ from .. import selectors
 from ..filtersets import DriftFilterSet
 from ..forms import ReimageForm
 from ..selectors import CellView
-from . import require, with_params
+from . import page_links, require, with_params
 
 PAGE_SIZE = 50
 CSV_CHUNK = 500
@@ -102,18 +102,13 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
                 url=node.get_absolute_url(),
             )
         )
-    pages = {}
-    if page.has_previous():
-        pages["previous"] = with_params(params, page=str(page.previous_page_number()))
-    if page.has_next():
-        pages["next"] = with_params(params, page=str(page.next_page_number()))
     return {
         "filter": filterset,
         "summary": summary,
         "columns": cols,
         "rows": rows,
         "page": page,
-        "pages": pages,
+        "pages": page_links(page, params),
         "querystring": params.urlencode(),
         "can_act": can(request.user, ACT),
         "images": _image_choices() if can(request.user, ACT) else [],

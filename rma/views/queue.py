@@ -17,7 +17,7 @@ from inventory.permissions import ACT, VIEW, actor_of, can
 from .. import selectors, services
 from ..filtersets import CaseFilterSet
 from ..forms import BulkAssignForm
-from . import require, with_params
+from . import page_links, require, with_params
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("priority", "opened", "sla_due", "status", "updated")
@@ -54,18 +54,13 @@ def queue_context(request) -> dict:
     filterset = CaseFilterSet(_filter_data(params), queryset=rows)
     cases, sort = selectors.sorted_cases(filterset.qs, params.get("sort", ""))
     page = Paginator(cases, PAGE_SIZE).get_page(params.get("page"))
-    pages = {}
-    if page.has_previous():
-        pages["previous"] = with_params(params, page=str(page.previous_page_number()))
-    if page.has_next():
-        pages["next"] = with_params(params, page=str(page.next_page_number()))
     return {
         "filter": filterset,
         "page": page,
         "cases": page.object_list,
         "sort": sort,
         "sorts": _sort_links(params, sort),
-        "pages": pages,
+        "pages": page_links(page, params),
         "querystring": params.urlencode(),
         "show": _filter_data(params).get("open", ""),
         "can_act": can(request.user, ACT),
