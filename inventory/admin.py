@@ -18,8 +18,9 @@ class RackAdmin(admin.ModelAdmin):
 
 class BMCAdminForm(forms.ModelForm):
     """The password is write-only here too: admins may set it, nobody can read it back;
-    left empty, the stored one is kept. The model's clean() checks everything with the
-    driver's schema, as the API and the CSV import do."""
+        left empty, the stored one is kept, unless the address (or anything else saying where it
+    goes) changed: then the model asks for it again. The model's clean() checks everything with the
+        driver's schema, as the API and the CSV import do."""
 
     password = forms.CharField(
         required=False,
@@ -34,6 +35,9 @@ class BMCAdminForm(forms.ModelForm):
 
     def clean_password(self) -> str:
         given = self.cleaned_data.get("password") or ""
+        if given:
+            # Given for the destination on this form: the model lets it go there.
+            self.instance.give_password(given)
         return given or (self.instance.password if self.instance.pk else "")
 
 

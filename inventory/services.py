@@ -118,7 +118,9 @@ def update_node(
             for key, value in bmc.items():
                 # An omitted or empty password keeps the stored one: the API never returns it,
                 # so a client echoing a node back must not erase it.
-                if key == "password" and not value:
+                if key == "password":
+                    if value:
+                        current.give_password(value)
                     continue
                 if key in BMC_FIELDS:
                     setattr(current, key, value)

@@ -31,12 +31,61 @@ class BMC(models.Model):
     class Meta:
         verbose_name = "BMC"
 
+    # Where the credential goes. Changing any of these sends the password somewhere new,
+    # so the password must be given again (`give_password`): otherwise anyone who may edit
+    # inventory could point a node's BMC at their own host and collect its password at the
+    # next action. Turning TLS verification off counts too (the new peer is unverified).
+    DESTINATION = ("protocol", "address", "port", "username", "system_id", "verify_tls")
+    CREDENTIAL_REQUIRED = (
+        "The BMC's {fields} changed: give the password again (the stored password is "
+        "never sent to a new destination)."
+    )
+
     def __str__(self) -> str:
         return f"{self.protocol}://{self.address}"
 
     def __repr__(self) -> str:
         # Never let the password reach a log through repr().
         return f"<BMC node={self.node_id} {self.protocol} {self.address}>"
+
+    def save(self, *args, **kwargs) -> None:
+        # The last line of defence, for code paths that never call full_clean().
+        self.check_credential()
+        super().save(*args, **kwargs)
+        self._stored_destination = self.destination()
+        self._password_given = False
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        bmc = super().from_db(db, field_names, values)
+        bmc._stored_destination = bmc.destination()
+        return bmc
+
+    def destination(self) -> dict:
+        # Loaded fields only: reading a deferred one here would cost a query per row.
+        return {name: self.__dict__[name] for name in self.DESTINATION if name in self.__dict__}
+
+    def give_password(self, password: str) -> None:
+        """Set the password as given by a person or client for the current destination."""
+        self.password = password
+        self._password_given = True
+
+    def moved_credential(self) -> list[str]:
+        """The destination fields changed since the row was read, while the stored password
+        was kept rather than given again (empty: nothing is sent anywhere new)."""
+        stored = getattr(self, "_stored_destination", None)
+        if stored is None or getattr(self, "_password_given", False) or not self.password:
+            return []
+        changed = [name for name in stored if getattr(self, name) != stored[name]]
+        if changed == ["verify_tls"] and self.verify_tls:
+            return []  # turning verification on only makes the same peer safer
+        return changed
+
+    def check_credential(self) -> None:
+        changed = self.moved_credential()
+        if changed:
+            fields = ", ".join(name.replace("_", " ") for name in changed)
+            raise ValidationError({"password": self.CREDENTIAL_REQUIRED.format(fields=fields)})
 
     def settings_mapping(self) -> dict:
         """The fields as the driver's settings schema names them. IPMI has no TLS, so its
@@ -56,16 +105,19 @@ class BMC(models.Model):
         return mapping
 
     def clean(self) -> None:
-        if self.protocol not in BMCProtocol.values:
-            return  # the field's own choices check names it
-        check = import_string(settings.CORRAL_BMC_SETTINGS_CHECK)
-        errors = check(self.protocol, self.settings_mapping())
+        errors: dict[str, str] = {}
+        changed = self.moved_credential()
+        if changed:
+            fields = ", ".join(name.replace("_", " ") for name in changed)
+            errors["password"] = self.CREDENTIAL_REQUIRED.format(fields=fields)
+        if self.protocol in BMCProtocol.values:  # else the field's own choices check names it
+            check = import_string(settings.CORRAL_BMC_SETTINGS_CHECK)
+            for name, message in check(self.protocol, self.settings_mapping()).items():
+                errors.setdefault(
+                    name,
+                    message
+                    if message[0].isupper()
+                    else f"{name.replace('_', ' ').capitalize()} {message}.",
+                )
         if errors:
-            raise ValidationError(
-                {
-                    name: f"{name.replace('_', ' ').capitalize()} {message}."
-                    if not message[0].isupper()
-                    else message
-                    for name, message in errors.items()
-                }
-            )
+            raise ValidationError(errors)

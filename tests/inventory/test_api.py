@@ -128,19 +128,6 @@ def test_overlapping_units_are_refused_with_the_neighbour_named(api, rack):
 
 
 @pytest.mark.django_db
-def test_update_without_password_keeps_it(api, node):
-    client = api("integration")
-    resp = client.patch(
-        f"/api/v1/nodes/{node.pk}/",
-        {"bmc": {"protocol": "ipmi", "address": "10.0.0.9", "username": "root"}},
-        format="json",
-    )
-    assert resp.status_code == 200, resp.content
-    node.bmc.refresh_from_db()
-    assert (node.bmc.protocol, node.bmc.password) == ("ipmi", "s3cret-bmc-pass")
-
-
-@pytest.mark.django_db
 def test_action_returns_202_with_operation_and_records_the_actor(api, node, users):
     resp = api("technician").post(
         f"/api/v1/nodes/{node.pk}/actions/decommission/", {"reason": "cracked board"}, format="json"

@@ -30,6 +30,7 @@ def _inspecting(peer, **fields) -> Node:
         node.bmc.protocol, node.bmc.address, node.bmc.port = "ipmi", peer.host, peer.port
         node.bmc.username, node.bmc.password = peer.username, peer.password
     node.bmc.verify_tls = False
+    node.bmc.give_password(node.bmc.password)  # given for the peer's address
     node.bmc.save()
     return Node.objects.select_related("bmc").get(pk=node.pk)
 
