@@ -16,7 +16,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
-from inventory.services import ActionNotAllowed
+from inventory.services import ActionNotAllowed, DeleteRefused
 from provisioning.images import ImageImmutable
 from rma.workflow import IllegalCaseTransition, ResolutionRequired
 
@@ -61,6 +61,10 @@ def exception_handler(exc, context):
                 "locked_since": exc.since.isoformat() if exc.since else None,
             },
             status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, DeleteRefused):
+        return Response(
+            {"detail": str(exc), "instead": "decommission"}, status=status.HTTP_409_CONFLICT
         )
     if isinstance(exc, ImageImmutable):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)

@@ -1,7 +1,8 @@
 from django import forms
 from django.contrib import admin
 
-from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
+from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site, SiteRole
+from .services import deletable, delete_node
 
 
 @admin.register(Site)
@@ -59,6 +60,21 @@ class NodeAdmin(admin.ModelAdmin):
     readonly_fields = ["state", "state_changed", "failed_step", "failure_reason", "reservation"]
     inlines = [BMCInline, InterfaceInline]
 
+    def has_delete_permission(self, request, obj=None):
+        # A node with history is decommissioned, never deleted (services.delete_node).
+        if obj is not None and deletable(obj):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def delete_model(self, request, obj):
+        delete_node(obj)
+
+    def get_actions(self, request):
+        # The bulk "delete selected" would go around the rule; deletes are one by one.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
 
 @admin.register(LifecycleEvent)
 class LifecycleEventAdmin(admin.ModelAdmin):
@@ -79,3 +95,12 @@ class LifecycleEventAdmin(admin.ModelAdmin):
 class OperationAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "node", "status", "progress", "created"]
     list_filter = ["status", "kind"]
+
+
+@admin.register(SiteRole)
+class SiteRoleAdmin(admin.ModelAdmin):
+    """Grant a role in one site (fleet-wide roles are the user's groups)."""
+
+    list_display = ["user", "role", "site"]
+    list_filter = ["role", "site"]
+    autocomplete_fields = ["user"]

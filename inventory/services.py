@@ -132,6 +132,46 @@ def update_node(
     return node
 
 
+class DeleteRefused(Exception):
+    """A node with history is decommissioned, not deleted (409 naming what to do)."""
+
+
+def history_of(node: Node) -> list[str]:
+    """What a delete would erase: "3 lifecycle events", "1 operation"; empty: nothing."""
+    counts = {
+        "lifecycle event": node.events.count(),
+        "operation": node.operations.count(),
+    }
+    return [f"{n} {what}{'s' if n != 1 else ''}" for what, n in counts.items() if n]
+
+
+def deletable(node: Node) -> str | None:
+    """Why `node` cannot be deleted, or None: only a node enrolled by mistake can be."""
+    history = history_of(node)
+    if history:
+        why = f"has history ({', '.join(history)})"
+    elif node.state != NodeState.ENROLLED or node.reservation:
+        why = f"is {node.state}{' and locked' if node.reservation else ''}"
+    else:
+        return None
+    return (
+        f"{node.hostname} {why}: decommission it instead, which keeps its history. Only a "
+        "node enrolled by mistake, with no history, can be deleted."
+    )
+
+
+def delete_node(node: Node) -> None:
+    """Delete a mistaken enrolment. The history tables also PROTECT their node (and other
+    apps' evidence, deployments and gate runs, theirs), so a row written between this check
+    and the delete still stops it (ProtectedError, a 409)."""
+    with transaction.atomic():
+        node = Node.objects.select_for_update().get(pk=node.pk)
+        why = deletable(node)
+        if why:
+            raise DeleteRefused(why)
+        node.delete()
+
+
 # --- actions ------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from .forms import ImportForm
 from .lifecycle import IllegalTransition
 from .locking import NodeLocked
 from .models import Rack
-from .permissions import ACT, VIEW, WRITE, actor_of, can
+from .permissions import ACT, VIEW, WRITE, actor_of, can, can_somewhere, site_of
 
 
 def with_params(params, **changes: str | None) -> str:
@@ -44,9 +44,18 @@ def page_links(page, params) -> dict[str, str]:
     return links
 
 
-def require(request, capability: str) -> None:
-    if not can(request.user, capability):
-        raise PermissionDenied(f"Your role does not allow '{capability}'.")
+_NOWHERE = object()
+
+
+def require(request, capability: str, on: object = _NOWHERE) -> None:
+    """403 unless the user may. Reading needs `view` in any site; a write on an object
+    needs the capability in that object's site (`on`), as the API checks it."""
+    if capability == VIEW or on is _NOWHERE and capability != WRITE:
+        allowed = can_somewhere(request.user, capability)
+    else:
+        allowed = can(request.user, capability, site_of(on) if on is not _NOWHERE else None)
+    if not allowed:
+        raise PermissionDenied(f"Your role does not allow '{capability}' here.")
 
 
 @login_required
@@ -63,7 +72,7 @@ def node_list(request):
 
 def _action_rows(request, node) -> list[tuple]:
     """(action, choices) for the buttons: choices feed the chooser an action declares."""
-    if not can(request.user, ACT):
+    if not can(request.user, ACT, site_of(node)):
         return []
     rows = []
     for action in available_actions(node.state):
@@ -101,7 +110,7 @@ def node_oob(request, pk: int):
     require(request, VIEW)
     node = get_object_or_404(selectors.node_queryset(), pk=pk)
     if request.method == "POST":
-        require(request, ACT)
+        require(request, ACT, on=node)
         operations.request_power_refresh(node)
     return render(request, "inventory/node_detail.html#node-oob", {"node": node})
 
@@ -109,8 +118,8 @@ def node_oob(request, pk: int):
 @login_required
 @require_POST
 def node_action(request, pk: int, name: str):
-    require(request, ACT)
     node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    require(request, ACT, on=node)
     try:
         params = {k[len("param.") :]: v for k, v in request.POST.items() if k.startswith("param.")}
         services.start_action(
@@ -141,7 +150,9 @@ def _rack_context(request, rack: Rack, operation=None) -> dict:
     return {
         "rack": rack,
         "slots": selectors.rack_elevation(rack),
-        "rack_actions": [ACTIONS[a] for a in RACK_ACTIONS] if can(request.user, ACT) else [],
+        "rack_actions": [ACTIONS[a] for a in RACK_ACTIONS]
+        if can(request.user, ACT, rack.site_id)
+        else [],
         "operation": operation,
         "children": selectors.operation_children(operation) if operation else [],
         "polling": bool(operation and not operation.is_finished),
@@ -161,8 +172,8 @@ def rack_detail(request, pk: int):
 @login_required
 @require_POST
 def rack_action(request, pk: int, name: str):
-    require(request, ACT)
     rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk)
+    require(request, ACT, on=rack)
     if name not in RACK_ACTIONS:
         messages.error(request, f"'{name}' is not a rack action.")
         return redirect(rack)

@@ -51,6 +51,12 @@ def users(db):
     return {role: user_in(role) for role in ROLES}
 
 
+def token_for(user) -> str:
+    """An API token for `user` (the one place tests make tokens)."""
+    token, _ = Token.objects.get_or_create(user=user)
+    return token.key
+
+
 @pytest.fixture
 def api(users):
     """api("technician") -> an APIClient authenticated with that role's token."""
@@ -58,8 +64,7 @@ def api(users):
     def make(role: str | None) -> APIClient:
         client = APIClient()
         if role:
-            token, _ = Token.objects.get_or_create(user=users[role])
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(users[role])}")
         return client
 
     return make

@@ -252,7 +252,9 @@ def start_deploy(node: Node, image: Image, token: str) -> Deployment:
     )
 
 
-def user_in(role: str, username: str | None = None) -> User:
+def user_in(role: str | None, username: str | None = None) -> User:
+    """A user holding `role` fleet-wide (None: no group; give it site roles)."""
     user = User.objects.create_user(username or f"{role}-user", password="pw-for-tests-123")
-    user.groups.add(Group.objects.get_or_create(name=role)[0])
+    if role:
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user

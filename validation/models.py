@@ -64,7 +64,11 @@ RUN_COLOURS = {
 
 
 class GateRun(models.Model):
-    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="gate_runs")
+    node = models.ForeignKey(
+        "inventory.Node",
+        on_delete=models.PROTECT,
+        related_name="gate_runs",  # evidence
+    )
     profile = models.ForeignKey(GateProfile, on_delete=models.PROTECT, related_name="runs")
     spec = models.JSONField(help_text="The profile as it was when the run started.")
     context = models.JSONField(default=dict, help_text="Node facts the verdicts used.")

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
 from inventory.models import Node
-from inventory.permissions import ACT, VIEW, actor_of, can
+from inventory.permissions import ACT, VIEW, actor_of, can, site_of
 from inventory.views import require
 
 from . import selectors, services
@@ -28,7 +28,7 @@ def _panel(request, node: Node):
             "soak": selectors.soak_info(latest) if latest else None,
             "progress": services.progress(latest) if latest and not latest.finished else 100,
             "polling": bool(latest and latest.status == RunStatus.RUNNING),
-            "can_act": can(request.user, ACT),
+            "can_act": can(request.user, ACT, site_of(node)),
         },
     )
 
@@ -42,8 +42,8 @@ def node_gates_panel(request, pk: int):
 @login_required
 @require_POST
 def cancel_run(request, pk: int):
-    require(request, ACT)
-    run = get_object_or_404(GateRun.objects.select_related("node"), pk=pk)
+    run = get_object_or_404(GateRun.objects.select_related("node__rack"), pk=pk)
+    require(request, ACT, on=run.node)
     if run.status == RunStatus.RUNNING:
         services.request_cancel(run, actor_of(request.user))
         messages.info(request, "Cancel requested: the run stops after its current step.")

@@ -1,7 +1,7 @@
 """Webhook subscription endpoints: thin; rules in core.services, shapes in serializers.
 
-Permissions are the project default (RolePermission): reads need `view`, every write the
-`write` capability (integration, admin)."""
+Permissions (RolePermission): reads need `view`; every write is admin's, because a
+subscription decides where the fleet's events (node names, addresses) are sent."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ class WebhookViewSet(viewsets.ModelViewSet):
     ordering_fields = ["id", "created", "url"]
     search_fields = ["url", "description"]
     filterset_fields = ["enabled", "failing"]
+    write_capability = "admin"  # core imports no app: inventory.permissions.ADMIN
 
     @extend_schema(responses={201: s.CreatedWebhookSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:

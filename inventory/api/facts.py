@@ -63,7 +63,8 @@ class NodeFactsView(APIView):
     )
     def post(self, request, pk: int):
         """Record a report; unknown keys are kept, a bad shape is a 400 naming the key."""
-        node = get_object_or_404(Node, pk=pk)
+        node = get_object_or_404(Node.objects.select_related("rack"), pk=pk)
+        self.check_object_permissions(request, node)  # the role must hold in its site
         body = FactReportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:

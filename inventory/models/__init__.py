@@ -1,6 +1,7 @@
 from .bmcs import BMC
 from .events import LifecycleEvent
 from .facts import Fact
+from .grants import SiteRole
 from .imports import ImportUpload
 from .interfaces import NetworkInterface
 from .nodes import Label, Node
@@ -20,5 +21,6 @@ __all__ = [
     "Operation",
     "Rack",
     "Site",
+    "SiteRole",
     "Worker",
 ]

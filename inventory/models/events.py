@@ -4,7 +4,13 @@ from django.db import models
 class LifecycleEvent(models.Model):
     """One row per state change. Append-only: nothing updates or deletes these."""
 
-    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="events")
+    node = models.ForeignKey(
+        # History outlives nothing it describes: a node with events is decommissioned, never
+        # deleted (inventory.services.delete_node).
+        "inventory.Node",
+        on_delete=models.PROTECT,
+        related_name="events",
+    )
     from_state = models.CharField(max_length=20)
     to_state = models.CharField(max_length=20)
     event = models.CharField(max_length=40)

@@ -16,14 +16,14 @@ class Operation(models.Model):
         "inventory.Node",
         null=True,
         blank=True,
-        on_delete=models.CASCADE,
+        on_delete=models.PROTECT,  # operations are history (inventory.services.delete_node)
         related_name="operations",
     )
     rack = models.ForeignKey(
         "inventory.Rack",
         null=True,
         blank=True,
-        on_delete=models.CASCADE,
+        on_delete=models.PROTECT,  # operations are history (inventory.services.delete_node)
         related_name="operations",
     )
     parent = models.ForeignKey(

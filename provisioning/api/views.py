@@ -7,8 +7,10 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from inventory.api.scoping import check_target
 from inventory.api.serializers import OperationSerializer
 from inventory.api.views import request_actor
+from inventory.permissions import ADMIN
 
 from .. import dhcp, images, selectors
 from ..models import BootRequest, Deployment, ImageState, Subnet
@@ -21,6 +23,8 @@ class ImageViewSet(viewsets.ModelViewSet):
     serializer_class = s.ImageSerializer
     filterset_fields = ["name", "version", "state"]
     ordering_fields = ["name", "created", "published"]
+    # What every node boots (its cmdline included): admins only, publish and deprecate too.
+    write_capability = ADMIN
 
     def get_queryset(self):
         return selectors.images_with_node_counts()
@@ -68,6 +72,15 @@ class SubnetViewSet(viewsets.ModelViewSet):
     queryset = Subnet.objects.select_related("site")
     serializer_class = s.SubnetSerializer
     filterset_fields = ["site"]
+    write_capability = ADMIN  # where nodes boot from (DHCP): admins, fleet-wide or per site
+
+    def perform_create(self, serializer):
+        check_target(self, serializer.validated_data)
+        super().perform_create(serializer)
+
+    def perform_update(self, serializer):
+        check_target(self, serializer.validated_data)
+        super().perform_update(serializer)
 
 
 class DHCPExportView(APIView):

@@ -15,7 +15,11 @@ class Deployment(models.Model):
     """One imaging of one node. The single-use callback token is encrypted at rest and
     looked up by its sha256."""
 
-    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="deployments")
+    node = models.ForeignKey(
+        "inventory.Node",
+        on_delete=models.PROTECT,
+        related_name="deployments",  # history
+    )
     image = models.ForeignKey(
         "provisioning.Image", on_delete=models.PROTECT, related_name="deployments"
     )

@@ -8,10 +8,13 @@ from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from inventory.api.conditional import IF_MATCH, etag_of, guarded
+from inventory.api.scoping import check_each
 from inventory.permissions import ACT, actor_of
 
 from .. import evidence, selectors, services
 from ..filtersets import CaseFilterSet
+from ..models import Case
 from ..workflow import NAMES
 from . import serializers as s
 from .idempotency import HEADER, idempotent
@@ -42,18 +45,25 @@ class CaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     write_capability = ACT
     basename = "rma-case"
 
-    @extend_schema(request=s.CaseSerializer, responses={200: s.CaseSerializer})
+    @extend_schema(
+        request=s.CaseSerializer, responses={200: s.CaseSerializer}, parameters=[IF_MATCH]
+    )
     def partial_update(self, request, pk=None):
         actor = _actor(request)
 
-        def apply() -> Response:
+        def write() -> Response:
             case = self.get_object()
             serializer = self.get_serializer(case, data=request.data, partial=True)
             serializer.is_valid(raise_exception=True)
             services.update_case(case, dict(serializer.validated_data), actor)
             return Response(self.get_serializer(self.get_object()).data)
 
-        return idempotent(request, actor, apply)
+        return idempotent(request, actor, lambda: guarded(self, write))
+
+    def retrieve(self, request, *args, **kwargs):
+        response = super().retrieve(request, *args, **kwargs)
+        response["ETag"] = etag_of(response.data)
+        return response
 
     @extend_schema(
         request=s.TransitionSerializer,
@@ -121,6 +131,8 @@ class CaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         def apply() -> Response:
             body = s.BulkAssignSerializer(data=request.data)
             body.is_valid(raise_exception=True)
+            cases = Case.objects.filter(pk__in=body.validated_data["cases"])
+            check_each(request, ACT, list(cases.select_related("node__rack")))
             assignee = body.validated_data["assignee"]
             changed = services.assign(
                 body.validated_data["cases"], assignee.pk if assignee else None, actor

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
-from inventory.permissions import ACT, VIEW, actor_of, can
+from inventory.permissions import ACT, VIEW, actor_of, can, site_of
 from inventory.services import ActionNotAllowed
 
 from .. import selectors, services
@@ -35,7 +35,7 @@ STATUS_LABELS = dict(CaseStatus.choices)
 
 
 def _live_context(request, case: Case, forms: dict) -> dict:
-    can_act = can(request.user, ACT)
+    can_act = can(request.user, ACT, site_of(case))
     allowed = allowed_from(case.status) if can_act else []
     return {
         "case": case,
@@ -79,8 +79,8 @@ def case_detail(request, pk: int):
 @login_required
 @require_POST
 def case_transition(request, pk: int, name: str):
-    require(request, ACT)
-    case = get_object_or_404(Case, pk=pk)
+    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    require(request, ACT, on=case)
     note, resolution, forms = "", "", {}
     if name == CaseStatus.CLOSED:
         close = CloseForm(request.POST)
@@ -105,8 +105,8 @@ def case_transition(request, pk: int, name: str):
 @login_required
 @require_POST
 def case_note(request, pk: int):
-    require(request, ACT)
-    case = get_object_or_404(Case, pk=pk)
+    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    require(request, ACT, on=case)
     form = NoteForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The note was not added: it is empty or too long.")
@@ -119,8 +119,8 @@ def case_note(request, pk: int):
 @login_required
 @require_POST
 def case_edit(request, pk: int):
-    require(request, ACT)
-    case = get_object_or_404(Case, pk=pk)
+    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    require(request, ACT, on=case)
     form = CaseEditForm(request.POST, instance=case)
     if form.is_valid():
         changes = form.changes()
@@ -140,8 +140,8 @@ def case_edit(request, pk: int):
 @login_required
 @require_POST
 def case_part(request, pk: int):
-    require(request, ACT)
-    case = get_object_or_404(Case, pk=pk)
+    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    require(request, ACT, on=case)
     form = PartForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The part was not recorded: fix the fields marked below.")

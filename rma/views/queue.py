@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from inventory.models import Node
-from inventory.permissions import ACT, VIEW, actor_of, can
+from inventory.permissions import ACT, VIEW, actor_of, can_somewhere
 
 from .. import selectors, services
 from ..filtersets import CaseFilterSet
@@ -63,9 +63,9 @@ def queue_context(request) -> dict:
         "pages": page_links(page, params),
         "querystring": params.urlencode(),
         "show": _filter_data(params).get("open", ""),
-        "can_act": can(request.user, ACT),
+        "can_act": can_somewhere(request.user, ACT),
         # the bulk-assign select lives in the table region
-        "users": selectors.assignable_users() if can(request.user, ACT) else [],
+        "users": selectors.assignable_users() if can_somewhere(request.user, ACT) else [],
     }
 
 
@@ -90,7 +90,9 @@ def case_assign(request):
     require(request, ACT)
     form = BulkAssignForm(request.POST)
     if form.is_valid():
-        cases = list(form.cleaned_data["cases"])
+        cases = list(form.cleaned_data["cases"].select_related("node__rack"))
+        for case in cases:
+            require(request, ACT, on=case)
         user = form.cleaned_data["assignee"]
         changed = services.assign([c.pk for c in cases], user.pk, actor_of(request.user))
         messages.success(

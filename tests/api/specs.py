@@ -1,8 +1,9 @@
 """Every API viewset, declared once: the role table, valid bodies, pinned query counts.
 
-ACCESS is what the permission code allows TODAY (fleet.api.RolePermission: reads need
-`view`, writes the viewset's `write_capability`, default `write`). Issue #16 will tighten
-roles: change a row here and the parametrised tests follow.
+ACCESS is the role table of issue #16 (docs/roles.md is generated from the code; this is
+written by hand, so the two are checked against each other): reads need `view`; inventory
+writes `write` (integration, admin); actions and RMA work `act`; profiles, images, subnets,
+baselines, webhooks and prices are admin's, and so is every delete.
 """
 
 from __future__ import annotations
@@ -44,27 +45,27 @@ from tests.factories import (
 )
 from validation.models import CheckResult, GateProfile, GateRun
 
-R, W, A = READERS, WRITERS, ACTORS
+R, W, A, D = READERS, WRITERS, ACTORS, ADMINS
 ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     # basename        list retrieve create update delete   (who passes the permission check)
-    "site": (R, R, W, W, W),
-    "rack": (R, R, W, W, W),
-    "node": (R, R, W, W, W),
-    "networkinterface": (R, R, W, W, W),
-    "lifecycleevent": (R, R, W, W, W),
-    "operation": (R, R, W, W, W),
-    "rma-case": (R, R, A, A, A),  # technicians work the RMA queue too
-    "image": (R, R, W, W, W),
-    "deployment": (R, R, W, W, W),
-    "bootrequest": (R, R, W, W, W),
-    "subnet": (R, R, W, W, W),
-    "gateprofile": (R, R, W, W, W),
-    "gaterun": (R, R, W, W, W),
-    "checkresult": (R, R, W, W, W),
-    "webhook": (R, R, W, W, W),
-    "baseline": (R, R, ADMINS, ADMINS, ADMINS),  # what every node is held to: admins only
-    "drift-event": (R, R, W, W, W),
-    "gpu-price": (R, R, ADMINS, ADMINS, ADMINS),  # what revenue is priced at: admins only
+    "site": (R, R, W, W, D),
+    "rack": (R, R, W, W, D),
+    "node": (R, R, W, W, D),
+    "networkinterface": (R, R, W, W, D),
+    "lifecycleevent": (R, R, W, W, D),
+    "operation": (R, R, W, W, D),
+    "rma-case": (R, R, A, A, D),  # technicians work the RMA queue too
+    "image": (R, R, D, D, D),  # what every node boots: admins only
+    "deployment": (R, R, W, W, D),
+    "bootrequest": (R, R, W, W, D),
+    "subnet": (R, R, D, D, D),
+    "gateprofile": (R, R, D, D, D),  # the thresholds nodes are admitted on
+    "gaterun": (R, R, W, W, D),
+    "checkresult": (R, R, W, W, D),
+    "webhook": (R, R, D, D, D),  # where the fleet's events are sent
+    "baseline": (R, R, D, D, D),  # what every node is held to
+    "drift-event": (R, R, W, W, D),
+    "gpu-price": (R, R, D, D, D),  # what revenue is priced at
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 

@@ -22,7 +22,7 @@ from inventory.imports import COLUMNS
 from inventory.models import BMC, Fact, Node, Operation
 from provisioning.models import Deployment, Image
 from rma.models import Case
-from tests.api.base import ACTORS, CALLER_IDS, CALLERS, READERS, WRITERS
+from tests.api.base import ACTORS, ADMINS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS
 from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
@@ -234,8 +234,8 @@ ROUTES = (
     Route("node-bulk-action", "post", bulk_action, ACTORS, 202),
     Route("rack-run-action", "post", rack_action, ACTORS, 202),
     Route("node-list-actions", "get", list_actions, READERS, 200),
-    Route("image-publish", "post", publish, WRITERS, 202),
-    Route("image-deprecate", "post", deprecate, WRITERS, 200),
+    Route("image-publish", "post", publish, ADMINS, 202),
+    Route("image-deprecate", "post", deprecate, ADMINS, 200),
     Route("gaterun-cancel", "post", cancel_gate, ACTORS, 202),
     Route("node-import", "post", node_import, WRITERS, 202, format="multipart"),
     Route("dhcp-export", "get", dhcp_export, READERS, 200),
@@ -245,9 +245,9 @@ ROUTES = (
     Route("rma-case-assign", "post", rma_assign, ACTORS, 200),
     Route("rma-case-events", "get", rma_events, READERS, 200),
     Route("rma-case-evidence", "get", rma_evidence, READERS, 200),
-    Route("webhook-rotate-secret", "post", rotate_secret, WRITERS, 200),
+    Route("webhook-rotate-secret", "post", rotate_secret, ADMINS, 200),
     Route("webhook-deliveries", "get", webhook_deliveries, READERS, 200),
-    Route("webhook-redeliver", "post", redeliver, WRITERS, 202),
+    Route("webhook-redeliver", "post", redeliver, ADMINS, 202),
     Route("drift-list", "get", drift_rows, READERS, 200),
     Route("drift-summary", "get", drift_summary, READERS, 200),
     Route("baseline-revisions", "get", baseline_revisions, READERS, 200),

@@ -31,7 +31,7 @@ def image_body(server, **overrides):
 
 
 def publish(api, image_id: int) -> Operation:
-    resp = api("integration").post(f"/api/v1/images/{image_id}/publish/")
+    resp = api("admin").post(f"/api/v1/images/{image_id}/publish/")
     assert resp.status_code == 202, resp.content
     # The task body, as the worker runs it (the worker path itself is in tests/e2e).
     images.publish_task_body(resp.data["id"])
@@ -39,14 +39,14 @@ def publish(api, image_id: int) -> Operation:
 
 
 def test_publish_verifies_and_then_the_image_is_immutable(api, artifact_server):
-    resp = api("integration").post("/api/v1/images/", image_body(artifact_server), format="json")
+    resp = api("admin").post("/api/v1/images/", image_body(artifact_server), format="json")
     assert resp.status_code == 201, resp.content
     assert resp.data["state"] == "draft"
     op = publish(api, resp.data["id"])
     assert op.status == "succeeded", op.error
     image = Image.objects.get()
     assert image.state == "published" and image.published
-    edit = api("integration").patch(f"/api/v1/images/{image.pk}/", {"cmdline": "x"}, format="json")
+    edit = api("admin").patch(f"/api/v1/images/{image.pk}/", {"cmdline": "x"}, format="json")
     assert edit.status_code == 409
     assert "immutable; create a new version" in edit.data["detail"]
     assert api("admin").delete(f"/api/v1/images/{image.pk}/").status_code == 409
@@ -54,7 +54,7 @@ def test_publish_verifies_and_then_the_image_is_immutable(api, artifact_server):
 
 def test_sha_mismatch_refuses_publication_naming_the_artifact(api, artifact_server):
     body = image_body(artifact_server, initrd_sha256="0" * 64)
-    image_id = api("integration").post("/api/v1/images/", body, format="json").data["id"]
+    image_id = api("admin").post("/api/v1/images/", body, format="json").data["id"]
     op = publish(api, image_id)
     assert op.status == "failed"
     assert op.error.startswith("not published: initrd: sha256 mismatch")
@@ -64,7 +64,7 @@ def test_sha_mismatch_refuses_publication_naming_the_artifact(api, artifact_serv
 
 def test_missing_artifact_is_named(api, artifact_server):
     body = image_body(artifact_server, kernel_url=f"{artifact_server.url}/nope")
-    image_id = api("integration").post("/api/v1/images/", body, format="json").data["id"]
+    image_id = api("admin").post("/api/v1/images/", body, format="json").data["id"]
     op = publish(api, image_id)
     assert op.status == "failed" and "kernel:" in op.error and "HTTP 404" in op.error
 
@@ -72,7 +72,7 @@ def test_missing_artifact_is_named(api, artifact_server):
 def test_size_cap(api, artifact_server, settings):
     settings.CORRAL_IMAGE_MAX_BYTES = 1000
     image_id = (
-        api("integration")
+        api("admin")
         .post("/api/v1/images/", image_body(artifact_server), format="json")
         .data["id"]
     )
@@ -89,7 +89,7 @@ def signing_key(settings):
 
 
 def test_signed_image_publishes_and_a_tampered_one_does_not(api, artifact_server, signing_key):
-    client = api("integration")
+    client = api("admin")
     good = client.post("/api/v1/images/", image_body(artifact_server), format="json").data
     image = Image.objects.get(pk=good["id"])
     signature = base64.b64encode(signing_key.sign(images.manifest(image))).decode()
@@ -112,7 +112,7 @@ def test_signed_image_publishes_and_a_tampered_one_does_not(api, artifact_server
 def test_unsigned_refused_when_signatures_are_required(api, artifact_server, settings):
     settings.CORRAL_REQUIRE_SIGNED_IMAGES = True
     image_id = (
-        api("integration")
+        api("admin")
         .post("/api/v1/images/", image_body(artifact_server), format="json")
         .data["id"]
     )
@@ -120,7 +120,7 @@ def test_unsigned_refused_when_signatures_are_required(api, artifact_server, set
 
 
 def test_bad_input_is_a_400(api):
-    resp = api("integration").post(
+    resp = api("admin").post(
         "/api/v1/images/",
         {
             "name": "Ubuntu GPU",

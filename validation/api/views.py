@@ -5,7 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from inventory.api.views import request_actor
-from inventory.permissions import ACT, WRITE
+from inventory.permissions import ACT, ADMIN, WRITE
 
 from .. import services
 from ..models import CheckResult, GateProfile, GateRun, RunStatus
@@ -18,6 +18,7 @@ class GateProfileViewSet(viewsets.ModelViewSet):
     queryset = GateProfile.objects.all()
     serializer_class = s.GateProfileSerializer
     filterset_fields = ["name", "is_default"]
+    write_capability = ADMIN  # the thresholds every node is admitted on
 
 
 class GateRunViewSet(viewsets.ReadOnlyModelViewSet):
