@@ -72,9 +72,7 @@ def test_missing_artifact_is_named(api, artifact_server):
 def test_size_cap(api, artifact_server, settings):
     settings.CORRAL_IMAGE_MAX_BYTES = 1000
     image_id = (
-        api("admin")
-        .post("/api/v1/images/", image_body(artifact_server), format="json")
-        .data["id"]
+        api("admin").post("/api/v1/images/", image_body(artifact_server), format="json").data["id"]
     )
     op = publish(api, image_id)
     assert op.status == "failed" and "larger than the 1000 byte cap" in op.error
@@ -112,9 +110,7 @@ def test_signed_image_publishes_and_a_tampered_one_does_not(api, artifact_server
 def test_unsigned_refused_when_signatures_are_required(api, artifact_server, settings):
     settings.CORRAL_REQUIRE_SIGNED_IMAGES = True
     image_id = (
-        api("admin")
-        .post("/api/v1/images/", image_body(artifact_server), format="json")
-        .data["id"]
+        api("admin").post("/api/v1/images/", image_body(artifact_server), format="json").data["id"]
     )
     assert "unsigned" in publish(api, image_id).error
 
