@@ -10,7 +10,7 @@ from .. import services
 from ..actions import available_actions
 from ..choices import BMCProtocol
 from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
-from ..validators import normalise_mac
+from ..validators import MAX_LABELS, TOO_MANY_LABELS, normalise_mac
 
 
 class MACField(serializers.CharField):
@@ -26,6 +26,15 @@ class MACField(serializers.CharField):
 
 class LabelListField(serializers.ListField):
     child = serializers.RegexField(r"^[A-Za-z0-9_.:/=-]+\Z", max_length=64)
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=MAX_LABELS, **kwargs)
+
+    def to_internal_value(self, data):
+        # Counted before each label is checked: a huge list is refused at once.
+        if isinstance(data, list) and len(data) > MAX_LABELS:
+            raise serializers.ValidationError(TOO_MANY_LABELS)
+        return super().to_internal_value(data)
 
     def to_representation(self, data):
         return [label.name for label in data.all()]

@@ -8,7 +8,7 @@ from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from .. import bulk, import_operations, imports, selectors, services
@@ -49,11 +49,11 @@ def bulk_action_name(name: str, body: dict) -> str:
 
 
 def start_bulk(request, nodes, name: str, rack=None) -> Response:
+    body = s.NodeActionSerializer(data=request.data)
+    body.is_valid(raise_exception=True)  # first: the body must be an object
     name = bulk_action_name(name, request.data)
     if name not in ACTIONS:
         raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}, power, boot.")
-    body = s.NodeActionSerializer(data=request.data)
-    body.is_valid(raise_exception=True)
     op = bulk.start_bulk_action(
         nodes,
         name,
@@ -154,7 +154,7 @@ class NodeViewSet(viewsets.ModelViewSet):
         methods=["post"],
         url_path="import",
         url_name="import",
-        parser_classes=[MultiPartParser, FormParser],
+        parser_classes=[MultiPartParser],
     )
     def import_csv(self, request):
         """Enrol nodes from a CSV file (multipart field `file`), every row or none.
