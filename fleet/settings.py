@@ -185,6 +185,7 @@ REST_FRAMEWORK = {
     ],
     # JSON only, bounded and storable (fleet.parsers); the CSV import adds multipart.
     "DEFAULT_PARSER_CLASSES": ["fleet.parsers.SafeJSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_PAGINATION_CLASS": "fleet.api.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -201,6 +202,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Error answers every operation can give, declared once (fleet/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "fleet.schema.add_error_responses",
+    ],
 }
 
 # --- Celery -------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
@@ -38,6 +39,14 @@ class SiteViewSet(viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
+# The schema's enums of action names, from the declarations (inventory.actions).
+BULK_ALIASES = ("power", "boot")
+NODE_ACTION = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=[*ACTIONS])
+BULK_ACTION = OpenApiParameter(
+    "name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=[*ACTIONS, *BULK_ALIASES]
+)
+
+
 def bulk_action_name(name: str, body: dict) -> str:
     """`power` + {"state": "on"} is an alias of `power_on`; `boot` of `boot_pxe`."""
     if name == "power":
@@ -53,7 +62,7 @@ def start_bulk(request, nodes, name: str, rack=None) -> Response:
     body.is_valid(raise_exception=True)  # first: the body must be an object
     name = bulk_action_name(name, request.data)
     if name not in ACTIONS:
-        raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}, power, boot.")
+        raise NotFound(f"No action '{name}'. Actions: {', '.join([*ACTIONS, *BULK_ALIASES])}.")
     op = bulk.start_bulk_action(
         nodes,
         name,
@@ -91,6 +100,7 @@ class RackViewSet(viewsets.ModelViewSet):
         request=s.NodeActionSerializer,
         responses={202: s.OperationSerializer},
         operation_id="racks_bulk_action",
+        parameters=[BULK_ACTION],
     )
     @action(
         detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
@@ -119,6 +129,7 @@ class NodeViewSet(viewsets.ModelViewSet):
         request=s.BulkActionSerializer,
         responses={202: s.OperationSerializer},
         operation_id="nodes_bulk_action",
+        parameters=[BULK_ACTION],
     )
     @action(
         detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
@@ -177,7 +188,7 @@ class NodeViewSet(viewsets.ModelViewSet):
         return response
 
     @extend_schema(responses=s.ActionInfoSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="actions")
+    @action(detail=True, methods=["get"], url_path="actions", pagination_class=None)
     def list_actions(self, request, pk=None):
         """The actions legal in the node's current state."""
         return Response(s.actions_for(self.get_object()))
@@ -188,6 +199,7 @@ class NodeViewSet(viewsets.ModelViewSet):
             202: s.OperationSerializer,
             409: OpenApiResponse(description="Illegal in this state, or the node is locked."),
         },
+        parameters=[NODE_ACTION],
     )
     @action(
         detail=True,
