@@ -9,6 +9,7 @@ both check here, so every JSON body is refused the same way: a 400 naming the fi
 from __future__ import annotations
 
 import json
+from typing import Any
 
 # Far deeper than any Corral document (facts are two levels, params one); shallow enough
 # that walking it never nears the interpreter's recursion limit.
@@ -60,7 +61,7 @@ def check(data: object) -> object:
     return data
 
 
-def loads(text: str | bytes, **kwargs) -> object:
+def loads(text: str | bytes, **kwargs: Any) -> object:
     """json.loads, then check(); a document too deep for the decoder is JSONRefused, any
     other undecodable text the ValueError json.loads raises."""
     try:
