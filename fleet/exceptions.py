@@ -6,6 +6,7 @@ are imported while rest_framework.views itself is loading.
 
 from __future__ import annotations
 
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.db.models import ProtectedError
@@ -14,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from fleet.parsers import too_large_detail
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
 from inventory.services import ActionNotAllowed, DeleteRefused
@@ -39,6 +41,8 @@ def exception_handler(exc, context):
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    if isinstance(exc, RequestDataTooBig):  # a multipart form past Django's limit
+        return Response({"detail": too_large_detail()}, status=413)
     if isinstance(exc, DjangoValidationError):
         return Response(as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ActionNotAllowed | IllegalTransition):

@@ -31,6 +31,7 @@ from django.db.models import Model
 from django.dispatch import Signal
 
 from .models import BMC, Label, NetworkInterface, Node, Rack
+from .validators import MAX_LABELS, TOO_MANY_LABELS
 
 # Sent with `nodes=[...]` after write() inserted a batch: bulk_create sends no post_save, and
 # the reports app opens each new node's first span from it, in the same transaction.
@@ -128,6 +129,9 @@ def build(
         with errors.collect(f"interfaces[{index}]."):
             nic.full_clean(exclude=["node"], **alone)
     names = [name.strip() for name in labels or [] if name.strip()]
+    if len(names) > MAX_LABELS:
+        errors.add("labels", TOO_MANY_LABELS)
+        names = []
     for name in names:
         for message in _label_problems(name):
             errors.add("labels", message)

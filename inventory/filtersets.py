@@ -3,6 +3,8 @@
 import django_filters
 from django.db.models import Q
 
+from core.filters import IsoDateTimeFilter
+
 from .choices import NodeRole, NodeState
 from .models import LifecycleEvent, Node, Operation, Rack, Site
 
@@ -65,7 +67,7 @@ class RackFilterSet(django_filters.FilterSet):
 
 
 class LifecycleEventFilterSet(django_filters.FilterSet):
-    since = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    since = IsoDateTimeFilter(field_name="created", lookup_expr="gte")
 
     class Meta:
         model = LifecycleEvent

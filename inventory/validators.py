@@ -21,3 +21,9 @@ def validate_mac(value: str) -> None:
             code="invalid_mac",
             params={"value": value},
         )
+
+
+# Labels a node may carry: a few dozen are plenty to select by; the API held a request past
+# 60 s adding 200,000. The API and the CSV import both refuse more.
+MAX_LABELS = 64
+TOO_MANY_LABELS = f"At most {MAX_LABELS} labels per node."

@@ -6,6 +6,8 @@ import django_filters
 from django.db.models import Q
 from django.utils import timezone
 
+from core.filters import IsoDateTimeFilter
+
 from .choices import OPEN_STATUSES, CaseStatus, Priority
 from .models import Case
 
@@ -21,7 +23,7 @@ class CaseFilterSet(django_filters.FilterSet):
     ticket = django_filters.CharFilter()
     priority = django_filters.MultipleChoiceFilter(choices=Priority.choices)
     overdue = django_filters.BooleanFilter(method="filter_overdue", label="Past SLA due")
-    updated_since = django_filters.IsoDateTimeFilter(field_name="updated", lookup_expr="gte")
+    updated_since = IsoDateTimeFilter(field_name="updated", lookup_expr="gte")
 
     class Meta:
         model = Case

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.filters import IsoDateTimeFilter
 from inventory.permissions import ADMIN, actor_of
 
 from .. import baselines, selectors
@@ -89,7 +90,7 @@ class BaselineViewSet(viewsets.ModelViewSet):
 
 
 class DriftEventFilterSet(filters.FilterSet):
-    since = filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
+    since = IsoDateTimeFilter(field_name="at", lookup_expr="gte")
 
     class Meta:
         model = DriftEvent

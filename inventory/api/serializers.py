@@ -4,13 +4,14 @@ new API version. Writes go through inventory.services."""
 from __future__ import annotations
 
 from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .. import services
 from ..actions import available_actions
 from ..choices import BMCProtocol
 from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
-from ..validators import normalise_mac
+from ..validators import MAX_LABELS, TOO_MANY_LABELS, normalise_mac
 
 
 class MACField(serializers.CharField):
@@ -26,6 +27,15 @@ class MACField(serializers.CharField):
 
 class LabelListField(serializers.ListField):
     child = serializers.RegexField(r"^[A-Za-z0-9_.:/=-]+\Z", max_length=64)
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=MAX_LABELS, **kwargs)
+
+    def to_internal_value(self, data):
+        # Counted before each label is checked: a huge list is refused at once.
+        if isinstance(data, list) and len(data) > MAX_LABELS:
+            raise serializers.ValidationError(TOO_MANY_LABELS)
+        return super().to_internal_value(data)
 
     def to_representation(self, data):
         return [label.name for label in data.all()]
@@ -125,7 +135,13 @@ class NodeSerializer(serializers.ModelSerializer):
     bmc = BMCSerializer(required=False)
     interfaces = InterfaceSerializer(many=True, required=False)
     labels = LabelListField(required=False)
-    site = serializers.SlugRelatedField(source="rack.site", slug_field="slug", read_only=True)
+    site = serializers.SlugRelatedField(
+        source="rack.site",
+        slug_field="slug",
+        read_only=True,
+        allow_null=True,
+        help_text="The rack's site; null for a node in no rack.",
+    )
     state = serializers.CharField(read_only=True)
     url = serializers.HyperlinkedIdentityField(view_name="api:node-detail")
 
@@ -176,9 +192,26 @@ class NodeSerializer(serializers.ModelSerializer):
             return services.update_node(instance, **validated_data)
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "The action's parameters. `deploy`: `image`, an id or "
+        '"name:version" of a published image. `repaired`: `then` ("deploy" to go back '
+        "through deploy and gates once inspected).",
+        "properties": {
+            "image": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+            "then": {"type": "string"},
+        },
+        "additionalProperties": {},
+    }
+)
+class ActionParamsField(serializers.DictField):
+    pass
+
+
 class NodeActionSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-    params = serializers.DictField(required=False, default=dict)
+    params = ActionParamsField(required=False, default=dict)
 
 
 class BulkActionSerializer(NodeActionSerializer):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from .. import bulk, import_operations, imports, selectors, services
@@ -52,6 +53,14 @@ class SiteViewSet(ScopedWrites, viewsets.ModelViewSet):
     search_fields = ["name", "slug"]
 
 
+# The schema's enums of action names, from the declarations (inventory.actions).
+BULK_ALIASES = ("power", "boot")
+NODE_ACTION = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=[*ACTIONS])
+BULK_ACTION = OpenApiParameter(
+    "name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=[*ACTIONS, *BULK_ALIASES]
+)
+
+
 def bulk_action_name(name: str, body: dict) -> str:
     """`power` + {"state": "on"} is an alias of `power_on`; `boot` of `boot_pxe`."""
     if name == "power":
@@ -63,11 +72,11 @@ def bulk_action_name(name: str, body: dict) -> str:
 
 
 def start_bulk(request, nodes, name: str, rack=None) -> Response:
+    body = s.NodeActionSerializer(data=request.data)
+    body.is_valid(raise_exception=True)  # first: the body must be an object
     name = bulk_action_name(name, request.data)
     if name not in ACTIONS:
-        raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}, power, boot.")
-    body = s.NodeActionSerializer(data=request.data)
-    body.is_valid(raise_exception=True)
+        raise NotFound(f"No action '{name}'. Actions: {', '.join([*ACTIONS, *BULK_ALIASES])}.")
     op = bulk.start_bulk_action(
         nodes,
         name,
@@ -106,6 +115,7 @@ class RackViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         request=s.NodeActionSerializer,
         responses={202: s.OperationSerializer},
         operation_id="racks_bulk_action",
+        parameters=[BULK_ACTION],
     )
     @action(
         detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
@@ -138,6 +148,7 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         request=s.BulkActionSerializer,
         responses={202: s.OperationSerializer},
         operation_id="nodes_bulk_action",
+        parameters=[BULK_ACTION],
     )
     @action(
         detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
@@ -174,7 +185,7 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         methods=["post"],
         url_path="import",
         url_name="import",
-        parser_classes=[MultiPartParser, FormParser],
+        parser_classes=[MultiPartParser],
     )
     def import_csv(self, request):
         """Enrol nodes from a CSV file (multipart field `file`), every row or none.
@@ -200,7 +211,7 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         return response
 
     @extend_schema(responses=s.ActionInfoSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="actions")
+    @action(detail=True, methods=["get"], url_path="actions", pagination_class=None)
     def list_actions(self, request, pk=None):
         """The actions legal in the node's current state."""
         return Response(s.actions_for(self.get_object()))
@@ -211,6 +222,7 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
             202: s.OperationSerializer,
             409: OpenApiResponse(description="Illegal in this state, or the node is locked."),
         },
+        parameters=[NODE_ACTION],
     )
     @action(
         detail=True,

@@ -4,7 +4,12 @@ from ..models import BootRequest, Deployment, Image, Subnet
 
 
 class ImageSerializer(serializers.ModelSerializer):
-    nodes_running = serializers.IntegerField(read_only=True, default=None)
+    nodes_running = serializers.IntegerField(
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="Nodes running this image; null where not counted (publish, deprecate).",
+    )
 
     class Meta:
         model = Image

@@ -8,7 +8,6 @@ the same answer (serve.ipxe_script) for any other way of running Django.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -16,6 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from core import jsonsafe
 from inventory.macs import NOT_A_MAC, is_mac
 
 from .. import deployments
@@ -90,9 +90,11 @@ def nocloud(request: HttpRequest, mac: str, part: str) -> HttpResponse:
 def callback(request: HttpRequest) -> JsonResponse:
     """Phone-home. 403 for any token that does not open this node's waiting deployment."""
     try:
-        report = json.loads(request.body or b"{}")
+        report = jsonsafe.loads(request.body or b"{}")
         if not isinstance(report, dict):
             raise ValueError
+    except jsonsafe.JSONRefused as exc:
+        return JsonResponse(exc.as_body(), status=400)
     except ValueError:
         return JsonResponse({"detail": "Send a JSON object with your token."}, status=400)
     token = report.get("token")
