@@ -7,8 +7,10 @@ fixture), which proves the command enrols nothing and reads no row.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from io import StringIO
 
 import pytest
@@ -27,10 +29,26 @@ def own_ipmi(ipmi_sim_factory):
     return bmc
 
 
-def _run(*args: str) -> dict:
+def _run(*args: str, password: str = "pw") -> dict:
     out = StringIO()
-    call_command("inspect_bmc", *args, stdout=out)
+    with mock_env(BMC_PASSWORD=password):
+        call_command("inspect_bmc", *args, stdout=out)
     return json.loads(out.getvalue())
+
+
+@contextmanager
+def mock_env(**values: str):
+    """The command's environment for one call (not a mock of anything it talks to)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def test_redfish_tower_prints_hardware_firmware_power_and_unavailable(sushy_static_tower):
@@ -38,7 +56,6 @@ def test_redfish_tower_prints_hardware_firmware_power_and_unavailable(sushy_stat
         "--protocol=redfish",
         f"--address={sushy_static_tower.address}",
         "--username=admin",
-        "--password=pw",
         f"--system-id={sushy_static_tower.system_id}",
     )
     assert set(report) == {"hardware", "firmware", "power", "unavailable"}
@@ -55,7 +72,6 @@ def test_expected_gpus_are_checked_when_given(sushy_static):
         "--protocol=redfish",
         f"--address={sushy_static.address}",
         "--username=admin",
-        "--password=pw",
         "--gpu-count=8",
         "--gpu-model=H100-SXM",
     )
@@ -68,7 +84,7 @@ def test_ipmi_prints_identity_and_what_ipmi_cannot_list(own_ipmi):
         f"--address={own_ipmi.host}",
         f"--port={own_ipmi.port}",
         f"--username={own_ipmi.username}",
-        f"--password={own_ipmi.password}",
+        password=own_ipmi.password,
     )
     assert report["hardware"]["serial"] == own_ipmi.fru.serial
     assert report["hardware"]["gpus"] == []
@@ -83,7 +99,6 @@ def test_a_bmc_with_several_systems_asks_for_one(sushy_static_bladed):
             "--protocol=redfish",
             f"--address={sushy_static_bladed.address}",
             "--username=admin",
-            "--password=pw",
         )
 
 
@@ -98,9 +113,9 @@ def test_unreachable_bmc_exits_1_with_the_reason_on_stderr():
             "--protocol=redfish",
             f"--address=http://127.0.0.1:{port}",
             "--username=admin",
-            "--password=Secr3t-pw",
             "--timeout=2",
         ],  # fmt: skip
+        env={**os.environ, "BMC_PASSWORD": "Secr3t-pw"},
         capture_output=True,
         text=True,
         timeout=60,
@@ -118,7 +133,7 @@ def test_wrong_ipmi_password_is_named(own_ipmi):
             f"--address={own_ipmi.host}",
             f"--port={own_ipmi.port}",
             f"--username={own_ipmi.username}",
-            "--password=not-the-password",
+            password="not-the-password",
         )
     assert "rejected the credentials of user 'admin'" in str(raised.value)
     assert "not-the-password" not in str(raised.value)
@@ -130,6 +145,33 @@ def test_bad_settings_are_refused_before_any_network_io():
             "--protocol=redfish",
             "--address=http://127.0.0.1:9",
             "--username=a",
-            "--password=b",
             "--timeout=900",
         )
+
+
+BARE = ("--protocol=ipmi", "--address=h", "--username=u")
+
+
+def test_the_password_is_never_a_command_line_argument():
+    """Arguments are visible to every user of the machine (ps) and kept in shell history."""
+    with pytest.raises(CommandError, match="unrecognized arguments: --password"):
+        call_command(
+            "inspect_bmc", "--protocol=ipmi", "--address=h", "--username=u", "--password=x"
+        )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "inspect_bmc",
+            "--protocol=ipmi",
+            "--address=h",
+            "--username=u",
+        ],
+        env={k: v for k, v in os.environ.items() if k != "BMC_PASSWORD"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "Give the BMC password in BMC_PASSWORD" in done.stderr

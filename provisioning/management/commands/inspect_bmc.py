@@ -7,12 +7,17 @@ touched: the same driver calls as an inspection, with the result printed instead
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
+import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from provisioning.drivers import PROTOCOLS, BMCError, BMCSettings, get_driver
 from provisioning.inspection import gpu_mismatch, read_bmc
+
+PASSWORD_ENV = "BMC_PASSWORD"
 
 
 class Command(BaseCommand):
@@ -27,7 +32,6 @@ class Command(BaseCommand):
         parser.add_argument("--protocol", required=True, choices=PROTOCOLS)
         parser.add_argument("--address", required=True, help="host, or URL for Redfish")
         parser.add_argument("--username", required=True)
-        parser.add_argument("--password", required=True)
         parser.add_argument("--port", type=int, help="default: the protocol's")
         parser.add_argument("--system-id", help="Redfish system, when the BMC has several")
         parser.add_argument("--no-verify-tls", action="store_true", help="Redfish over HTTPS")
@@ -39,7 +43,7 @@ class Command(BaseCommand):
         mapping = {
             "address": opts["address"],
             "username": opts["username"],
-            "password": opts["password"],
+            "password": self.password(),
             "port": opts["port"],
             "system_id": opts["system_id"],
             "verify_tls": False if opts["no_verify_tls"] else None,
@@ -62,3 +66,15 @@ class Command(BaseCommand):
         if opts["gpu_count"]:
             report["mismatch"] = gpu_mismatch(opts["gpu_count"], opts["gpu_model"], hardware)
         self.stdout.write(json.dumps(report, indent=2, sort_keys=False))
+
+    def password(self) -> str:
+        """From BMC_PASSWORD, or asked for on a terminal; never an argument: a command
+        line is visible to every user of the machine (`ps`) and kept in shell history."""
+        given = os.environ.get(PASSWORD_ENV)
+        if given is not None:
+            return given
+        if sys.stdin.isatty():
+            return getpass.getpass("BMC password: ")
+        raise CommandError(
+            f"Give the BMC password in {PASSWORD_ENV} (or run on a terminal to be asked)."
+        )
