@@ -55,6 +55,9 @@ INSTALLED_APPS = [
     "rma",
     "drift",
     "reports",
+    # The audit trail (audit/__init__.py says why django-auditlog).
+    "auditlog",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -64,6 +67,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Keeps the request so audit entries name its user once DRF has authenticated it.
+    "audit.actors.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -199,6 +204,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# The audit trail (docs/audit.md): changes as JSON values, not strings; secrets as "***".
+AUDITLOG_STORE_JSON_CHANGES = True
+AUDITLOG_MASK_CALLABLE = "audit.redact.redact"
 
 # --- Celery -------------------------------------------------------------------------------
 # Without REDIS_URL (a laptop running `make run`) the broker is kombu's filesystem
