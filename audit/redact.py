@@ -11,5 +11,5 @@ REDACTED = "***"
 
 
 def redact(value: str) -> str:
-    """"***" for a value, "" for none (auditlog passes a missing value as "None")."""
+    """ "***" for a value, "" for none (auditlog passes a missing value as "None")."""
     return "" if value in ("", "None") else REDACTED

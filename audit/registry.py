@@ -91,7 +91,15 @@ def register_all() -> None:
     for label, options in TRACKED.items():
         model = apps.get_model(label)
         if not auditlog.contains(model):
-            auditlog.register(model, **options)
+            auditlog.register(model, **{**options, "exclude_fields": _excluded(model, options)})
+
+
+def _excluded(model: Any, options: dict[str, Any]) -> list[str]:
+    """The options' exclusions plus every reverse relation: auditlog's create and delete
+    entries list the model's get_fields(), which holds them ("events":
+    "inventory.LifecycleEvent.None" on every new node) though they are no column of it."""
+    reverse = [f.name for f in model._meta.get_fields() if f.auto_created and not f.concrete]
+    return [*options.get("exclude_fields", []), *reverse]
 
 
 def labels() -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from auditlog.models import LogEntry
+
 from core.models import WebhookSubscription
 from drift.models import Baseline, DriftEvent
 from inventory.models import (
@@ -65,6 +67,8 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "baseline": (R, R, ADMINS, ADMINS, ADMINS),  # what every node is held to: admins only
     "drift-event": (R, R, W, W, W),
     "gpu-price": (R, R, ADMINS, ADMINS, ADMINS),  # what revenue is priced at: admins only
+    # Who changed credentials and roles, and when: admins only, and read-only for them too.
+    "audit-log": (ADMINS, ADMINS, ADMINS, ADMINS, ADMINS),
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -291,6 +295,15 @@ GPU_PRICES = spec(
     list_queries=4,
     detail_queries=3,
 )
+AUDIT_LOG = spec(
+    "audit-log",
+    url="/api/v1/audit-log/",
+    model=LogEntry,
+    make=lambda: LogEntry.objects.get_for_object(SiteFactory()).get(),  # its create entry
+    offers=READ_ONLY,
+    list_queries=4,  # the entries' content types and actors are joined in
+    detail_queries=3,
+)
 
 SPECS = (
     SITES,
@@ -311,6 +324,7 @@ SPECS = (
     BASELINES,
     DRIFT_EVENTS,
     GPU_PRICES,
+    AUDIT_LOG,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

@@ -157,4 +157,8 @@ def test_a_background_write_is_by_system(node):
 
 def test_factory_node_is_created_in_the_trail():
     node = NodeFactory()
-    assert [e.action for e in entries_of(node)] == [LogEntry.Action.CREATE]
+    [created] = entries_of(node)
+    assert created.action == LogEntry.Action.CREATE
+    assert created.changes["serial"] == [None, node.serial]
+    # columns only: no reverse relation ("events", "bmc") nor machine field ("state")
+    assert not {"events", "bmc", "interfaces", "state", "reservation"} & set(created.changes)
