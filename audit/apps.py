@@ -20,3 +20,16 @@ class AuditConfig(AppConfig):
         registry.register_all()
         pre_save.connect(actors.stamp, sender=get_logentry_model(), dispatch_uid="audit.stamp")
         nodes_enrolled.connect(services.log_enrolled, dispatch_uid="audit.enrolled")
+        # Entries name their model by content type id, which Django caches per process. A
+        # worker outlives a flush of the database (the test suite's transactional tests, a
+        # developer's reset) that renumbers content types: a stale id would fail the
+        # task's transaction on the entry's foreign key. Each task starts with a fresh
+        # cache (one query, and only in a task that writes an entry).
+        from celery.signals import task_prerun
+        from django.contrib.contenttypes.models import ContentType
+
+        task_prerun.connect(
+            lambda **kwargs: ContentType.objects.clear_cache(),
+            weak=False,
+            dispatch_uid="audit.contenttypes",
+        )
