@@ -7,6 +7,9 @@ webhook API can name its callers the way inventory does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -24,3 +27,23 @@ def request_actor(request: Any) -> str:
     from rest_framework.authtoken.models import Token
 
     return actor_of(request.user, via_token=isinstance(request.auth, Token))
+
+
+# Who work outside a request is done for: a worker running an import someone uploaded acts
+# for them, not for "system". Read by the audit trail (audit.actors); set with acting_as().
+_acting: ContextVar[str | None] = ContextVar("corral_acting_as", default=None)
+
+
+@contextmanager
+def acting_as(actor: str) -> Iterator[None]:
+    """Name `actor` (`user:alice`) as the author of the writes made inside the block."""
+    token = _acting.set(actor)
+    try:
+        yield
+    finally:
+        _acting.reset(token)
+
+
+def acting() -> str | None:
+    """The actor set by the innermost acting_as(), or None outside one."""
+    return _acting.get()

@@ -55,6 +55,9 @@ INSTALLED_APPS = [
     "rma",
     "drift",
     "reports",
+    # The audit trail (audit/__init__.py says why django-auditlog).
+    "auditlog",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -65,6 +68,8 @@ MIDDLEWARE = [
     "fleet.middleware.refuse_nul_in_query",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Keeps the request so audit entries name its user once DRF has authenticated it.
+    "audit.actors.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -208,6 +213,10 @@ SPECTACULAR_SETTINGS = {
         "fleet.schema.add_error_responses",
     ],
 }
+
+# The audit trail (docs/audit.md): changes as JSON values, not strings; secrets as "***".
+AUDITLOG_STORE_JSON_CHANGES = True
+AUDITLOG_MASK_CALLABLE = "audit.redact.redact"
 
 # --- Celery -------------------------------------------------------------------------------
 # Without REDIS_URL (a laptop running `make run`) the broker is kombu's filesystem

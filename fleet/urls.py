@@ -15,6 +15,7 @@ api_patterns = [
     path("", include("drift.api.urls")),
     path("", include("reports.api.urls")),
     path("", include("core.api.urls")),
+    path("", include("audit.api.urls")),
 ]
 
 urlpatterns = [
@@ -29,6 +30,7 @@ urlpatterns = [
     path("", include("rma.urls")),
     path("", include("drift.urls")),
     path("", include("reports.urls")),
+    path("", include("audit.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -36,6 +36,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
+from core.actors import acting_as
+
 from . import operations
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 from .imports import (
@@ -115,7 +117,8 @@ def run_import(op_id: int, worker: str = "") -> str:
     except ImportRefused as exc:  # accepted once, so not expected; ended all the same
         fail(op, ImportReport(errors=[exc.error]))
         return "failed"
-    with Heartbeat(None, holder_of(op), op.pk):
+    # The nodes are created for whoever uploaded the file: the audit trail names them.
+    with Heartbeat(None, holder_of(op), op.pk), acting_as(op.actor):
         return execute(op, rows)
 
 

@@ -20,6 +20,9 @@ MAY_IMPORT = {
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
     "reports": {"inventory", "provisioning", "validation", "rma", "core"},
+    # The audit trail registers and reads every app's models; nothing imports it back (the
+    # object pages load its Changes panel over HTMX).
+    "audit": {"inventory", "provisioning", "validation", "rma", "drift", "reports", "core"},
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")

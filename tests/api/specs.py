@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from auditlog.models import LogEntry
+
 from core.models import WebhookSubscription
 from drift.models import Baseline, DriftEvent
 from inventory.models import (
@@ -66,6 +68,8 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "baseline": (R, R, D, D, D),  # what every node is held to
     "drift-event": (R, R, W, W, D),
     "gpu-price": (R, R, D, D, D),  # what revenue is priced at
+    # Who changed credentials and roles, and when: admins only, and read-only for them too.
+    "audit-log": (D, D, D, D, D),
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -292,6 +296,15 @@ GPU_PRICES = spec(
     list_queries=4,
     detail_queries=3,
 )
+AUDIT_LOG = spec(
+    "audit-log",
+    url="/api/v1/audit-log/",
+    model=LogEntry,
+    make=lambda: LogEntry.objects.get_for_object(SiteFactory()).get(),  # its create entry
+    offers=READ_ONLY,
+    list_queries=4,  # the entries' content types and actors are joined in
+    detail_queries=3,
+)
 
 SPECS = (
     SITES,
@@ -312,6 +325,7 @@ SPECS = (
     BASELINES,
     DRIFT_EVENTS,
     GPU_PRICES,
+    AUDIT_LOG,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

@@ -1,0 +1,108 @@
+"""What the trail records: every model people edit, and of each only the fields people set.
+
+Machine-written fields are excluded so that a save by machinery (a power-state refresh, a
+lock, an inspection's facts) that touches only them writes no entry, and the trail holds
+human changes. High-volume machine tables (operations, lifecycle events, boot requests,
+gate runs and check results, spans and rollups, webhook events and deliveries, worker
+heartbeats, facts, drift cells) are not registered at all: they are their own record, and
+an entry per row would slow the hot paths that write them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from auditlog.registry import auditlog
+from django.apps import apps
+
+SECRET = {"mask_callable": "audit.redact.redact"}
+
+# app_label.model -> auditlog.register() options.
+TRACKED: dict[str, dict[str, Any]] = {
+    "inventory.site": {"exclude_fields": ["created"]},
+    "inventory.rack": {"exclude_fields": ["created"]},
+    "inventory.node": {
+        "exclude_fields": [
+            # the lifecycle (LifecycleEvent rows say who and why)
+            "state",
+            "state_changed",
+            "deadline",
+            "failed_step",
+            "failure_reason",
+            # the node lock and its heartbeat
+            "reservation",
+            "reserved_at",
+            "lock_operation",
+            # what the BMC, the inspection and the running OS report
+            "power_state",
+            "power_state_at",
+            "bmc_health",
+            "bmc_health_at",
+            "bmc_message",
+            "hardware_facts",
+            "firmware_facts",
+            "inspected_at",
+            "observed_facts",
+            "observed_at",
+            "created",
+            "updated",
+        ],
+        "m2m_fields": {"labels"},
+    },
+    "inventory.bmc": {"mask_fields": ["password"], **SECRET},
+    "inventory.networkinterface": {},
+    "inventory.siterole": {},  # a role granted in one site (inventory.permissions)
+    "provisioning.image": {"exclude_fields": ["created"]},
+    "provisioning.subnet": {},
+    "validation.gateprofile": {"exclude_fields": ["created", "updated"]},
+    "drift.baseline": {"exclude_fields": ["updated"]},
+    "core.webhooksubscription": {
+        "mask_fields": ["secret"],
+        **SECRET,
+        # delivery health and the pump's lease, written by the delivery machinery
+        "exclude_fields": [
+            "failing",
+            "failing_since",
+            "first_failure_at",
+            "consecutive_failures",
+            "last_success_at",
+            "retry_at",
+            "backoff_step",
+            "pump_token",
+            "pump_lease_until",
+            "created",
+            "updated",
+        ],
+    },
+    "reports.gpuprice": {"exclude_fields": ["updated"]},
+    "rma.case": {"exclude_fields": ["updated", "evidence"]},
+    "rma.part": {"exclude_fields": ["created"]},
+    # Users and their roles: a role grant is a change of `groups`. The password is a hash;
+    # that it changed is recorded, not the hash. A login's last_login is not a change.
+    "auth.user": {
+        "mask_fields": ["password"],
+        **SECRET,
+        "exclude_fields": ["last_login"],
+        "m2m_fields": {"groups"},
+    },
+}
+
+
+def register_all() -> None:
+    for label, options in TRACKED.items():
+        model = apps.get_model(label)
+        if not auditlog.contains(model):
+            auditlog.register(model, **{**options, "exclude_fields": _excluded(model, options)})
+
+
+def _excluded(model: Any, options: dict[str, Any]) -> list[str]:
+    """The options' exclusions plus every reverse relation: auditlog's create and delete
+    entries list the model's get_fields(), which holds them ("events":
+    "inventory.LifecycleEvent.None" on every new node) though they are no column of it."""
+    reverse = [f.name for f in model._meta.get_fields() if f.auto_created and not f.concrete]
+    return [*options.get("exclude_fields", []), *reverse]
+
+
+def labels() -> list[str]:
+    """The audited models as the API names them (`inventory.node`)."""
+    return list(TRACKED)
