@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from inventory.api.scoping import required_capability
 from inventory.permissions import VIEW, can, can_somewhere, site_of
@@ -17,12 +17,15 @@ class RolePermission(BasePermission):
     message = "Your role does not allow this."
 
     def has_permission(self, request, view) -> bool:
-        return can_somewhere(request.user, required_capability(view, request.method))
+        capability = required_capability(view, request.method)
+        if request.method in SAFE_METHODS and capability != VIEW:
+            return can(request.user, capability)  # a restricted read spans every site
+        return can_somewhere(request.user, capability)
 
     def has_object_permission(self, request, view, obj) -> bool:
         capability = required_capability(view, request.method)
-        if capability == VIEW:
-            return True  # reading the fleet: any role anywhere (docs/roles.md)
+        if request.method in SAFE_METHODS:
+            return True  # decided by has_permission (docs/roles.md)
         scope = getattr(view, "scope_of", site_of)
         if can(request.user, capability, scope(obj)):
             return True

@@ -7,25 +7,18 @@ when; that is for the people who grant those, not every reader of the fleet."""
 from __future__ import annotations
 
 from rest_framework import viewsets
-from rest_framework.permissions import BasePermission
 
-from inventory.permissions import ADMIN, can
+from inventory.permissions import ADMIN
 
 from .. import selectors
 from ..filtersets import AuditLogFilterSet
 from . import serializers as s
 
 
-class CanReadAudit(BasePermission):
-    message = "Only admins may read the audit trail."
-
-    def has_permission(self, request, view) -> bool:
-        return can(request.user, ADMIN)
-
-
 class AuditLogViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.AuditEntrySerializer
-    permission_classes = [CanReadAudit]
+    read_capability = ADMIN  # fleet-wide admins (fleet.api.RolePermission; docs/roles.md)
+    write_capability = ADMIN  # nobody writes it; asking is refused alike for everyone else
     filterset_class = AuditLogFilterSet
     ordering_fields = ["timestamp", "id"]
     search_fields = ["object_repr"]

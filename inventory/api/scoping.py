@@ -21,12 +21,13 @@ PLACES = ("site", "rack", "node")
 
 
 def required_capability(view: Any, method: str) -> str:
-    """What a request needs: reads `view`; deletes the view's `delete_capability` (admin
+    """What a request needs: reads `view` (unless the view's `read_capability` says
+    more: the audit trail is admin's); deletes the view's `delete_capability` (admin
     unless a view says otherwise: deleting is how history would be lost); other writes
     its `write_capability` (`write` unless the view, or one of its actions, says so).
     docs/roles.md is generated from this (inventory/management/commands/role_table.py)."""
     if method in SAFE_METHODS:
-        return VIEW
+        return getattr(view, "read_capability", VIEW)
     if method == "DELETE":
         return getattr(view, "delete_capability", ADMIN)
     return getattr(view, "write_capability", WRITE)
