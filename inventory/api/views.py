@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from knox.models import AuthToken
 from rest_framework import status, viewsets
-from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -27,7 +27,7 @@ from . import serializers as s
 
 
 def request_actor(request) -> str:
-    return actor_of(request.user, via_token=isinstance(request.auth, Token))
+    return actor_of(request.user, via_token=isinstance(request.auth, AuthToken))
 
 
 class SiteViewSet(viewsets.ModelViewSet):

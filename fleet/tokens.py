@@ -1,0 +1,36 @@
+"""The API endpoint that rotates the caller's own token (fleet.authn says how tokens work)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from knox.models import AuthToken
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+ROTATED = inline_serializer(
+    "RotatedToken",
+    {"token": serializers.CharField(), "expiry": serializers.DateTimeField(allow_null=True)},
+)
+
+
+class RotateToken(APIView):
+    """POST with a token: a new token for the same user (its key shown this once), and the
+    token that asked stops working. The caller's other tokens (other scripts) are kept."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={201: ROTATED})
+    def post(self, request):
+        if not isinstance(request.auth, AuthToken):
+            return Response(
+                {
+                    "detail": "Rotation replaces the token that authenticates the request; "
+                    "send Authorization: Token <key>."
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        instance, key = AuthToken.objects.create(user=request.user)
+        request.auth.delete()
+        return Response({"token": key, "expiry": instance.expiry}, status=status.HTTP_201_CREATED)
