@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.utils import extend_schema, inline_serializer
 from knox.models import AuthToken
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+
+class TokenScheme(KnoxTokenScheme):
+    """The schema's security scheme for fleet.authn's knox subclass: `Authorization: Token
+    <key>` (drf-spectacular matches the class exactly, not knox's parent)."""
+
+    target_class = "fleet.authn.TokenAuthentication"
+    name = "tokenAuth"
+
 
 ROTATED = inline_serializer(
     "RotatedToken",
