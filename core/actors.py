@@ -24,9 +24,9 @@ def actor_of(user: User | AnonymousUser, via_token: bool = False) -> str:
 
 def request_actor(request: Any) -> str:
     """A DRF request's caller; a token-authenticated caller is named as a token."""
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
-    return actor_of(request.user, via_token=isinstance(request.auth, Token))
+    return actor_of(request.user, via_token=isinstance(request.auth, AuthToken))
 
 
 # Who work outside a request is done for: a worker running an import someone uploaded acts

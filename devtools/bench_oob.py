@@ -109,7 +109,7 @@ def enrol(count: int, bmc_urls: dict[int, str]) -> tuple[list[int], str]:
     not what is measured), plus a technician token; returns node ids and the token."""
     from django.contrib.auth.models import Group, User
     from django.db import transaction
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     from inventory import services
     from inventory.models import Rack, Site
@@ -146,7 +146,7 @@ def enrol(count: int, bmc_urls: dict[int, str]) -> tuple[list[int], str]:
         user.set_unusable_password()
         user.save()
         user.groups.add(Group.objects.get(name="technician"))
-        token = Token.objects.create(user=user).key
+        token = AuthToken.objects.create(user=user)[1]
     return ids, token
 
 

@@ -1,13 +1,14 @@
-"""The version skew chart, drawn by Plotly on the server: the page gets a <div> and a
-call to Plotly.newPlot, and loads plotly.js from the plotly package through staticfiles
-(fleet.staticfiles.PlotlyFinder), never a CDN."""
+"""The version skew chart, drawn by Plotly on the server: the page gets a <div> and the
+figure (core.charts: no inline script), and loads plotly.js from the plotly package
+through staticfiles (fleet.staticfiles.PlotlyFinder), never a CDN."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import plotly.graph_objects as go
-import plotly.io as pio
+
+from core.charts import figure_html
 
 EXPECTED_COLOUR = "#198754"  # Bootstrap's success green
 OTHER_COLOUR = "#dc3545"  # Bootstrap's danger red
@@ -54,10 +55,4 @@ def skew_html(component: str, info: dict[str, Any]) -> str:
         height=420,
         template="plotly_white",
     )
-    return pio.to_html(
-        fig,
-        include_plotlyjs=False,
-        full_html=False,
-        div_id="skew-chart",
-        config={"displaylogo": False, "responsive": True},
-    )
+    return figure_html(fig, "skew-chart")

@@ -1,5 +1,5 @@
 """The dashboards' charts, drawn by Plotly on the server (as drift.charts): data in, a <div>
-and its Plotly.newPlot call out; plotly.js comes from the plotly package through
+and its figure out (core.charts: no inline script); plotly.js comes from the plotly package through
 staticfiles (fleet.staticfiles.PlotlyFinder), never a CDN.
 
 Every figure has a title, axis titles with units, a legend, an explicit height and the
@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import plotly.graph_objects as go
-import plotly.io as pio
+
+from core.charts import figure_html
 
 # One colour per state (Bootstrap's palette), so a state keeps its colour in every chart.
 STATE_COLOURS: dict[str, str] = {
@@ -35,24 +36,9 @@ LOST_COLOUR = "#dc3545"
 LINE_COLOUR = "#212529"
 BAR_COLOUR = "#0d6efd"
 
-# Follow a clicked point's URL (customdata[0]); points without one (a line) do nothing.
-CLICK_TO_NAVIGATE = (
-    "var gd = document.getElementById('{plot_id}');"
-    "gd.on('plotly_click', function (e) {"
-    " var p = e.points && e.points[0]; var u = p && p.customdata && p.customdata[0];"
-    " if (typeof u === 'string' && u.charAt(0) === '/') { window.location.href = u; } });"
-)
-
 
 def _html(fig: go.Figure, div_id: str, clickable: bool = False) -> str:
-    return pio.to_html(
-        fig,
-        include_plotlyjs=False,
-        full_html=False,
-        div_id=div_id,
-        config={"displaylogo": False, "responsive": True},
-        post_script=CLICK_TO_NAVIGATE if clickable else None,
-    )
+    return figure_html(fig, div_id, clickable=clickable)
 
 
 def _layout(fig: go.Figure, title: str, subtitle: str, height: int, **axes: Any) -> None:

@@ -1,9 +1,8 @@
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from inventory.permissions import ROLES
-from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
+from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token, user_in
 
 # Real peers, shared by every test directory (session-scoped: one process each per run).
 from tests.peers.faulty_http import faulty_redfish  # noqa: F401
@@ -52,19 +51,22 @@ def users(db):
 
 
 def token_for(user) -> str:
-    """An API token for `user` (the one place tests make tokens)."""
-    token, _ = Token.objects.get_or_create(user=user)
-    return token.key
+    """A new API token's key for `user` (tests.factories.api_token)."""
+    return api_token(user)
 
 
 @pytest.fixture
 def api(users):
-    """api("technician") -> an APIClient authenticated with that role's token."""
+    """api("technician") -> an APIClient authenticated with that role's token (one per role
+    and test)."""
+    keys: dict[str, str] = {}
 
     def make(role: str | None) -> APIClient:
         client = APIClient()
         if role:
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(users[role])}")
+            if role not in keys:
+                keys[role] = api_token(users[role])
+            client.credentials(HTTP_AUTHORIZATION=f"Token {keys[role]}")
         return client
 
     return make

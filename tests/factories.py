@@ -258,3 +258,10 @@ def user_in(role: str | None, username: str | None = None) -> User:
     if role:
         user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
+
+
+def api_token(user: User) -> str:
+    """A new API token's key for the user (knox keeps only its hash: the key is shown once)."""
+    from knox.models import AuthToken
+
+    return AuthToken.objects.create(user=user)[1]

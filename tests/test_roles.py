@@ -128,7 +128,7 @@ def schema_writes() -> list[tuple[str, str]]:
 def concrete(path: str, world: dict) -> str:
     parts = path.strip("/").split("/")
     resource = parts[3] if parts[2] == "reports" else parts[2]
-    url = path.replace("{id}", str(world[resource].pk))
+    url = path.replace("{id}", str(world[resource].pk)) if "{id}" in path else path
     url = url.replace("{delivery_id}", str(world["deliveries"].pk))
     return url.replace("{name}", "power_on" if "/actions/" in path else "investigating")
 

@@ -154,7 +154,7 @@ def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_ser
     import json
     import re
 
-    from rest_framework.authtoken.models import Token
+    from tests.factories import api_token
 
     jar = http.cookiejar.CookieJar()
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
@@ -179,12 +179,12 @@ def test_a_technician_logs_in_and_an_integrator_posts_through_the_production_ser
     nodes_page = browser.open(f"{server}/nodes/", timeout=10).read().decode()
     assert node.hostname in nodes_page
 
-    token, _ = Token.objects.get_or_create(user=users["integration"])
+    token = api_token(users["integration"])
     request = urllib.request.Request(
         f"{server}/api/v1/nodes/{node.pk}/actions/drain/",
         method="POST",
         data=json.dumps({"reason": "kernel update"}).encode(),
-        headers={"Authorization": f"Token {token.key}", "Content-Type": "application/json"},
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
     )
     try:
         urllib.request.urlopen(request, timeout=10)  # noqa: S310  (loopback)

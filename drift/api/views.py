@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
+from knox.models import AuthToken
 from rest_framework import status, viewsets
-from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -22,7 +22,7 @@ from . import serializers as s
 
 
 def _actor(request) -> str:
-    return actor_of(request.user, via_token=isinstance(request.auth, Token))
+    return actor_of(request.user, via_token=isinstance(request.auth, AuthToken))
 
 
 class DriftViewSet(viewsets.GenericViewSet):

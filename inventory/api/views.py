@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from knox.models import AuthToken
 from rest_framework import status, viewsets
-from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
@@ -30,7 +30,7 @@ from .scoping import check_each, check_target
 
 
 def request_actor(request) -> str:
-    return actor_of(request.user, via_token=isinstance(request.auth, Token))
+    return actor_of(request.user, via_token=isinstance(request.auth, AuthToken))
 
 
 class ScopedWrites:

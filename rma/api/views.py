@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from knox.models import AuthToken
 from rest_framework import mixins, status, viewsets
-from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -28,7 +28,7 @@ IDEMPOTENCY = OpenApiParameter(
 
 
 def _actor(request) -> str:
-    return actor_of(request.user, via_token=isinstance(request.auth, Token))
+    return actor_of(request.user, via_token=isinstance(request.auth, AuthToken))
 
 
 @extend_schema(parameters=[IDEMPOTENCY])

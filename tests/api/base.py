@@ -41,8 +41,9 @@ class ViewSetSpec:
     create / update: a valid POST body / PATCH body for an object (scalar or JSON fields
         whose stored value equals the value sent).
     list_queries / detail_queries: the pinned number of SQL queries of one GET with an
-        admin token: 2 for the token and the role, then count + page (list) or the row
-        (detail), then one per prefetched relation.
+        admin token: 4 for the caller (knox: the token with its user, and the user's other
+        tokens, expired ones deleted; axes: the client's failure count; the role), then
+        count + page (list) or the row (detail), then one per prefetched relation.
     """
 
     basename: str

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from tests.api.specs import SPECS
 from tests.core.factories import make_delivery
-from tests.factories import ImageFactory, NodeFactory, start_deploy
+from tests.factories import ImageFactory, NodeFactory, api_token, start_deploy
 
 
 @pytest.fixture
@@ -19,4 +18,4 @@ def seeded_fleet(users) -> dict[str, str]:
     NodeFactory(rack=None, rack_unit=None)
     start_deploy(NodeFactory(), ImageFactory(), "tok-contract-" + "0" * 20)
     make_delivery()
-    return {role: Token.objects.get_or_create(user=user)[0].key for role, user in users.items()}
+    return {role: api_token(user) for role, user in users.items()}

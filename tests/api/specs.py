@@ -120,8 +120,8 @@ SITES = spec(
     make=SiteFactory,
     create=lambda: {"name": "Hall API", "slug": "hall-api"},
     update=lambda site: {"description": "east wing, row B"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 RACKS = spec(
     "rack",
@@ -130,8 +130,8 @@ RACKS = spec(
     make=RackFactory,
     create=lambda: {"site": SiteFactory().pk, "name": "r-api", "u_height": 42},
     update=lambda rack: {"row": "B", "fabric": "ib-400g"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 NODES = spec(
     "node",
@@ -140,8 +140,8 @@ NODES = spec(
     make=NodeFactory,
     create=node_body,
     update=lambda node: {"model": "HGX H200 8-GPU", "gpu_count": 4},
-    list_queries=6,
-    detail_queries=5,  # + labels, interfaces (prefetched)
+    list_queries=8,
+    detail_queries=7,  # + labels, interfaces (prefetched)
 )
 INTERFACES = spec(
     "networkinterface",
@@ -150,8 +150,8 @@ INTERFACES = spec(
     make=lambda: InterfaceFactory(node=NodeFactory(nic=None)),
     create=lambda: {"node": NodeFactory(nic=None).pk, "mac": "52:54:00:ee:00:02", "boot": True},
     update=lambda nic: {"fabric_rail": 3, "name": "eth0"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 EVENTS = spec(
     "lifecycleevent",
@@ -159,8 +159,8 @@ EVENTS = spec(
     model=LifecycleEvent,
     make=LifecycleEventFactory,
     offers=READ_ONLY,
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 OPERATIONS = spec(
     "operation",
@@ -168,8 +168,8 @@ OPERATIONS = spec(
     model=Operation,
     make=OperationFactory,
     offers=READ_ONLY,
-    list_queries=5,
-    detail_queries=4,  # + children (prefetched)
+    list_queries=7,
+    detail_queries=6,  # + children (prefetched)
 )
 RMA_CASES = spec(
     "rma-case",
@@ -178,8 +178,8 @@ RMA_CASES = spec(
     make=RMACaseFactory,
     offers=frozenset({"list", "retrieve", "update"}),
     update=lambda case: {"ticket": "VEND-4711", "vendor": "Supermicro", "priority": "p1"},
-    list_queries=5,  # + parts (prefetched)
-    detail_queries=4,
+    list_queries=7,  # + parts (prefetched)
+    detail_queries=6,
 )
 IMAGES = spec(
     "image",
@@ -188,8 +188,8 @@ IMAGES = spec(
     make=DraftImageFactory,
     create=image_body,
     update=lambda image: {"cmdline": "console=ttyS0 corral.token={token}"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 DEPLOYMENTS = spec(
     "deployment",
@@ -197,8 +197,8 @@ DEPLOYMENTS = spec(
     model=Deployment,
     make=DeploymentFactory,
     offers=READ_ONLY,
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 BOOT_REQUESTS = spec(
     "bootrequest",
@@ -206,8 +206,8 @@ BOOT_REQUESTS = spec(
     model=BootRequest,
     make=BootRequestFactory,
     offers=READ_ONLY,
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 SUBNETS = spec(
     "subnet",
@@ -221,8 +221,8 @@ SUBNETS = spec(
         "boot_base_url": "http://10.250.0.5:8000",
     },
     update=lambda subnet: {"boot_base_url": "http://10.20.0.6:8000"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 GATE_PROFILES = spec(
     "gateprofile",
@@ -231,8 +231,8 @@ GATE_PROFILES = spec(
     make=GateProfileFactory,
     create=lambda: {"name": "api-profile", "spec": profile_spec("api-profile")},
     update=lambda p: {"spec": profile_spec(p.name, title="Renamed over the API")},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 GATE_RUNS = spec(
     "gaterun",
@@ -240,8 +240,8 @@ GATE_RUNS = spec(
     model=GateRun,
     make=GateRunFactory,
     offers=READ_ONLY,
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 CHECK_RESULTS = spec(
     "checkresult",
@@ -249,8 +249,8 @@ CHECK_RESULTS = spec(
     model=CheckResult,
     make=CheckResultFactory,
     offers=READ_ONLY,
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 WEBHOOKS = spec(
     "webhook",
@@ -259,8 +259,8 @@ WEBHOOKS = spec(
     make=make_subscription,
     create=lambda: {"url": "https://tickets.example.net/hook", "events": ["gate.finished"]},
     update=lambda sub: {"description": "ticketing", "events": ["operation.finished"]},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 BASELINES = spec(
     "baseline",
@@ -273,8 +273,8 @@ BASELINES = spec(
         "components": {"firmware.BMC": "1.45", "gpu.vbios": ["96.00.89.00.01"]},
     },
     update=lambda b: {"description": "Nov 2026 roll-out", "gpu_model": "H200-SXM"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 DRIFT_EVENTS = spec(
     "drift-event",
@@ -282,8 +282,8 @@ DRIFT_EVENTS = spec(
     model=DriftEvent,
     make=DriftEventFactory,
     offers=READ_ONLY,
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 
 GPU_PRICES = spec(
@@ -293,8 +293,8 @@ GPU_PRICES = spec(
     make=lambda: GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5000"),
     create=lambda: {"gpu_model": "B200", "price_per_gpu_hour": "3.9000", "currency": "EUR"},
     update=lambda p: {"price_per_gpu_hour": "2.7500"},
-    list_queries=4,
-    detail_queries=3,
+    list_queries=6,
+    detail_queries=5,
 )
 AUDIT_LOG = spec(
     "audit-log",
@@ -302,8 +302,8 @@ AUDIT_LOG = spec(
     model=LogEntry,
     make=lambda: LogEntry.objects.get_for_object(SiteFactory()).get(),  # its create entry
     offers=READ_ONLY,
-    list_queries=4,  # the entries' content types and actors are joined in
-    detail_queries=3,
+    list_queries=6,  # the entries' content types and actors are joined in
+    detail_queries=5,
 )
 
 SPECS = (

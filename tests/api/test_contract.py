@@ -15,7 +15,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import get_resolver
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from core.models import Delivery, WebhookSubscription
 from inventory.imports import COLUMNS
@@ -35,6 +34,7 @@ from tests.factories import (
     RackFactory,
     RMACaseFactory,
     SubnetFactory,
+    api_token,
     start_deploy,
 )
 from validation.models import GateRun
@@ -51,6 +51,12 @@ class Route:
     allowed: frozenset[str]
     success: int
     format: str = "json"
+
+
+def token_rotate():
+    from knox.models import AuthToken
+
+    return ("/api/v1/auth/token/rotate/", {}, lambda: set(AuthToken.objects.values_list("pk")))
 
 
 def node_action():
@@ -261,6 +267,7 @@ ROUTES = (
     Route("report-revenue", "get", report("revenue"), READERS, 200),
     Route("report-summary", "get", report("summary"), READERS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
+    Route("token-rotate", "post", token_rotate, READERS, 201),  # any caller, its own token
 )
 
 
@@ -301,7 +308,7 @@ def fleet_with_secrets(users):
     SubnetFactory(cidr="10.77.0.0/24", gateway="10.77.0.1")
     start_deploy(node, ImageFactory(), DEPLOY_TOKEN)
     make_delivery()
-    api_tokens = [Token.objects.get_or_create(user=user)[0].key for user in users.values()]
+    api_tokens = [api_token(user) for user in users.values()]
     plaintexts = [
         *BMC.objects.exclude(password="").values_list("password", flat=True),
         *Deployment.objects.values_list("token", flat=True),

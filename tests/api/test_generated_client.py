@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 
 from inventory.choices import NodeState
-from tests.factories import ImageFactory, NodeFactory, user_in
+from tests.factories import ImageFactory, NodeFactory, api_token, user_in
 
 BIN = Path(sys.executable).parent
 
@@ -64,7 +63,7 @@ def test_an_integrators_script_runs_with_the_generated_client(client_package, co
     )
 
     user = user_in("integration")
-    key = Token.objects.create(user=user).key
+    key = api_token(user)
     ready = NodeFactory(state=NodeState.READY)
     NodeFactory(state=NodeState.ENROLLED)
     image = ImageFactory()

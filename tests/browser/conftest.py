@@ -36,12 +36,34 @@ def browser() -> Iterator:
         browser.close()
 
 
+# The browser reports what the Content Security Policy refused as a console error and as a
+# securitypolicyviolation event (forwarded to the console here, before any page script).
+REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", function (e) {
+  console.error("CSP violation: " + e.violatedDirective + " blocked " + e.blockedURI);
+});"""
+
+
+def is_csp_violation(text: str) -> bool:
+    return "Content Security Policy" in text or text.startswith("CSP violation")
+
+
 @pytest.fixture
 def page(browser):
+    """A page in a fresh context; every browser test fails if the page hit the Content
+    Security Policy (a refused script, style, eval or connection) or threw an error."""
     context = browser.new_context(viewport={"width": 1366, "height": 900})
+    context.add_init_script(REPORT_VIOLATIONS)
     page = context.new_page()
+    problems: list[str] = []
+    page.on(
+        "console",
+        lambda msg: problems.append(msg.text) if is_csp_violation(msg.text) else None,
+    )
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.csp_problems = problems  # type: ignore[attr-defined]
     yield page
     context.close()
+    assert problems == [], problems
 
 
 @pytest.fixture

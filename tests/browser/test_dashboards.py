@@ -3,6 +3,7 @@ lands on them after login, Plotly draws every chart from the server's figures, t
 filter swaps the charts in place (and the URL), and nothing is fetched from anywhere but
 Corral (plotly.js comes from the plotly package, not a CDN)."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -24,6 +25,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 DRAWN = (
     "(id) => { const d = document.getElementById(id); return d && d.data ? d.data.length : -1; }"
 )
+
+
+def wait_drawn(page, chart: str, timeout: float = 10.0) -> None:
+    """Until Plotly has drawn the chart's traces. Polled from here with page.evaluate, not
+    page.wait_for_function: Playwright evaluates that predicate with eval in the page, which
+    the Content Security Policy (no 'unsafe-eval') rightly refuses."""
+    deadline = time.monotonic() + timeout
+    while page.evaluate(DRAWN, chart) <= 0:
+        assert time.monotonic() < deadline, f"{chart} not drawn in {timeout} s"
+        page.wait_for_timeout(100)
 
 
 def seed() -> None:
@@ -65,7 +76,7 @@ def test_a_manager_lands_on_drawn_charts_and_filters_them_in_place(
     assert page.url.endswith("/dashboards/")
 
     for chart in CHARTS:
-        page.wait_for_function(f"({DRAWN})('{chart}') > 0")
+        wait_drawn(page, chart)
         expect(page.locator(f"#{chart} svg.main-svg").first).to_be_visible()
     expect(page.locator("#kpi-in-service .kpi-value")).to_have_text("16 / 20")
     expect(page.locator("#kpi-racks-waiting .kpi-value")).to_have_text("1")
@@ -77,7 +88,7 @@ def test_a_manager_lands_on_drawn_charts_and_filters_them_in_place(
     page.select_option("#id_site", "dc2")
     page.wait_for_url("**/dashboards/?*site=dc2*")
     expect(page.locator("#dash-window")).to_contain_text("site dc2")
-    page.wait_for_function(f"({DRAWN})('chart-racks') > 0")
+    wait_drawn(page, "chart-racks")
     racks = page.evaluate("document.getElementById('chart-racks').data.flatMap(t => t.y)")
     assert racks == ["dc2/b01"]
     states = page.evaluate("document.getElementById('chart-gpus-by-state').data.map(t => t.name)")
@@ -92,7 +103,7 @@ def test_a_manager_lands_on_drawn_charts_and_filters_them_in_place(
     page.fill("#id_from", (timezone.now() - timedelta(days=2)).date().isoformat())
     page.wait_for_url("**/dashboards/?*from=*")
     expect(page.locator("#dash-window")).to_contain_text("site dc2")
-    page.wait_for_function(f"({DRAWN})('chart-lost-by-cause') > 0")
+    wait_drawn(page, "chart-lost-by-cause")
     assert page.evaluate("window.__stillHere") is True
 
     # A cause's bar leads to its nodes (Plotly click), with the site kept.

@@ -4,9 +4,9 @@ node is left free and in its state, the worker is unharmed, and once the BMC beh
 same action succeeds."""
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from inventory.models import Node
+from tests.factories import api_token
 from tests.faults.helpers import act, assert_invariants
 from tests.peers.faulty_http import RESET
 from tests.workers import start_worker, stop_worker, wait_operation
@@ -29,7 +29,7 @@ def test_a_misbehaving_bmc_fails_the_operation_with_its_reason_and_nothing_else(
     faulty_redfish.inject("POST", RESET, **injected)
     env = {**worker_env, "CORRAL_BMC_RETRIES": "1", "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5"}
     worker = start_worker(env, tmp_path / "worker.log")
-    token = Token.objects.get_or_create(user=users["technician"])[0].key
+    token = api_token(users["technician"])
     try:
         op = wait_operation(act(corral_web, token, slow_bmc_node, "power_on"), timeout=90)
         assert op.status == "failed"

@@ -6,10 +6,9 @@ import os
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from inventory.models import Node, Operation
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token
 from tests.peers.redis import private_redis  # noqa: F401
 from tests.workers import database_url, start_worker, stop_worker, wait_operation
 
@@ -35,13 +34,13 @@ def test_an_action_accepted_while_the_broker_is_down_runs_when_it_is_back(
         bmc__verify_tls=False,
     )
     assert emulator.power_state(system.uuid) == "Off"
-    token, _ = Token.objects.get_or_create(user=users["technician"])
+    token = api_token(users["technician"])
 
     private_redis.kill()
     resp = requests.post(
         f"{corral_web}/api/v1/nodes/{node.pk}/actions/power_on/",
         json={},
-        headers={"Authorization": f"Token {token.key}"},
+        headers={"Authorization": f"Token {token}"},
         timeout=30,
     )
     # Before: a 500 after the operation was committed, which then stayed pending for ever.

@@ -7,10 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from inventory.models import Node, Operation, Worker
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token
 from tests.workers import QUEUES, start_worker, stop_worker, wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -38,14 +37,12 @@ def test_fifty_concurrent_power_cycles_make_one_operation_and_one_reset(
     )
     emulator.force_power(system.uuid, "On")
     emulator.clear_journal()
-    token, _ = Token.objects.get_or_create(user=users["technician"])
+    token = api_token(users["technician"])
     url = f"{corral_web}/api/v1/nodes/{node.pk}/actions/power_cycle/"
 
     def click(_: int) -> requests.Response:
         with requests.Session() as http:
-            return http.post(
-                url, json={}, headers={"Authorization": f"Token {token.key}"}, timeout=60
-            )
+            return http.post(url, json={}, headers={"Authorization": f"Token {token}"}, timeout=60)
 
     with ThreadPoolExecutor(max_workers=50) as pool:
         answers = list(pool.map(click, range(50)))

@@ -9,11 +9,10 @@ import time
 import pytest
 import requests
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
 from inventory.choices import TRANSITIONAL_STATES
 from inventory.models import Node, Operation
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token
 from tests.faults.helpers import act, assert_invariants, wait_running
 from tests.workers import start_worker, stop_worker, wait_operation
 
@@ -39,7 +38,7 @@ def cut_corral_connections() -> int:
 def test_connections_cut_mid_operation_end_it_with_a_reason_and_work_goes_on(
     corral_web, users, slow_bmc_node, worker_env, faulty_redfish, tmp_path
 ):
-    token = Token.objects.get_or_create(user=users["technician"])[0].key
+    token = api_token(users["technician"])
     worker = start_worker(worker_env, tmp_path / "worker.log")
     try:
         op_id = act(corral_web, token, slow_bmc_node, "inspect")
@@ -78,7 +77,7 @@ def test_requests_while_connections_are_cut_get_true_answers(
         )
         for system in emulator.systems
     ]
-    token = Token.objects.get_or_create(user=users["technician"])[0].key
+    token = api_token(users["technician"])
     answers: list[tuple[int, int, dict]] = []
     stop = threading.Event()
     cut: list[int] = []

@@ -12,11 +12,10 @@ import signal
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from core import services
 from core.models import Delivery, WebhookEvent
-from tests.factories import NodeFactory
+from tests.factories import NodeFactory, api_token
 from tests.peers.util import wait_until
 from tests.peers.webhook_receiver import webhook_receiver_factory  # noqa: F401
 from tests.workers import start_worker, stop_worker
@@ -46,7 +45,7 @@ def test_a_worker_killed_mid_delivery_is_replaced_and_the_event_arrives_with_its
     queue = "webhooks"
     first = start_worker(env, tmp_path / "first.log", queues=queue)
     node = NodeFactory(state="enrolled")
-    token = Token.objects.get_or_create(user=users["integration"])[0].key
+    token = api_token(users["integration"])
     resp = requests.post(
         f"{corral_web}/api/v1/nodes/{node.pk}/actions/decommission/",
         json={"reason": "end of life"},

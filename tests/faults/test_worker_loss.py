@@ -12,9 +12,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from inventory.models import Node, Operation
+from tests.factories import api_token
 from tests.faults.helpers import act, assert_invariants, wait_running
 from tests.workers import start_worker, stop_worker, wait_operation
 
@@ -38,7 +38,7 @@ def assert_lost_and_released(op: Operation, node: Node, how: str) -> None:
 def test_a_worker_killed_outright_is_noticed_by_its_heartbeat(
     corral_web, users, slow_bmc_node, worker_env, faulty_redfish, tmp_path
 ):
-    token = Token.objects.get_or_create(user=users["technician"])[0].key
+    token = api_token(users["technician"])
     first = start_worker(worker_env, tmp_path / "first.log")
     op_id = act(corral_web, token, slow_bmc_node, "inspect")
     running = wait_running(op_id)
@@ -69,7 +69,7 @@ def test_a_worker_killed_outright_is_noticed_by_its_heartbeat(
 def test_a_killed_prefork_child_is_named_by_the_redelivery_at_once(
     corral_web, users, slow_bmc_node, worker_env, tmp_path
 ):
-    token = Token.objects.get_or_create(user=users["technician"])[0].key
+    token = api_token(users["technician"])
     worker = start_worker(worker_env, tmp_path / "prefork.log", "--pool", "prefork", "-c", "1")
     try:
         op_id = act(corral_web, token, slow_bmc_node, "inspect")

@@ -8,10 +8,9 @@ import time
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from inventory.models import BMC, Node, Operation
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token
 from tests.peers.redis import private_redis  # noqa: F401
 from tests.peers.util import LOOPBACK, free_port, wait_until
 from tests.workers import database_url, start_worker, stop_worker, wait_operation
@@ -50,13 +49,13 @@ def test_a_worker_rides_out_a_broker_restart_and_loses_nothing_it_held(
     # The first node's BMC is unreachable for now: its power-on fails transiently and is
     # retried after a countdown, a message the worker holds until then (an ETA task).
     BMC.objects.filter(node=held_node).update(address=f"http://{LOOPBACK}:{free_port()}")
-    token, _ = Token.objects.get_or_create(user=users["technician"])
+    token = api_token(users["technician"])
 
     def power_on(node):
         resp = requests.post(
             f"{corral_web}/api/v1/nodes/{node.pk}/actions/power_on/",
             json={},
-            headers={"Authorization": f"Token {token.key}"},
+            headers={"Authorization": f"Token {token}"},
             timeout=30,
         )
         assert resp.status_code == 202, resp.text

@@ -107,9 +107,7 @@ def test_dashboard_upload(client, users, rack):
 def test_corral_token_creates_user_in_group(capsys):
     call_command("corral_token", "ticketing", "--group", "integration")
     token = capsys.readouterr().out.strip()
-    assert len(token) == 40
-    call_command("corral_token", "ticketing", "--group", "integration")
-    assert capsys.readouterr().out.strip() == token
+    assert len(token) == 64  # knox: shown once, stored hashed (tests/test_authn.py)
     from rest_framework.test import APIClient
 
     client = APIClient()

@@ -1,0 +1,76 @@
+"""Security settings (issue #16): TLS and cookies, login lockout, API tokens and the Content
+Security Policy, read from the environment like the rest of fleet.settings, which imports
+everything here. docs/security.md says what an operator sets and why."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import environ
+from csp.constants import NONE, SELF
+
+env = environ.Env()
+DEBUG = env.bool("DEBUG", default=False)
+
+# --- TLS and cookies ----------------------------------------------------------------------
+# "TLS configured" is either Django redirecting to https itself or a TLS-terminating proxy
+# in front (BEHIND_TLS_PROXY: trust its X-Forwarded-Proto). Either way the cookies carry
+# Secure, so a session or CSRF cookie is never sent over plain http.
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+BEHIND_TLS_PROXY = env.bool("BEHIND_TLS_PROXY", default=False)
+TLS_CONFIGURED = SECURE_SSL_REDIRECT or BEHIND_TLS_PROXY
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=TLS_CONFIGURED)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True  # Django's default, said out loud: scripts never read it
+SESSION_COOKIE_SAMESITE = "Lax"  # links from a ticket into Corral keep the session
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+X_FRAME_OPTIONS = "DENY"
+
+# --- Login and token lockout (django-axes) ------------------------------------------------
+# A client address with this many failed logins (the login page, the admin, or bad API
+# tokens: fleet.authn) inside the cool-off is refused, even with the right password, until
+# the cool-off has passed since its last failure. `manage.py axes_reset_ip ADDRESS` lifts it.
+AXES_FAILURE_LIMIT = env.int("CORRAL_LOCKOUT_FAILURES", default=10)
+AXES_COOLOFF_MINUTES = env.int("CORRAL_LOCKOUT_MINUTES", default=15)
+AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]  # by username would let anyone lock an admin out
+AXES_LOCKOUT_CALLABLE = "fleet.authn.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "fleet.authn.client_address"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_RESET_ON_SUCCESS = False  # a known account's login must not wipe a guesser's count
+AXES_VERBOSE = False
+
+# --- API tokens (django-rest-knox) --------------------------------------------------------
+# Stored as a SHA-512 digest (the key is shown once), refused after CORRAL_TOKEN_TTL_DAYS;
+# `manage.py corral_token NAME --rotate` or POST /api/v1/auth/token/rotate/ replaces them.
+CORRAL_TOKEN_TTL_DAYS = env.int("CORRAL_TOKEN_TTL_DAYS", default=90)
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=CORRAL_TOKEN_TTL_DAYS) if CORRAL_TOKEN_TTL_DAYS > 0 else None,
+    "AUTH_HEADER_PREFIX": "Token",  # integrators' `Authorization: Token <key>` keeps working
+    "AUTO_REFRESH": False,  # a stolen key must not live forever by being used
+}
+
+# --- Content Security Policy (django-csp) -------------------------------------------------
+# Scripts only from Corral itself (no inline scripts or handlers: static/js/corral.js binds
+# them); styles allow inline because Plotly and the progress bars set style attributes.
+# CORRAL_CSP_REPORT_URI: where browsers send violation reports (empty: nowhere).
+_REPORT_URI = env.str("CORRAL_CSP_REPORT_URI", default="")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+        **({"report-uri": [_REPORT_URI]} if _REPORT_URI else {}),
+    },
+}
