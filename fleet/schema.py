@@ -71,6 +71,8 @@ def _errors_of(path: str, method: str, operation: dict) -> dict[str, dict]:
     }
     if "{" in path:
         answers["404"] = _answer("No such object (or action name).", "Error")
+    elif _is_paginated(operation):
+        answers["404"] = _answer("No such page: `page` is past the last one.", "Error")
     if method in WRITES:
         answers["409"] = _answer("Not possible now; see `detail`.", "Conflict")
     if method in ("put", "patch") and path in IF_MATCH_PATHS:
@@ -81,6 +83,13 @@ def _errors_of(path: str, method: str, operation: dict) -> dict[str, dict]:
         answers["413"] = _answer("The request body is too large.", "Error")
         answers["415"] = _answer("Send the declared content type.", "Error")
     return answers
+
+
+def _is_paginated(operation: dict) -> bool:
+    """A list with `page`: a page past the last is DRF's 404 ("Invalid page")."""
+    return any(
+        p.get("in") == "query" and p.get("name") == "page" for p in operation.get("parameters", [])
+    )
 
 
 def add_error_responses(result: dict, generator, request, public) -> dict:

@@ -41,4 +41,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler404 = "fleet.views.page_not_found"
 handler500 = "fleet.views.server_error"

@@ -41,9 +41,27 @@ def landing(request):
     return redirect("fleet:overview")
 
 
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def page_not_found(request, exception):
+    """handler404: under /api/ a JSON `Error` body, as the schema declares for every 404,
+    also for paths no view matches (`/api/v1/nodes/a.b/`, an unknown route): a client
+    parses one shape. The site keeps Django's HTML page."""
+    from django.views.defaults import page_not_found as plain_page_not_found
+
+    if _is_api(request):
+        return JsonResponse(
+            {"detail": f"Not found: {request.path} matches no API route or object."}, status=404
+        )
+    return plain_page_not_found(request, exception)
+
+
 def server_error(request):
     """handler500: a lost database connection is a 503 with Retry-After (for pages, the
-    boot front and anything outside DRF), every other error the plain 500 page."""
+    boot front and anything outside DRF), every other error the plain 500 page, or under
+    /api/ a JSON `Error` body (a client parses one shape even from a bug)."""
     import sys
 
     from django.views.defaults import server_error as plain_server_error
@@ -54,6 +72,10 @@ def server_error(request):
         response = JsonResponse(database_unavailable_body(), status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+    if _is_api(request):
+        return JsonResponse(
+            {"detail": "Server error: the fault is ours and was logged."}, status=500
+        )
     return plain_server_error(request)
 
 

@@ -9,6 +9,9 @@ import re
 NOT_A_MAC = "mac must be a MAC address such as 52:54:00:ab:cd:ef."
 
 _MAC_HEX = re.compile(r"^[0-9a-f]{12}\Z")
+# What normalise_mac accepts, as a JSON Schema pattern (the API schema declares it): twelve
+# hex digits, separators anywhere.
+MAC_PATTERN = r"^[:\-.\s]*([0-9A-Fa-f][:\-.\s]*){12}$"
 
 
 def normalise_mac(value: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import Delivery, DeliveryStatus, WebhookSubscription
@@ -22,9 +23,29 @@ def _django_to_drf(check: Callable[[Any], Any], value: Any) -> Any:
         raise serializers.ValidationError(next(iter(exc.message_dict.values())))
 
 
+_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+# What check_url accepts, as a JSON Schema pattern: http(s), a host, a port in range.
+URL_PATTERN = (
+    r"^\s*[Hh][Tt][Tt][Pp][Ss]?://([^\s/?#@\[\]]*@)?[A-Za-z0-9._~%!$&'()*+,;=-]+"
+    rf"(:{_PORT})?([/?#]\S*)?\s*$"
+)
+
+
+@extend_schema_field({"type": "string", "maxLength": 500, "pattern": URL_PATTERN})
+class HTTPURLField(serializers.CharField):
+    """The schema carries check_url's rule, so a client (or a generator) knows it."""
+
+
+@extend_schema_field(
+    {"type": "array", "items": {"type": "string", "enum": list(EVENT_TYPES)}, "minItems": 1}
+)
+class EventListField(serializers.ListField):
+    """The schema carries check_events's rule: known types, at least one."""
+
+
 class WebhookSubscriptionSerializer(serializers.ModelSerializer):
-    url = serializers.CharField(max_length=500)
-    events = serializers.ListField(
+    url = HTTPURLField(max_length=500)
+    events = EventListField(
         child=serializers.CharField(max_length=40),
         help_text=f"Event types: {', '.join(EVENT_TYPES)}.",
     )

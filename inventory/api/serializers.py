@@ -10,10 +10,12 @@ from rest_framework import serializers
 from .. import services
 from ..actions import available_actions
 from ..choices import BMCProtocol
+from ..macs import MAC_PATTERN
 from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 from ..validators import MAX_LABELS, TOO_MANY_LABELS, normalise_mac
 
 
+@extend_schema_field({"type": "string", "pattern": MAC_PATTERN, "example": "52:54:00:ab:cd:ef"})
 class MACField(serializers.CharField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
@@ -49,6 +51,10 @@ class SiteSerializer(serializers.ModelSerializer):
 
 class RackSerializer(serializers.ModelSerializer):
     site_slug = serializers.CharField(source="site.slug", read_only=True)
+    # A list of switch names (the model stores any JSON; the API says what it means).
+    leaf_switches = serializers.ListField(
+        child=serializers.CharField(max_length=100), max_length=64, required=False
+    )
 
     class Meta:
         model = Rack

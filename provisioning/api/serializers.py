@@ -63,6 +63,12 @@ class BootRequestSerializer(serializers.ModelSerializer):
 
 
 class SubnetSerializer(serializers.ModelSerializer):
+    # IPv4 addresses, as the DHCP export and the boot answers need them (the model stores
+    # any JSON; refused here rather than when a node boots).
+    dns_servers = serializers.ListField(
+        child=serializers.IPAddressField(protocol="IPv4"), max_length=8, required=False
+    )
+
     class Meta:
         model = Subnet
         fields = [

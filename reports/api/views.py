@@ -25,10 +25,12 @@ WINDOW = [
     OpenApiParameter("to", OpenApiTypes.STR, description="ISO date (inclusive) or date-time"),
     OpenApiParameter("site", OpenApiTypes.STR, description="Site slug or name"),
     OpenApiParameter("gpu_model", OpenApiTypes.STR),
-    OpenApiParameter("rack", OpenApiTypes.INT),
+    OpenApiParameter("rack", {"type": "integer", "minimum": 1}, description="Rack id"),
 ]
 THRESHOLD = OpenApiParameter(
-    "threshold", OpenApiTypes.NUMBER, description="Share of the rack's GPUs (default 0.95)"
+    "threshold",
+    {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},
+    description="Share of the rack's GPUs, more than 0 and at most 1 (default 0.95)",
 )
 
 

@@ -39,6 +39,10 @@ class CaseSerializer(serializers.ModelSerializer):
     rack_unit = serializers.IntegerField(source="node.rack_unit", read_only=True)
     parts = PartSerializer(many=True, read_only=True)
     overdue = serializers.BooleanField(read_only=True)
+    # "" until the case is closed; declared so the schema's enum admits it.
+    resolution = serializers.ChoiceField(
+        choices=Resolution.choices, allow_blank=True, read_only=True
+    )
     allowed = serializers.SerializerMethodField()
     evidence_url = serializers.SerializerMethodField()
 
