@@ -175,45 +175,10 @@ STORAGES = {
     },
 }
 
-# TLS, cookies, lockout, API tokens and the Content Security Policy (docs/security.md).
+# The API: DRF and its schema; TLS, cookies, lockout, API tokens and the Content Security
+# Policy (docs/security.md).
+from fleet.settings_api import *  # noqa: E402, F403
 from fleet.settings_security import *  # noqa: E402, F403
-
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "fleet.authn.TokenAuthentication",  # knox: hashed, expiring; lockout
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["fleet.api.RolePermission"],
-    "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
-        "rest_framework.filters.OrderingFilter",
-        "rest_framework.filters.SearchFilter",
-    ],
-    # JSON only, bounded and storable (fleet.parsers); the CSV import adds multipart.
-    "DEFAULT_PARSER_CLASSES": ["fleet.parsers.SafeJSONParser"],
-    "TEST_REQUEST_DEFAULT_FORMAT": "json",
-    "DEFAULT_PAGINATION_CLASS": "fleet.api.Pagination",
-    "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "fleet.exceptions.exception_handler",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
-    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Corral API",
-    "DESCRIPTION": "Inventory, lifecycle actions and operations of a GPU fleet.",
-    "VERSION": "1.0.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    # Error answers every operation can give, declared once (fleet/schema.py).
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "fleet.schema.add_error_responses",
-    ],
-}
 
 # The audit trail (docs/audit.md): changes as JSON values, not strings; secrets as "***".
 AUDITLOG_STORE_JSON_CHANGES = True
