@@ -7,6 +7,9 @@ from __future__ import annotations
 import django_filters
 from auditlog import get_logentry_model
 from django import forms
+from drf_spectacular.utils import extend_schema_field
+
+from core.filters import FilterSet, IsoDateTimeFilter
 
 from . import registry, selectors
 
@@ -26,6 +29,10 @@ class ModelField(forms.CharField):
         return labels
 
 
+MODEL_NAMES = sorted({*registry.labels(), *(label.split(".", 1)[1] for label in registry.labels())})
+
+
+@extend_schema_field({"type": "string", "enum": MODEL_NAMES})
 class ModelFilter(django_filters.CharFilter):
     field_class = ModelField
 
@@ -37,14 +44,19 @@ class ObjectIdFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField  # every audited model has an integer key
 
 
-class AuditLogFilterSet(django_filters.FilterSet):
+@extend_schema_field({"type": "string", "enum": ["create", "update", "delete"]})
+class ActionFilter(django_filters.ChoiceFilter):
+    """Named, not the library's integer codes (the schema says so: a string enum)."""
+
+
+class AuditLogFilterSet(FilterSet):
     model = ModelFilter(label="Model (inventory.node or node)")
     object_id = ObjectIdFilter(field_name="object_id", label="Object id")
     actor = django_filters.CharFilter(method="filter_actor", label="Actor (user name)")
-    since = django_filters.IsoDateTimeFilter(
+    since = IsoDateTimeFilter(
         field_name="timestamp", lookup_expr="gte", label="Since (ISO 8601 date and time)"
     )
-    action = django_filters.ChoiceFilter(
+    action = ActionFilter(
         method="filter_action",
         choices=[(name, name) for name in ("create", "update", "delete")],
     )

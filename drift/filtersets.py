@@ -2,13 +2,14 @@
 
 import django_filters
 
+from core.filters import BooleanFilter
 from inventory.filtersets import NodeFilterSet
 
 from .models import DriftCell
 
 
 class DriftFilterSet(NodeFilterSet):
-    only_drifted = django_filters.BooleanFilter(method="filter_drifted", label="Only drifted")
+    only_drifted = BooleanFilter(method="filter_drifted", label="Only drifted")
     component = django_filters.CharFilter(method="filter_component", label="Component")
 
     class Meta(NodeFilterSet.Meta):

@@ -37,7 +37,7 @@ class RolePermission(BasePermission):
 class Pagination(PageNumberPagination):
     """`page_size` past 1000 is served as 1000 (as the schema says); one that is not a
     positive integer is a 400 naming it, not silently the default page: a client that
-    sent `page_size=ten` learns of its mistake (DRF ignores it)."""
+    sent `page_size=ten` learns of its mistake (DRF ignores it). `page` likewise."""
 
     page_size_query_param = "page_size"
     max_page_size = 1000
@@ -47,6 +47,14 @@ class Pagination(PageNumberPagination):
         if raw is not None and not (raw.isascii() and raw.isdigit() and int(raw) > 0):
             raise ValidationError({self.page_size_query_param: ["Give a whole number from 1."]})
         return super().get_page_size(request)
+
+    def get_page_number(self, request, paginator):
+        raw = request.query_params.get(self.page_query_param)
+        if raw is not None and not (raw.isascii() and raw.isdigit() and int(raw) > 0):
+            # DRF reads an empty `page=` as page 1: a client's broken paging loop would
+            # get the first page again and again instead of an error.
+            raise ValidationError({self.page_query_param: ["Give a page number from 1."]})
+        return super().get_page_number(request, paginator)
 
     def get_schema_operation_parameters(self, view):
         """`page` and `page_size` with the bounds the server keeps."""

@@ -15,7 +15,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["fleet.api.RolePermission"],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "core.filters.FilterBackend",  # strict booleans and integers
         "rest_framework.filters.OrderingFilter",
         "rest_framework.filters.SearchFilter",
     ],

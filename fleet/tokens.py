@@ -5,10 +5,11 @@ from __future__ import annotations
 from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.utils import extend_schema, inline_serializer
 from knox.models import AuthToken
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core import strict as serializers
 from inventory.permissions import VIEW
 
 

@@ -3,13 +3,13 @@
 import django_filters
 from django.db.models import Q
 
-from core.filters import IsoDateTimeFilter
+from core.filters import FilterSet, IsoDateTimeFilter
 
 from .choices import NodeRole, NodeState
 from .models import LifecycleEvent, Node, Operation, Rack, Site
 
 
-class NodeFilterSet(django_filters.FilterSet):
+class NodeFilterSet(FilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     site = django_filters.CharFilter(method="filter_site", label="Site (slug or id)")
     rack = django_filters.CharFilter(method="filter_rack", label="Rack id")
@@ -47,13 +47,13 @@ class NodeFilterSet(django_filters.FilterSet):
         return queryset.none()
 
 
-class SiteFilterSet(django_filters.FilterSet):
+class SiteFilterSet(FilterSet):
     class Meta:
         model = Site
         fields = ["slug", "name"]
 
 
-class RackFilterSet(django_filters.FilterSet):
+class RackFilterSet(FilterSet):
     site = django_filters.CharFilter(method="filter_site")
 
     class Meta:
@@ -66,7 +66,7 @@ class RackFilterSet(django_filters.FilterSet):
         return queryset.filter(site__slug=value)
 
 
-class LifecycleEventFilterSet(django_filters.FilterSet):
+class LifecycleEventFilterSet(FilterSet):
     since = IsoDateTimeFilter(field_name="created", lookup_expr="gte")
 
     class Meta:
@@ -74,7 +74,7 @@ class LifecycleEventFilterSet(django_filters.FilterSet):
         fields = ["node", "event", "from_state", "to_state", "actor", "since"]
 
 
-class OperationFilterSet(django_filters.FilterSet):
+class OperationFilterSet(FilterSet):
     class Meta:
         model = Operation
         fields = ["node", "rack", "kind", "status", "parent"]

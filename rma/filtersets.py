@@ -6,23 +6,23 @@ import django_filters
 from django.db.models import Q
 from django.utils import timezone
 
-from core.filters import IsoDateTimeFilter
+from core.filters import BooleanFilter, FilterSet, IsoDateTimeFilter
 
 from .choices import OPEN_STATUSES, CaseStatus, Priority
 from .models import Case
 
 
-class CaseFilterSet(django_filters.FilterSet):
+class CaseFilterSet(FilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     status = django_filters.MultipleChoiceFilter(choices=CaseStatus.choices)
-    open = django_filters.BooleanFilter(method="filter_open", label="Open cases only")
+    open = BooleanFilter(method="filter_open", label="Open cases only")
     site = django_filters.CharFilter(method="filter_site", label="Site (slug or id)")
     assignee = django_filters.CharFilter(method="filter_assignee", label="Assignee (username)")
     node = django_filters.CharFilter(method="filter_node", label="Node (id or hostname)")
     vendor = django_filters.CharFilter(lookup_expr="iexact")
     ticket = django_filters.CharFilter()
     priority = django_filters.MultipleChoiceFilter(choices=Priority.choices)
-    overdue = django_filters.BooleanFilter(method="filter_overdue", label="Past SLA due")
+    overdue = BooleanFilter(method="filter_overdue", label="Past SLA due")
     updated_since = IsoDateTimeFilter(field_name="updated", lookup_expr="gte")
 
     class Meta:

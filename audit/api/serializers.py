@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import serializers
+from core import strict as serializers
 
 from .. import selectors
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import serializers
+
+from core import strict as serializers
 
 from ..models import Delivery, DeliveryStatus, WebhookSubscription
 from ..outbox import EVENT_TYPES

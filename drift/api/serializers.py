@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rest_framework import serializers
+from core import strict as serializers
 
 from ..baselines import BaselineError, clean_components
 from ..models import Baseline, BaselineRevision, DriftEvent

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from knox.models import AuthToken
 from rest_framework import status, viewsets
@@ -12,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.filters import IsoDateTimeFilter
+from core.filters import FilterSet, IsoDateTimeFilter
 from inventory.permissions import ADMIN, actor_of
 
 from .. import baselines, selectors
@@ -89,7 +88,7 @@ class BaselineViewSet(viewsets.ModelViewSet):
         )
 
 
-class DriftEventFilterSet(filters.FilterSet):
+class DriftEventFilterSet(FilterSet):
     since = IsoDateTimeFilter(field_name="at", lookup_expr="gte")
 
     class Meta:

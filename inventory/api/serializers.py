@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import serializers
+
+from core import strict as serializers
 
 from .. import services
 from ..actions import available_actions
@@ -138,7 +139,7 @@ NODE_READ_ONLY = (
 
 
 class NodeSerializer(serializers.ModelSerializer):
-    bmc = BMCSerializer(required=False)
+    bmc = BMCSerializer(required=False, allow_null=True)  # null: a node without a BMC
     interfaces = InterfaceSerializer(many=True, required=False)
     labels = LabelListField(required=False)
     site = serializers.SlugRelatedField(

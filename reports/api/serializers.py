@@ -1,6 +1,6 @@
 """Response shapes of the reports API (documented in the schema for generated clients)."""
 
-from rest_framework import serializers
+from core import strict as serializers
 
 from ..models import GpuPrice
 

@@ -4,7 +4,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from rest_framework import serializers
+
+from core import strict as serializers
 
 from ..choices import Priority, Resolution
 from ..models import Case, CaseEvent, Part
@@ -36,7 +37,7 @@ class CaseSerializer(serializers.ModelSerializer):
     node_hostname = serializers.CharField(source="node.hostname", read_only=True)
     site = serializers.SerializerMethodField()
     rack = serializers.SerializerMethodField()
-    rack_unit = serializers.IntegerField(source="node.rack_unit", read_only=True)
+    rack_unit = serializers.IntegerField(source="node.rack_unit", read_only=True, allow_null=True)
     parts = PartSerializer(many=True, read_only=True)
     overdue = serializers.BooleanField(read_only=True)
     # "" until the case is closed; declared so the schema's enum admits it.

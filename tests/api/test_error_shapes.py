@@ -73,3 +73,11 @@ def test_a_page_size_past_the_cap_is_served_at_the_cap(admin):
     resp = admin.get("/api/v1/sites/", {"page_size": 5000})
     assert resp.status_code == 200
     assert len(resp.json()["results"]) == 3
+
+
+@pytest.mark.parametrize("page", ["", "two", "0", "-1", "1.5", "last"])
+def test_a_page_that_is_no_positive_whole_number_is_a_400(admin, page):
+    """DRF served the first page for `page=` (a paging loop that lost its number looped)."""
+    resp = admin.get("/api/v1/sites/", {"page": page})
+    assert resp.status_code == 400, resp.content
+    assert "page" in resp.json()
