@@ -15,6 +15,8 @@ from typing import Any
 from auditlog.registry import auditlog
 from django.apps import apps
 
+from inventory.models.nodes import OBSERVED_FIELDS
+
 SECRET = {"mask_callable": "audit.redact.redact"}
 
 # app_label.model -> auditlog.register() options.
@@ -23,25 +25,10 @@ TRACKED: dict[str, dict[str, Any]] = {
     "inventory.rack": {"exclude_fields": ["created"]},
     "inventory.node": {
         "exclude_fields": [
-            # the lifecycle (LifecycleEvent rows say who and why)
-            "state",
-            "state_changed",
-            "deadline",
-            "failed_step",
-            "failure_reason",
-            # the node lock and its heartbeat
-            "reservation",
-            "reserved_at",
+            "state",  # the lifecycle: LifecycleEvent rows say who and why
+            *OBSERVED_FIELDS,  # what Corral observes or decides (inventory.models.nodes)
+            "reserved_at",  # the node lock's heartbeat
             "lock_operation",
-            # what the BMC, the inspection and the running OS report
-            "power_state",
-            "power_state_at",
-            "bmc_health",
-            "bmc_health_at",
-            "bmc_message",
-            "hardware_facts",
-            "firmware_facts",
-            "inspected_at",
             "observed_facts",
             "observed_at",
             "created",

@@ -13,6 +13,7 @@ from ..actions import available_actions
 from ..choices import BMCProtocol
 from ..macs import MAC_PATTERN
 from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
+from ..models.nodes import OBSERVED_FIELDS
 from ..validators import MAX_LABELS, TOO_MANY_LABELS, normalise_mac
 
 
@@ -120,22 +121,7 @@ class NodeInterfaceSerializer(InterfaceSerializer):
         fields = [*InterfaceSerializer.Meta.fields, "node"]
 
 
-# What Corral observes or decides about a node; clients read these, never write them.
-NODE_READ_ONLY = (
-    "state_changed",
-    "deadline",
-    "failed_step",
-    "failure_reason",
-    "reservation",
-    "power_state",
-    "power_state_at",
-    "bmc_health",
-    "bmc_health_at",
-    "bmc_message",
-    "hardware_facts",
-    "firmware_facts",
-    "inspected_at",
-)
+NODE_READ_ONLY = OBSERVED_FIELDS  # clients read these, never write them
 
 
 class NodeSerializer(serializers.ModelSerializer):

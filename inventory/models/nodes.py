@@ -24,6 +24,25 @@ class Label(models.Model):
         return self.name
 
 
+# What Corral observes or decides about a node, never what people set: the API serves them
+# read-only, the audit trail leaves them out (their history is the lifecycle's).
+OBSERVED_FIELDS = (
+    "state_changed",
+    "deadline",
+    "failed_step",
+    "failure_reason",
+    "reservation",
+    "power_state",
+    "power_state_at",
+    "bmc_health",
+    "bmc_health_at",
+    "bmc_message",
+    "hardware_facts",
+    "firmware_facts",
+    "inspected_at",
+)
+
+
 class Node(models.Model):
     """A GPU server. `state` is written only by inventory.lifecycle.transition()."""
 
