@@ -214,7 +214,11 @@ def finish_operation(
         return False
     if op.parent_id:
         release_next_child(op)
-        refresh_parent(op.parent_id)
+        # After the commit that ends this child (now, or when the task's own transaction
+        # commits): refreshed inside that transaction, two children ending together each
+        # counted the other as unfinished, and the parent stayed running for ever.
+        parent_id = op.parent_id
+        transaction.on_commit(lambda: refresh_parent(parent_id))
     return True
 
 

@@ -84,3 +84,41 @@ def test_a_finished_parent_is_never_moved_back_to_running_by_a_late_refresh(rack
     Operation.objects.filter(pk=b.pk).update(status="running")  # what a's refresh saw
     operations.refresh_parent(parent.pk)  # a's late refresh
     assert Operation.objects.get(pk=parent.pk).status == "succeeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_children_ending_together_in_their_tasks_transactions_finish_the_parent(rack):
+    """A task ends its operation inside its own transaction (provisioning.runner); two
+    children ending at once each refreshed the parent before either committed, each saw
+    the other unfinished, and the rack's power-on stayed running (seen in CI)."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from inventory import operations
+    from tests.factories import OperationFactory
+
+    parent = OperationFactory(kind="power_on", node=None, rack=rack, status="running")
+    children = [
+        OperationFactory(
+            kind="power_on", parent=parent, status="running", node=NodeFactory(rack=rack)
+        )
+        for _ in range(2)
+    ]
+    both_ended = threading.Barrier(2)
+
+    def end(op_id: int) -> None:
+        try:
+            with transaction.atomic():
+                operations.finish_operation(Operation.objects.get(pk=op_id), "succeeded")
+                both_ended.wait(timeout=10)  # both ended, neither committed yet
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=end, args=(c.pk,)) for c in children]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    parent.refresh_from_db()
+    assert (parent.status, parent.progress) == ("succeeded", 100)
