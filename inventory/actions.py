@@ -83,6 +83,22 @@ ACTIONS: dict[str, Action] = {
             confirm="Cordon this node in the scheduler and wait for its jobs?",
         ),
         Action(
+            "recycle",
+            "Recycle",
+            # Drain (from in service), reimage, gates, admit: one operation for the chain
+            # (day2.recycle); no starting event, each step makes its own transition.
+            states=frozenset(
+                {NodeState.IN_SERVICE, NodeState.DRAINED, NodeState.FAILED, NodeState.READY}
+            ),
+            task="day2.tasks.start_recycle",
+            style="warning",
+            params_validator="day2.recycle.validate_params",
+            choice_param=("image", "provisioning.deployments.image_choices"),
+            confirm="Drain this node, reimage it, run the gates and admit it back?",
+            help="Drain via the scheduler, deploy the golden image, gates, admit; "
+            "hardware evidence opens an RMA case.",
+        ),
+        Action(
             "rma",
             "Open RMA",
             event="rma",

@@ -152,7 +152,7 @@ def inspect(node: Node, op: Operation) -> dict:
 def drain(node: Node, op: Operation) -> dict:
     scheduler = get_scheduler()
     scheduler.cordon(node, op.message or "drained by Corral")
-    if scheduler.is_drained(node):
+    if scheduler.drain_status(node).drained:
         transition(node, "drained", "system", "no jobs left on the node", operation=op)
         return {"drained": True}
     return {"drained": False}
