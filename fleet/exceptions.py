@@ -18,7 +18,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from fleet.parsers import too_large_detail
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
-from inventory.services import ActionNotAllowed, DeleteRefused
+from inventory.services import ActionNotAllowed, CannotCancel, DeleteRefused
 from provisioning.images import ImageImmutable
 from rma.workflow import IllegalCaseTransition, ResolutionRequired
 
@@ -70,6 +70,8 @@ def exception_handler(exc, context):
         return Response(
             {"detail": str(exc), "instead": "decommission"}, status=status.HTTP_409_CONFLICT
         )
+    if isinstance(exc, CannotCancel):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ImageImmutable):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ProtectedError):

@@ -20,9 +20,21 @@ MAY_IMPORT = {
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
     "reports": {"inventory", "provisioning", "validation", "rma", "core"},
+    # The day-2 loop chains the actions of every layer below (drain, deploy, gates, RMA);
+    # nothing imports it back: the recycle action names its task and hooks by path.
+    "day2": {"inventory", "provisioning", "validation", "rma", "core"},
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
-    "audit": {"inventory", "provisioning", "validation", "rma", "drift", "reports", "core"},
+    "audit": {
+        "inventory",
+        "provisioning",
+        "validation",
+        "rma",
+        "drift",
+        "reports",
+        "day2",
+        "core",
+    },
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")

@@ -28,6 +28,7 @@ from tests.factories import (
     GateRunFactory,
     InterfaceFactory,
     NodeFactory,
+    OperationFactory,
     RackFactory,
     RMACaseFactory,
     SiteFactory,
@@ -109,6 +110,7 @@ def world(db):
         "webhooks": sub,
         "deliveries": make_delivery(sub),
         "baselines": BaselineFactory(),
+        "operations": OperationFactory(node=NodeFactory(rack=rack, rack_unit=40)),
         "prices": GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5"),
     }
 

@@ -55,7 +55,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "node": (R, R, W, W, D),
     "networkinterface": (R, R, W, W, D),
     "lifecycleevent": (R, R, W, W, D),
-    "operation": (R, R, W, W, D),
+    "operation": (R, R, A, A, D),  # cancel (a chain) is the one write: act
     "rma-case": (R, R, A, A, D),  # technicians work the RMA queue too
     "image": (R, R, D, D, D),  # what every node boots: admins only
     "deployment": (R, R, W, W, D),
