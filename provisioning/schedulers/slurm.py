@@ -24,6 +24,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from django.conf import settings
 
@@ -186,7 +187,9 @@ class SlurmScheduler:
             self._raise(result, " ".join(args[:2]), host=host)
         return result
 
-    def _raise(self, result: subprocess.CompletedProcess[str], doing: str, host: str = ""):
+    def _raise(
+        self, result: subprocess.CompletedProcess[str], doing: str, host: str = ""
+    ) -> NoReturn:
         said = text.brief(result.stderr or result.stdout) or f"exit status {result.returncode}"
         kind = text.classify_error(said)
         tool = Path(str(result.args[0])).name
