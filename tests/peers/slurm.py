@@ -92,7 +92,7 @@ class SlurmCluster:
     nodes: tuple[str, ...]
     env: dict[str, str]
     controller: subprocess.Popen | None = None
-    daemons: list[subprocess.Popen] = field(default_factory=list)
+    daemons: dict[str, subprocess.Popen] = field(default_factory=dict)
 
     def run(self, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
@@ -142,6 +142,22 @@ class SlurmCluster:
             return set(states.values()) == {"IDLE"}
 
         wait_until(settled, timeout=30, interval=0.3, what="every node idle")
+
+    def start_slurmd(self, node: str) -> None:
+        log = (self.workdir / "log" / f"slurmd-{node}.out").open("a")
+        self.daemons[node] = subprocess.Popen(
+            [SLURMD, "-D", "-f", str(self.conf), "-N", node],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=self.workdir,
+        )
+        log.close()
+
+    def restart_slurmd(self, node: str) -> None:
+        """Stop and start one node's slurmd (a rebooted machine registering again)."""
+        stop_process_group(self.daemons[node])
+        self.start_slurmd(node)
 
     def stop_controller(self) -> None:
         assert self.controller is not None
@@ -246,18 +262,9 @@ def running_slurm(
         cluster = SlurmCluster(workdir=workdir, conf=conf, nodes=tuple(names), env=env)
         cluster.start_controller()
         stack.callback(lambda: cluster.controller and stop_process_group(cluster.controller))
+        stack.callback(lambda: [stop_process_group(p) for p in cluster.daemons.values()])
         for name in names:
-            log = (workdir / "log" / f"slurmd-{name}.out").open("w")
-            proc = subprocess.Popen(
-                [SLURMD, "-D", "-f", str(conf), "-N", name],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=workdir,
-            )
-            log.close()
-            cluster.daemons.append(proc)
-            stack.callback(stop_process_group, proc)
+            cluster.start_slurmd(name)
         try:
             wait_until(
                 lambda: set(cluster.states().values()) == {"IDLE"},

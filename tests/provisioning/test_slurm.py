@@ -13,6 +13,7 @@ import pytest
 from provisioning.schedulers import SchedulerFatalError, SchedulerTransientError, get_scheduler
 from provisioning.schedulers.slurm import SlurmScheduler
 from tests.factories import NodeFactory
+from tests.peers.util import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -151,6 +152,22 @@ def test_decommission_leaves_the_node_down_with_corral_s_reason(slurm_cluster, s
     assert slurm_cluster.node_state("gpu003") == "DOWN+DRAIN"
     assert reason(slurm_cluster, "gpu003") == "corral: decommissioned"
     assert scheduler.drain_status(hosts["gpu003"]).drained
+
+
+def test_a_decommissioned_node_stays_out_when_its_slurmd_registers_again(
+    slurm_cluster, scheduler, hosts
+):
+    """ReturnToService=2 returns a plain DOWN node to IDLE when slurmd registers (seen:
+    DOWN -> IDLE); the DRAIN decommission sets first keeps it out (DOWN+DRAIN ->
+    IDLE+DRAIN)."""
+    scheduler.decommission(hosts["gpu003"])
+    slurm_cluster.restart_slurmd("gpu003")
+    wait_until(
+        lambda: slurm_cluster.node_state("gpu003") == "IDLE+DRAIN",
+        timeout=20,
+        what="gpu003 registered again",
+    )
+    assert reason(slurm_cluster, "gpu003") == "corral: decommissioned"
 
 
 def test_chosen_by_settings(slurm_cluster, settings, hosts):
