@@ -73,7 +73,7 @@ def render_nodes(nodes: Iterable[SlurmNode], site: str | None = None) -> str:
     inspected yet leaves them to Slurm's defaults, and a comment says so."""
     nodes = sorted(nodes, key=lambda n: n.hostname)
     lines = [f"# slurm.conf NodeName lines from Corral ({_where(site)}): {len(nodes)} nodes"]
-    lines += _renamed((n.gpu_model for n in nodes), "GPU model")
+    lines += _renamed((n.gpu_model for n in nodes if n.gpu_count), "GPU model")
     lines += _renamed((label for n in nodes for label in n.labels), "label")
     for node in nodes:
         words = [f"NodeName={node.hostname}"]
@@ -81,16 +81,15 @@ def render_nodes(nodes: Iterable[SlurmNode], site: str | None = None) -> str:
             words.append(f"CPUs={node.cpus}")
         if node.memory_mb:
             words.append(f"RealMemory={node.memory_mb}")
+        # A node without GPUs gets no GPU feature, whatever model it was enrolled with.
+        gpu_type = slurm_word(node.gpu_model) if node.gpu_count else ""
         if node.gpu_count:
-            gpu_type = slurm_word(node.gpu_model)
             words.append(
                 f"Gres=gpu:{gpu_type}:{node.gpu_count}"
                 if gpu_type
                 else f"Gres=gpu:{node.gpu_count}"
             )
-        features = list(
-            dict.fromkeys(w for w in map(slurm_word, (node.gpu_model, *node.labels)) if w)
-        )
+        features = list(dict.fromkeys(w for w in map(slurm_word, (gpu_type, *node.labels)) if w))
         if features:
             words.append(f"Features={','.join(features)}")
         words.append("State=UNKNOWN")

@@ -152,13 +152,20 @@ class SlurmScheduler:
 
     def _jobs(self, hosts: Sequence[str]) -> list[tuple[str, list[str]]]:
         args = ["-h", "-t", text.HOLDING_STATES, "-w", ",".join(hosts), "-o", "%i|%N"]
-        return text.parse_jobs(self._run("squeue", args).stdout)
+        return text.parse_jobs(self._run("squeue", args, doing="listing jobs").stdout)
 
     def _update(self, host: str, *changes: str) -> None:
-        self._run("scontrol", ["update", f"NodeName={host}", *changes], host=host)
+        args = ["update", f"NodeName={host}", *changes]
+        self._run("scontrol", args, host=host, doing=" ".join(args[:3]))
 
     def _run(
-        self, tool: str, args: list[str], *, check: bool = True, host: str = ""
+        self,
+        tool: str,
+        args: list[str],
+        *,
+        check: bool = True,
+        host: str = "",
+        doing: str = "",
     ) -> subprocess.CompletedProcess[str]:
         command = [str(Path(self.bin_dir) / tool) if self.bin_dir else tool, *args]
         env = dict(os.environ)
@@ -184,7 +191,7 @@ class SlurmScheduler:
                 "(slurm-client) or set CORRAL_SLURM_BIN_DIR"
             ) from exc
         if check and result.returncode != 0:
-            self._raise(result, " ".join(args[:2]), host=host)
+            self._raise(result, doing or " ".join(args), host=host)
         return result
 
     def _raise(

@@ -8,6 +8,10 @@ question costs.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from provisioning.schedulers import SchedulerFatalError, SchedulerTransientError, get_scheduler
@@ -145,6 +149,32 @@ def test_missing_client_is_fatal_naming_the_setting(slurm_cluster, hosts, tmp_pa
     nowhere = SlurmScheduler(conf=str(slurm_cluster.conf), bin_dir=str(tmp_path), timeout=5)
     with pytest.raises(SchedulerFatalError, match="set CORRAL_SLURM_BIN_DIR"):
         nowhere.cordon(hosts["gpu001"], "drain")
+
+
+def test_any_other_refusal_is_fatal_quoting_scontrol(slurm_cluster, hosts):
+    """Run scontrol as `nobody` (no Slurm operator rights): slurmctld refuses the update.
+    `nobody` must read the conf, which pytest's private tmp dirs do not allow."""
+    public = Path(tempfile.mkdtemp(prefix="corral-slurm-"))
+    public.chmod(0o755)
+    try:
+        conf = public / "slurm.conf"
+        shutil.copy(slurm_cluster.conf, conf)
+        conf.chmod(0o644)
+        (public / "scontrol").write_text(
+            "#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "
+            '/usr/bin/scontrol "$@"\n'
+        )
+        (public / "scontrol").chmod(0o755)
+        unprivileged = SlurmScheduler(conf=str(conf), bin_dir=str(public), timeout=10)
+        with pytest.raises(SchedulerFatalError) as refused:
+            unprivileged.cordon(hosts["gpu001"], "drain")
+    finally:
+        shutil.rmtree(public)
+    assert str(refused.value) == (
+        "Slurm refused update NodeName=gpu001 State=DRAIN: scontrol said: "
+        "slurm_update error: Invalid user id"
+    )
+    assert slurm_cluster.node_state("gpu001") == "IDLE"
 
 
 def test_decommission_leaves_the_node_down_with_corral_s_reason(slurm_cluster, scheduler, hosts):
