@@ -191,6 +191,7 @@ def test_a_decommissioned_node_stays_out_when_its_slurmd_registers_again(
     DOWN -> IDLE); the DRAIN decommission sets first keeps it out (DOWN+DRAIN ->
     IDLE+DRAIN)."""
     scheduler.decommission(hosts["gpu003"])
+    assert slurm_cluster.node_state("gpu003") == "DOWN+DRAIN"
     slurm_cluster.restart_slurmd("gpu003")
     wait_until(
         lambda: slurm_cluster.node_state("gpu003") == "IDLE+DRAIN",
