@@ -234,6 +234,11 @@ def dhcp_export():
     return "/api/v1/dhcp/kea/", {}, lambda: None
 
 
+def slurm_export():
+    NodeFactory()
+    return "/api/v1/exports/slurm/nodes/", {}, lambda: None
+
+
 # Today's rules (see specs.ACCESS for CRUD); issue #16 may tighten them.
 ROUTES = (
     Route("node-run-action", "post", node_action, ACTORS, 202),
@@ -245,6 +250,7 @@ ROUTES = (
     Route("gaterun-cancel", "post", cancel_gate, ACTORS, 202),
     Route("node-import", "post", node_import, WRITERS, 202, format="multipart"),
     Route("dhcp-export", "get", dhcp_export, READERS, 200),
+    Route("slurm-export", "get", slurm_export, READERS, 200),
     Route("rma-case-transition", "post", rma_transition, ACTORS, 200),
     Route("rma-case-notes", "post", rma_note, ACTORS, 201),
     Route("rma-case-parts", "post", rma_part, ACTORS, 201),
