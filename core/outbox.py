@@ -36,6 +36,11 @@ EVENT_TYPES = (
     "operation.finished",
     "drift.detected",
     "drift.resolved",
+    "campaign.started",
+    "campaign.paused",
+    "campaign.resumed",
+    "campaign.cancelled",
+    "campaign.finished",
 )
 PUMP_TASK = "core.tasks.pump"
 # What the broker client raises when it cannot publish (as inventory.operations): a pump not

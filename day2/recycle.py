@@ -61,7 +61,7 @@ class CannotCancel(inventory.CannotCancel):
 def validate_params(params: dict) -> dict:
     """Params validator of the recycle action: an optional image (id or name:version,
     published) and an optional `then: rma` (drain, then open an RMA case)."""
-    out = {k: v for k, v in params.items() if k in ("image", "then")}
+    out = {k: v for k, v in params.items() if k in ("image", "then", "campaign")}
     then = params.get("then") or ""
     if then not in ("", *THEN):
         raise ValidationError({"params.then": "'then' may be 'rma' (drain, then open a case)."})
@@ -69,7 +69,9 @@ def validate_params(params: dict) -> dict:
     if params.get("image") not in (None, ""):
         image = resolve_image(params["image"])
         out.update(image=image.pk, image_name=str(image))
-    unknown = sorted(set(params) - {"image", "then", "image_name"})
+    if "campaign" in params and not isinstance(params["campaign"], int):
+        raise ValidationError({"params.campaign": "The id of the campaign it belongs to."})
+    unknown = sorted(set(params) - {"image", "then", "image_name", "campaign"})
     if unknown:
         raise ValidationError({"params": f"Unknown parameter(s): {', '.join(unknown)}."})
     return out
@@ -99,6 +101,11 @@ def _start_child(op: Operation, node: Node, name: str, params: dict | None = Non
 def _end(op: Operation, status: str, error: str = "", outcome: str = "") -> None:
     result = {**(op.result or {}), "outcome": outcome or status}
     operations.finish_operation(op, status, error=error, result=result)
+    campaign = op.params.get("campaign")
+    if campaign:  # its campaign hears at once (its beat would, a little later)
+        from .campaigns import tick
+
+        transaction.on_commit(lambda: tick(campaign))
 
 
 def _deploy_params(op: Operation, node: Node) -> dict | None:

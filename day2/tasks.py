@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from . import recycle
+from . import campaigns, recycle
 
 
 @shared_task(
@@ -17,6 +17,7 @@ def start_recycle(self, op_id: int) -> str:
 
 
 @shared_task(name="day2.tasks.sweep", soft_time_limit=60, time_limit=90)
-def sweep() -> int:
-    """Beat: chains whose next step was lost with a process move on."""
-    return recycle.sweep()
+def sweep() -> dict[str, int]:
+    """Beat: chains whose next step was lost with a process move on; campaigns start
+    their next nodes and hear how the last ones ended."""
+    return {"recycles": recycle.sweep(), "campaigns": campaigns.sweep()}

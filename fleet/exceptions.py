@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from day2.campaign_flow import IllegalCampaignTransition
 from fleet.parsers import too_large_detail
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
@@ -48,6 +49,11 @@ def exception_handler(exc, context):
     if isinstance(exc, ActionNotAllowed | IllegalTransition):
         return Response(
             {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
+            status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, IllegalCampaignTransition):
+        return Response(
+            {"detail": str(exc), "status": exc.status, "allowed": exc.allowed},
             status=status.HTTP_409_CONFLICT,
         )
     if isinstance(exc, IllegalCaseTransition):

@@ -16,6 +16,7 @@ api_patterns = [
     path("", include("reports.api.urls")),
     path("", include("core.api.urls")),
     path("", include("audit.api.urls")),
+    path("", include("day2.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 
@@ -32,6 +33,7 @@ urlpatterns = [
     path("", include("drift.urls")),
     path("", include("reports.urls")),
     path("", include("audit.urls")),
+    path("", include("day2.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).

@@ -13,6 +13,8 @@ import json
 from auditlog.models import LogEntry
 
 from core.models import WebhookSubscription
+from day2 import campaigns
+from day2.models import Campaign
 from drift.models import Baseline, DriftEvent
 from inventory.models import (
     LifecycleEvent,
@@ -36,6 +38,7 @@ from tests.factories import (
     DraftImageFactory,
     GateProfileFactory,
     GateRunFactory,
+    ImageFactory,
     InterfaceFactory,
     LifecycleEventFactory,
     NodeFactory,
@@ -70,6 +73,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "gpu-price": (R, R, D, D, D),  # what revenue is priced at
     # Who changed credentials and roles, and when: admins only, and read-only for them too.
     "audit-log": (D, D, D, D, D),
+    "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -306,6 +310,34 @@ AUDIT_LOG = spec(
     detail_queries=5,
 )
 
+
+def campaign_body() -> dict:
+    rack = RackFactory()
+    NodeFactory(rack=rack, rack_unit=1, state="in_service")
+    return {"name": "api", "image": str(ImageFactory().pk), "selection": {"rack": rack.pk}}
+
+
+def make_campaign() -> Campaign:
+    rack = RackFactory()
+    return campaigns.create(
+        name="spec",
+        image_ref=ImageFactory().pk,
+        selection={"nodes": [NodeFactory(rack=rack, rack_unit=3).pk]},
+        actor="user:spec",
+    )
+
+
+CAMPAIGNS = spec(
+    "campaign",
+    url="/api/v1/campaigns/",
+    model=Campaign,
+    make=make_campaign,
+    create=campaign_body,
+    offers=frozenset({"list", "retrieve", "create"}),
+    list_queries=8,
+    detail_queries=7,
+)
+
 SPECS = (
     SITES,
     RACKS,
@@ -326,6 +358,7 @@ SPECS = (
     DRIFT_EVENTS,
     GPU_PRICES,
     AUDIT_LOG,
+    CAMPAIGNS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()
