@@ -22,7 +22,19 @@ MAY_IMPORT = {
     "reports": {"inventory", "provisioning", "validation", "rma", "core"},
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
-    "audit": {"inventory", "provisioning", "validation", "rma", "drift", "reports", "core"},
+    # Health reads the XID catalog (validation), listens to the BMC refresher's signal
+    # (provisioning) and starts actions through inventory; nothing imports it back.
+    "health": {"inventory", "provisioning", "validation", "core"},
+    "audit": {
+        "inventory",
+        "provisioning",
+        "validation",
+        "rma",
+        "drift",
+        "reports",
+        "health",
+        "core",
+    },
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")
