@@ -55,7 +55,9 @@ def allowed_out(total: int, percent: float, minimum: int) -> int:
     return max(minimum, math.floor(total * percent / 100))
 
 
-def _share_hold(scope: str, name: str, nodes: QuerySet[Node], percent: float, minimum: int):
+def _share_hold(
+    scope: str, name: str, nodes: QuerySet[Node], percent: float, minimum: int
+) -> str | None:
     counted = nodes.exclude(state=NodeState.DECOMMISSIONED)
     total = counted.count()
     out = out_of_service(counted).count()
@@ -72,9 +74,9 @@ def capacity_hold(node: Node) -> tuple[str, str] | None:
     """(held_for, outcome) when taking `node` out would pass its rack's or site's limit.
     Call inside the transaction that starts the action, after locking the site row
     (services.record_events does), so two events cannot both take the last free slot."""
-    if node.rack_id is None or is_out(node):
-        return None
     rack = node.rack
+    if rack is None or is_out(node):
+        return None
     held = _share_hold(
         "rack",
         rack.name,

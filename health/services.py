@@ -28,14 +28,17 @@ from .notify import event_data
 
 log = logging.getLogger(__name__)
 
-EMITTED = {Status.STARTED: "health.action_started", Status.HELD: "health.action_held"}
+EMITTED: dict[str, str] = {
+    Status.STARTED: "health.action_started",
+    Status.HELD: "health.action_held",
+}
 
 
 def _lock_sites(nodes: list[Node]) -> None:
     """Serialise decisions per site: the share of nodes out of service is counted and then
     raised in one transaction, and two of them must not both take the last free slot.
     Rows are locked in id order, so two batches never wait on each other in a circle."""
-    site_ids = sorted({n.rack.site_id for n in nodes if n.rack_id is not None})
+    site_ids = sorted({n.rack.site_id for n in nodes if n.rack is not None})
     if site_ids:
         list(Site.objects.select_for_update().filter(pk__in=site_ids).order_by("pk"))
 
@@ -117,7 +120,7 @@ def reconsider_held() -> int:
     for pk in pending:
         with transaction.atomic():
             event = (
-                HealthEvent.objects.select_for_update()
+                HealthEvent.objects.select_for_update(of=("self",))
                 .filter(pk=pk, status=Status.HELD)
                 .select_related("node__rack")
                 .first()
@@ -133,7 +136,9 @@ def reconsider_held() -> int:
     return started
 
 
-def on_bmc_health(sender: Any, node: Node, old: str, new: str, detail: str = "", **kwargs) -> None:
+def on_bmc_health(
+    sender: Any, node: Node, old: str, new: str, detail: str = "", **kwargs: Any
+) -> None:
     """provisioning.signals.bmc_health_changed: a BMC that turns critical is a health
     event like any other (kind bmc, code critical), decided by the same table."""
     if new != HEALTH_CRITICAL or old == HEALTH_CRITICAL:
