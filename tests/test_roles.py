@@ -22,6 +22,7 @@ from inventory.roletable import markdown, rows
 from reports.models import GpuPrice
 from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
+from tests.health.factories import make_policy
 from tests.factories import (
     DraftImageFactory,
     GateProfileFactory,
@@ -62,6 +63,8 @@ def needs(method: str, path: str) -> str:
         ("POST", "/api/v1/webhooks/"),
         ("POST", "/api/v1/webhooks/{pk}/rotate-secret/"),
         ("POST", "/api/v1/reports/prices/"),
+        ("POST", "/api/v1/health-policies/"),
+        ("POST", "/api/v1/health-breaker/close/"),
         ("DELETE", "/api/v1/sites/{pk}/"),
         ("DELETE", "/api/v1/racks/{pk}/"),
         ("DELETE", "/api/v1/nodes/{pk}/"),
@@ -83,6 +86,8 @@ def test_profiles_images_subnets_baselines_webhooks_and_deletes_are_admin(method
         ("POST", "/api/v1/racks/{pk}/actions/{name}/", "act"),
         ("POST", "/api/v1/nodes/actions/{name}/", "act"),
         ("POST", "/api/v1/rma-cases/{pk}/transitions/{name}/", "act"),
+        ("POST", "/api/v1/nodes/{pk}/health-events/", "act"),  # agents: integration tokens
+        ("POST", "/api/v1/health-events/", "act"),
     ],
 )
 def test_integration_writes_inventory_and_technicians_run_actions(method, path, capability):
@@ -110,6 +115,7 @@ def world(db):
         "deliveries": make_delivery(sub),
         "baselines": BaselineFactory(),
         "prices": GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5"),
+        "health-policies": make_policy(),
     }
 
 
