@@ -55,7 +55,11 @@ def act(node: Node, decision: str, reason: str) -> Result:
     running = in_progress(node)
     if running is not None:
         return Result(Status.NOT_STARTED, f"already in progress: recycle operation {running.pk}")
-    node.refresh_from_db(fields=["state"])
+    node.refresh_from_db(fields=["state", "reservation"])
+    if node.reservation:  # busy with someone's operation: neither held nor a second one
+        return Result(
+            Status.NOT_STARTED, f"already in progress: {node} is busy: locked by {node.reservation}"
+        )
     planned = plan(node, decision)
     if isinstance(planned, str):
         return Result(Status.NOT_STARTED, planned)

@@ -94,7 +94,10 @@ def reason_of(event: HealthEvent) -> str:
 
 
 def _act(event: HealthEvent, node: Node, prefix: str = "") -> None:
-    result = dispatch.act(node, event.decision, reason_of(event))
+    _apply(event, dispatch.act(node, event.decision, reason_of(event)), prefix)
+
+
+def _apply(event: HealthEvent, result: dispatch.Result, prefix: str = "") -> None:
     event.status = result.status
     event.held_for = result.held_for
     event.outcome = f"{prefix}; {result.outcome}" if prefix else result.outcome
@@ -109,7 +112,8 @@ def reconsider_held() -> int:
     """Beat: try again the events held for capacity (rack or site share) that came within
     CORRAL_HEALTH_RETRY_HELD_MINUTES, oldest first, now that nodes may be back. Events held
     by the breaker or a cool-down are not retried: a technician decides on those
-    (docs/health.md). Returns how many started."""
+    (docs/health.md). One still held keeps waiting with today's numbers and sends no second
+    `health.action_held`. Returns how many started."""
     since = timezone.now() - timedelta(minutes=settings.CORRAL_HEALTH_RETRY_HELD_MINUTES)
     pending = list(
         HealthEvent.objects.filter(status=Status.HELD, held_for__in=RETRIED, received__gte=since)
@@ -128,11 +132,14 @@ def reconsider_held() -> int:
             if event is None:
                 continue
             _lock_sites([event.node])
-            was = event.outcome
-            _act(event, event.node, prefix=f"after being {was}" if was else "")
-            started += event.status == Status.STARTED
-            if event.status == Status.HELD:  # still no room: keep the first wording
-                HealthEvent.objects.filter(pk=pk).update(outcome=was)
+            result = dispatch.act(event.node, event.decision, reason_of(event))
+            if result.status == Status.HELD:
+                HealthEvent.objects.filter(pk=pk).update(
+                    held_for=result.held_for, outcome=result.outcome, decided=timezone.now()
+                )
+                continue
+            _apply(event, result, prefix=f"after being {event.outcome}")
+            started += result.status == Status.STARTED
     return started
 
 

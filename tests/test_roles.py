@@ -22,7 +22,6 @@ from inventory.roletable import markdown, rows
 from reports.models import GpuPrice
 from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
-from tests.health.factories import make_policy
 from tests.factories import (
     DraftImageFactory,
     GateProfileFactory,
@@ -35,6 +34,7 @@ from tests.factories import (
     SubnetFactory,
     user_in,
 )
+from tests.health.factories import make_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITES = ("post", "put", "patch", "delete")

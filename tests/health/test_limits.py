@@ -138,9 +138,11 @@ def test_closing_resumes_and_old_failures_do_not_reopen_it(rack5, api):
 def test_beat_starts_an_event_held_for_capacity_once_the_rack_has_room(rack5):
     first = report(rack5[0], 79)
     held = report(rack5[1], 79)
+    make_subscription(events=HEALTH_EVENTS)
     assert services.reconsider_held() == 0
     held.refresh_from_db()
     assert held.status == "held" and held.outcome.startswith("held: rack r01")
+    assert not WebhookEvent.objects.exists()  # still held: no second action_held
     Operation.objects.filter(pk=first.operation_id).update(status="succeeded")
     assert services.reconsider_held() == 1
     held.refresh_from_db()
@@ -148,6 +150,7 @@ def test_beat_starts_an_event_held_for_capacity_once_the_rack_has_room(rack5):
     assert (held.status, held.operation_id) == ("started", op.pk)
     assert held.outcome.startswith("after being held: rack r01")
     assert held.outcome.endswith(f"recycle started: operation {op.pk}")
+    assert WebhookEvent.objects.get(type="health.action_started").data["event"] == held.pk
 
 
 def test_beat_leaves_old_and_breaker_held_events_alone(rack5):
