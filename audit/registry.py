@@ -68,6 +68,10 @@ TRACKED: dict[str, dict[str, Any]] = {
     "reports.gpuprice": {"exclude_fields": ["updated"]},
     "rma.case": {"exclude_fields": ["updated", "evidence"]},
     "rma.part": {"exclude_fields": ["created"]},
+    "health.healthpolicy": {"exclude_fields": ["updated"]},
+    # Who closed the breaker is on the row; its opening is the policy's (the trail
+    # records both, so "who turned automatic actions back on" is one query).
+    "health.breakerstate": {},
     # Users and their roles: a role grant is a change of `groups`. The password is a hash;
     # that it changed is recorded, not the hash. A login's last_login is not a change.
     "auth.user": {

@@ -41,6 +41,10 @@ EVENT_TYPES = (
     "campaign.resumed",
     "campaign.cancelled",
     "campaign.finished",
+    "health.action_started",
+    "health.action_held",
+    "health.breaker_opened",
+    "health.breaker_closed",
 )
 PUMP_TASK = "core.tasks.pump"
 # What the broker client raises when it cannot publish (as inventory.operations): a pump not

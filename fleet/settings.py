@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "drift",
     "reports",
     "day2",
+    "health",
     # The audit trail (audit/__init__.py says why django-auditlog).
     "auditlog",
     "audit",
@@ -269,6 +270,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("CORRAL_FIRMWARE_SWEEP_SECONDS", default=60.0),
     },
     "reports-rollup": {"task": "reports.tasks.roll", "schedule": 900.0},
+    "health-sweep": {
+        "task": "health.tasks.sweep",
+        "schedule": env.float("CORRAL_HEALTH_SWEEP_SECONDS", default=60.0),
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(
     Path(env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(BASE_DIR / ".celerybeat-schedule")))

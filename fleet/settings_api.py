@@ -38,6 +38,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Choice sets used under more than one field name get one component each.
+    "ENUM_NAME_OVERRIDES": {
+        "HealthKindEnum": "health.choices.Kind",
+        "HealthDecisionEnum": "health.choices.Decision",
+        "CampaignStatusEnum": "day2.models.campaigns.CampaignStatus",
+        "CampaignMemberStatusEnum": "day2.models.campaigns.MemberStatus",
+    },
     # Error answers every operation can give, declared once (fleet/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

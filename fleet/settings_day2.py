@@ -54,3 +54,22 @@ CORRAL_CURRENCY = env.str("CORRAL_CURRENCY", default="USD")
 CORRAL_SLURM_CONF = env.str("CORRAL_SLURM_CONF", default="")
 CORRAL_SLURM_BIN_DIR = env.str("CORRAL_SLURM_BIN_DIR", default="")
 CORRAL_SLURM_TIMEOUT_SECONDS = env.float("CORRAL_SLURM_TIMEOUT_SECONDS", default=10.0)
+# Health events and policy (docs/health.md). A recycle or RMA the policy decides is held
+# when it would take more than this share of a rack's / a site's nodes out of service;
+# at least the minimum may always be out, so a small rack can still heal one node.
+CORRAL_HEALTH_RACK_MAX_OUT_PERCENT = env.float("CORRAL_HEALTH_RACK_MAX_OUT_PERCENT", default=10.0)
+CORRAL_HEALTH_RACK_MIN_OUT = env.int("CORRAL_HEALTH_RACK_MIN_OUT", default=1)
+CORRAL_HEALTH_SITE_MAX_OUT_PERCENT = env.float("CORRAL_HEALTH_SITE_MAX_OUT_PERCENT", default=10.0)
+CORRAL_HEALTH_SITE_MIN_OUT = env.int("CORRAL_HEALTH_SITE_MIN_OUT", default=1)
+# No new automatic action on a node this long after the policy started one there.
+CORRAL_HEALTH_COOLDOWN_MINUTES = env.float("CORRAL_HEALTH_COOLDOWN_MINUTES", default=30.0)
+# Automatic actions pause (the breaker opens) when this many policy-started recycles
+# failed within the window; an admin closes it.
+CORRAL_HEALTH_BREAKER_FAILURES = env.int("CORRAL_HEALTH_BREAKER_FAILURES", default=3)
+CORRAL_HEALTH_BREAKER_WINDOW_MINUTES = env.float(
+    "CORRAL_HEALTH_BREAKER_WINDOW_MINUTES", default=60.0
+)
+# An event dated further ahead than this is refused (a sender's clock is wrong).
+CORRAL_HEALTH_MAX_FUTURE_SECONDS = env.float("CORRAL_HEALTH_MAX_FUTURE_SECONDS", default=300.0)
+# Events held for capacity are considered again by beat for this long after they came.
+CORRAL_HEALTH_RETRY_HELD_MINUTES = env.float("CORRAL_HEALTH_RETRY_HELD_MINUTES", default=60.0)

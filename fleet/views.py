@@ -6,6 +6,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 
 from core import selectors as webhook_selectors
+from health import selectors as health_selectors
 from inventory import selectors
 from inventory.choices import STATE_COLOURS, NodeState
 from inventory.permissions import ROLE_CAPABILITIES, VIEW, capabilities
@@ -28,6 +29,7 @@ def overview(request):
             "validating": validation_selectors.validating_queue(),
             "unserved": selectors.unserved_queues(),
             "failing_webhooks": webhook_selectors.failing_subscriptions(),
+            "health_breaker": health_selectors.open_breaker(),
         },
     )
 

@@ -23,7 +23,7 @@ from inventory.choices import NodeState, PowerState
 from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
 
-from . import inspection
+from . import inspection, signals
 from .drivers import (
     ACTION_CYCLE,
     ACTION_OFF,
@@ -175,6 +175,14 @@ def refresh_power(node: Node) -> None:
         bmc_health_at=now,
         bmc_message="",
     )
+    if health.status != node.bmc_health:  # listeners above provisioning (health) decide
+        signals.bmc_health_changed.send_robust(
+            sender=Node,
+            node=node,
+            old=node.bmc_health,
+            new=health.status,
+            detail=signals.health_detail(health),
+        )
 
 
 def nodes_due_for_refresh(limit: int = 500) -> list[int]:

@@ -6,17 +6,33 @@ would hand its token to the node's next boot and accept its callback after a lat
 re-deploy, until the deploy task got round to superseding it. inventory's transition()
 is the only writer of Node.state and must not import provisioning, so provisioning
 listens for the event row every transition writes.
+
+`bmc_health_changed` goes the other way: the power/health refresher (services.
+refresh_power) announces a BMC whose health roll-up changed, and the apps above
+provisioning (health: a BMC gone critical is a health event) listen without provisioning
+importing them.
 """
 
 from __future__ import annotations
 
 from django.db.models.signals import post_save
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 
 from inventory.choices import NodeState
 from inventory.models import LifecycleEvent
 
+from .drivers.results import Health
 from .models import Deployment, DeploymentStatus
+
+# Sent with node, old and new (health roll-ups: ok, warning, critical, unknown) and detail
+# (the sensors behind a non-ok roll-up, for a technician), after the new one is stored.
+bmc_health_changed = Signal()
+
+
+def health_detail(health: Health) -> str:
+    """The sensors that are not ok, as one line: "PSU1: critical, FAN3: warning"."""
+    bad = [f"{s.name}: {s.status}" for s in health.sensors if s.status not in ("ok", "unknown")]
+    return ", ".join(bad)[:2000]
 
 
 @receiver(post_save, sender=LifecycleEvent, dispatch_uid="corral-close-deployment")

@@ -25,6 +25,9 @@ MAY_IMPORT = {
     "day2": {"inventory", "provisioning", "validation", "rma", "core"},
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
+    # Health reads the XID catalog (validation), listens to the BMC refresher's signal
+    # (provisioning) and starts actions through inventory; nothing imports it back.
+    "health": {"inventory", "provisioning", "validation", "core"},
     "audit": {
         "inventory",
         "provisioning",
@@ -33,6 +36,7 @@ MAY_IMPORT = {
         "drift",
         "reports",
         "day2",
+        "health",
         "core",
     },
 }

@@ -37,6 +37,7 @@ from tests.factories import (
     SubnetFactory,
     user_in,
 )
+from tests.health.factories import make_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITES = ("post", "put", "patch", "delete")
@@ -65,6 +66,8 @@ def needs(method: str, path: str) -> str:
         ("POST", "/api/v1/webhooks/"),
         ("POST", "/api/v1/webhooks/{pk}/rotate-secret/"),
         ("POST", "/api/v1/reports/prices/"),
+        ("POST", "/api/v1/health-policies/"),
+        ("POST", "/api/v1/health-breaker/close/"),
         ("DELETE", "/api/v1/sites/{pk}/"),
         ("DELETE", "/api/v1/racks/{pk}/"),
         ("DELETE", "/api/v1/nodes/{pk}/"),
@@ -86,6 +89,8 @@ def test_profiles_images_subnets_baselines_webhooks_and_deletes_are_admin(method
         ("POST", "/api/v1/racks/{pk}/actions/{name}/", "act"),
         ("POST", "/api/v1/nodes/actions/{name}/", "act"),
         ("POST", "/api/v1/rma-cases/{pk}/transitions/{name}/", "act"),
+        ("POST", "/api/v1/nodes/{pk}/health-events/", "act"),  # agents: integration tokens
+        ("POST", "/api/v1/health-events/", "act"),
     ],
 )
 def test_integration_writes_inventory_and_technicians_run_actions(method, path, capability):
@@ -115,6 +120,7 @@ def world(db):
         "operations": OperationFactory(node=NodeFactory(rack=rack, rack_unit=40)),
         "campaigns": campaign_in(rack),
         "prices": GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5"),
+        "health-policies": make_policy(),
     }
 
 

@@ -39,7 +39,7 @@ class ViewSetSpec:
     offers: the operations the viewset implements; a role let through for another one
         gets 405 (the permission check runs before the method is looked up).
     create / update: a valid POST body / PATCH body for an object (scalar or JSON fields
-        whose stored value equals the value sent).
+        whose stored value equals the value sent); created_ids: the ids a create answered.
     list_queries / detail_queries: the pinned number of SQL queries of one GET with an
         admin token: 4 for the caller (knox: the token with its user, and the user's other
         tokens, expired ones deleted; axes: the client's failure count; the role), then
@@ -56,6 +56,8 @@ class ViewSetSpec:
     offers: frozenset[str] = frozenset(OPS)
     create: Callable[[], dict] | None = None
     update: Callable[[Model], dict] | None = None
+    # The ids a successful create answered with (a bulk create answers a list of rows).
+    created_ids: Callable[[object], set[int]] = lambda data: {data["id"]}  # type: ignore[index]
 
     def __post_init__(self):
         assert len(self.access) == len(OPS), self.basename
@@ -114,7 +116,7 @@ class ViewSetTests:
         assert resp.status_code == status, resp.content
         created = pks(self.spec.model) - before
         if status == 201:
-            assert created == {resp.data["id"]}
+            assert created == self.spec.created_ids(resp.data)
         else:
             assert not created
 

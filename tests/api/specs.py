@@ -16,6 +16,7 @@ from core.models import WebhookSubscription
 from day2 import campaigns
 from day2.models import Campaign
 from drift.models import Baseline, DriftEvent
+from health.models import HealthEvent, HealthPolicy
 from inventory.models import (
     LifecycleEvent,
     NetworkInterface,
@@ -48,6 +49,7 @@ from tests.factories import (
     SiteFactory,
     SubnetFactory,
 )
+from tests.health.factories import make_event, make_policy
 from validation.models import CheckResult, GateProfile, GateRun
 
 R, W, A, D = READERS, WRITERS, ACTORS, ADMINS
@@ -71,6 +73,8 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "baseline": (R, R, D, D, D),  # what every node is held to
     "drift-event": (R, R, W, W, D),
     "gpu-price": (R, R, D, D, D),  # what revenue is priced at
+    "health-event": (R, R, A, A, D),  # agents (integration tokens) and technicians report
+    "health-policy": (R, R, D, D, D),  # what starts recycles and RMAs by itself
     # Who changed credentials and roles, and when: admins only, and read-only for them too.
     "audit-log": (D, D, D, D, D),
     "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
@@ -309,6 +313,31 @@ AUDIT_LOG = spec(
     list_queries=6,  # the entries' content types and actors are joined in
     detail_queries=5,
 )
+HEALTH_EVENTS = spec(
+    "health-event",
+    url="/api/v1/health-events/",
+    model=HealthEvent,
+    make=make_event,
+    offers=frozenset({"list", "retrieve", "create"}),
+    create=lambda: {
+        "events": [
+            {"node": NodeFactory().hostname, "source": "dcgm-exporter", "kind": "xid", "code": 13}
+        ]
+    },
+    created_ids=lambda rows: {row["id"] for row in rows},  # type: ignore[attr-defined]
+    list_queries=6,  # node, rack, site, policy and operation joined in
+    detail_queries=5,
+)
+HEALTH_POLICIES = spec(
+    "health-policy",
+    url="/api/v1/health-policies/",
+    model=HealthPolicy,
+    make=make_policy,
+    create=lambda: {"kind": "nvlink", "match": "74", "action": "rma", "priority": 7},
+    update=lambda row: {"priority": 8, "note": "bad batch of NVSwitch trays"},
+    list_queries=6,
+    detail_queries=5,
+)
 
 
 def campaign_body() -> dict:
@@ -357,6 +386,8 @@ SPECS = (
     BASELINES,
     DRIFT_EVENTS,
     GPU_PRICES,
+    HEALTH_EVENTS,
+    HEALTH_POLICIES,
     AUDIT_LOG,
     CAMPAIGNS,
 )

@@ -39,6 +39,7 @@ from tests.factories import (
     api_token,
     start_deploy,
 )
+from tests.health.routes import breaker_close, breaker_state, node_health_events
 from validation.models import GateRun
 
 
@@ -305,6 +306,9 @@ ROUTES = (
     Route("operation-cancel", "post", operation_cancel, ACTORS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
     Route("token-rotate", "post", token_rotate, READERS, 201),  # any caller, its own token
+    Route("node-health-events", "post", node_health_events, ACTORS, 201),
+    Route("health-breaker", "get", breaker_state, READERS, 200),
+    Route("health-breaker-close", "post", breaker_close, ADMINS, 200),
 )
 
 

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class HealthConfig(AppConfig):
+    name = "health"
+    verbose_name = "Health"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # provisioning never imports health: its power/health refresher announces a BMC
+        # health change with a signal, and the policy listens (docs/health.md).
+        from provisioning.signals import bmc_health_changed
+
+        from . import services
+
+        bmc_health_changed.connect(services.on_bmc_health, dispatch_uid="health.on_bmc_health")

@@ -1,0 +1,24 @@
+"""The node page's health panel, loaded over HTMX (inventory does not import health)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+
+from inventory.models import Node
+from inventory.permissions import VIEW
+from inventory.views import require
+
+from . import selectors
+
+
+@login_required
+def node_panel(request, node_pk: int):
+    require(request, VIEW)
+    node = get_object_or_404(Node, pk=node_pk)
+    context = {
+        "node": node,
+        "events": selectors.node_events(node.pk),
+        "breaker": selectors.open_breaker(),
+    }
+    return render(request, "health/_node_panel.html", context)
