@@ -33,7 +33,9 @@ def wait_until(predicate, timeout: float = 30, what: str = ""):
     return value
 
 
-def test_drain_waits_for_the_job_then_ends_and_undrain_resumes(api, hall, with_slurm, slurm_worker):
+def test_drain_waits_for_the_job_then_ends_and_undrain_resumes(
+    api, client, users, hall, with_slurm, slurm_worker
+):
     cluster = with_slurm
     node, neighbour = hall
     job = cluster.sbatch("gpu001", "sleep 6")
@@ -55,6 +57,9 @@ def test_drain_waits_for_the_job_then_ends_and_undrain_resumes(api, hall, with_s
     assert fresh.state == "draining" and fresh.reservation is None
     assert "DRAIN" in fresh.scheduler_state and fresh.scheduler_message == f"1 job running: {job}"
     assert cluster.node_state("gpu001").endswith("+DRAIN")
+    client.force_login(users["technician"])
+    page = client.get(f"/nodes/{node.pk}/").content.decode()
+    assert f"1 job running: {job}</dd>" in page  # the node page says what it waits for
     assert "corral: XID 79" in cluster.run("sinfo", "-R", "-h", "-o", "%E").stdout
 
     # The beat's re-check, until the job ends by itself.
