@@ -22,6 +22,10 @@ SECRET = {"mask_callable": "audit.redact.redact"}
 # app_label.model -> auditlog.register() options.
 TRACKED: dict[str, dict[str, Any]] = {
     "inventory.site": {"exclude_fields": ["created"]},
+    # Who started a campaign, on what; its moves are in status_reason and its webhooks.
+    "day2.campaign": {
+        "exclude_fields": ["created", "updated", "status", "status_reason", "finished"]
+    },
     "inventory.rack": {"exclude_fields": ["created"]},
     "inventory.node": {
         "exclude_fields": [

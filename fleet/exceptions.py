@@ -15,10 +15,11 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from day2.campaign_flow import IllegalCampaignTransition
 from fleet.parsers import too_large_detail
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
-from inventory.services import ActionNotAllowed, DeleteRefused
+from inventory.services import ActionNotAllowed, CannotCancel, DeleteRefused
 from provisioning.images import ImageImmutable
 from rma.workflow import IllegalCaseTransition, ResolutionRequired
 
@@ -50,6 +51,11 @@ def exception_handler(exc, context):
             {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
             status=status.HTTP_409_CONFLICT,
         )
+    if isinstance(exc, IllegalCampaignTransition):
+        return Response(
+            {"detail": str(exc), "status": exc.status, "allowed": exc.allowed},
+            status=status.HTTP_409_CONFLICT,
+        )
     if isinstance(exc, IllegalCaseTransition):
         return Response(
             {"detail": str(exc), "status": exc.status, "allowed": exc.allowed},
@@ -70,6 +76,8 @@ def exception_handler(exc, context):
         return Response(
             {"detail": str(exc), "instead": "decommission"}, status=status.HTTP_409_CONFLICT
         )
+    if isinstance(exc, CannotCancel):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ImageImmutable):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ProtectedError):

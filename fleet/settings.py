@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "rma",
     "drift",
     "reports",
+    "day2",
     "health",
     # The audit trail (audit/__init__.py says why django-auditlog).
     "auditlog",
@@ -250,6 +251,15 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("CORRAL_WEBHOOK_SWEEP_SECONDS", default=15.0),
         "options": {"queue": env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")},
     },
+    # Draining nodes wait on their jobs without a worker thread; this re-check ends them.
+    "recheck-drains": {
+        "task": "provisioning.tasks.recheck_drains",
+        "schedule": env.float("CORRAL_DRAIN_RECHECK_SECONDS", default=3.0),
+    },
+    "day2-sweep": {
+        "task": "day2.tasks.sweep",
+        "schedule": env.float("CORRAL_DAY2_SWEEP_SECONDS", default=15.0),
+    },
     "prune-boot-records": {"task": "provisioning.tasks.prune_boot_records", "schedule": 3600.0},
     "drift-sweep": {
         "task": "drift.tasks.sweep",
@@ -288,7 +298,12 @@ CORRAL_OPERATION_DEADLINES = {
     "inspect": env.int("CORRAL_OP_DEADLINE_INSPECT", default=20 * 60),
     "repaired": env.int("CORRAL_OP_DEADLINE_INSPECT", default=20 * 60),
     "deploy": env.int("CORRAL_OP_DEADLINE_DEPLOY", default=20 * 60),
-    "drain": env.int("CORRAL_OP_DEADLINE_DRAIN", default=10 * 60),
+    # A drain lasts until its node's jobs end (the draining deadline fails it first).
+    "drain": CORRAL_STATE_DEADLINES["draining"] + 600,
+    "undrain": env.int("CORRAL_OP_DEADLINE_POWER", default=10 * 60),
+    "admit": env.int("CORRAL_OP_DEADLINE_POWER", default=10 * 60),
+    # The whole chain: drain, deploy, gates, admission.
+    "recycle": sum(CORRAL_STATE_DEADLINES.values()) + 3600,
     "validate": CORRAL_STATE_DEADLINES["validating"] + 3600,
     "publish_image": env.int("CORRAL_OP_DEADLINE_PUBLISH", default=2 * 3600),
     "import_nodes": env.int("CORRAL_OP_DEADLINE_IMPORT", default=30 * 60),

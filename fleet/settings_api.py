@@ -42,6 +42,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "HealthKindEnum": "health.choices.Kind",
         "HealthDecisionEnum": "health.choices.Decision",
+        "CampaignStatusEnum": "day2.models.campaigns.CampaignStatus",
+        "CampaignMemberStatusEnum": "day2.models.campaigns.MemberStatus",
     },
     # Error answers every operation can give, declared once (fleet/schema.py).
     "POSTPROCESSING_HOOKS": [

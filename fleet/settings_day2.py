@@ -46,6 +46,14 @@ CORRAL_REPORTS_ROLLUP_GRACE_SECONDS = env.float("CORRAL_REPORTS_ROLLUP_GRACE_SEC
 CORRAL_RACK_REVENUE_THRESHOLD = env.float("CORRAL_RACK_REVENUE_THRESHOLD", default=0.95)
 # The currency a new GPU price is in unless one is given.
 CORRAL_CURRENCY = env.str("CORRAL_CURRENCY", default="USD")
+# Slurm (provisioning.schedulers.slurm, docs/scheduling.md), chosen with
+# CORRAL_SCHEDULER=provisioning.schedulers.slurm.SlurmScheduler. The conf path is handed
+# to scontrol/squeue as SLURM_CONF (empty: Slurm's default, /etc/slurm/slurm.conf); the bin
+# dir is where they live (empty: PATH). A command that has not answered by the timeout
+# counts as a controller that is not answering (retried), not as a refusal.
+CORRAL_SLURM_CONF = env.str("CORRAL_SLURM_CONF", default="")
+CORRAL_SLURM_BIN_DIR = env.str("CORRAL_SLURM_BIN_DIR", default="")
+CORRAL_SLURM_TIMEOUT_SECONDS = env.float("CORRAL_SLURM_TIMEOUT_SECONDS", default=10.0)
 # Health events and policy (docs/health.md). A recycle or RMA the policy decides is held
 # when it would take more than this share of a rack's / a site's nodes out of service;
 # at least the minimum may always be out, so a small rack can still heal one node.

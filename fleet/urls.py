@@ -17,6 +17,7 @@ api_patterns = [
     path("", include("health.api.urls")),
     path("", include("core.api.urls")),
     path("", include("audit.api.urls")),
+    path("", include("day2.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 
@@ -34,6 +35,7 @@ urlpatterns = [
     path("", include("reports.urls")),
     path("", include("health.urls")),
     path("", include("audit.urls")),
+    path("", include("day2.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).

@@ -38,6 +38,13 @@ class Action:
     # `rma` app opens or closes a case). Named by path, like `task`, so inventory imports
     # no app above it.
     effect: str | None = None
+    # Dotted path of a function(operation id) called after the commit that ends a child of
+    # this action's operation: a chain (recycle) starts its next step there. Without it,
+    # the parent aggregates its children (a bulk action).
+    on_child_end: str | None = None
+    # Dotted path of a function(operation, actor) that cancels a running operation of this
+    # action (POST /api/v1/operations/{id}/cancel/); without it the action cannot be.
+    cancel: str | None = None
 
     @property
     def allowed_states(self) -> frozenset[str]:
@@ -72,7 +79,8 @@ ACTIONS: dict[str, Action] = {
             event="validate",
             task="validation.tasks.start_gate",
             style="primary",
-            help="Run the default acceptance profile again.",
+            help="Run the default acceptance profile again (an in-service node is cordoned "
+            "in the scheduler first; its running jobs are not waited for: drain it first).",
         ),
         Action(
             "drain",
@@ -83,6 +91,15 @@ ACTIONS: dict[str, Action] = {
             confirm="Cordon this node in the scheduler and wait for its jobs?",
         ),
         Action(
+            "undrain",
+            "Return to service",
+            event="undrain",
+            task="provisioning.tasks.undrain_node",
+            style="outline-success",
+            confirm="Resume this node in the scheduler without reimaging it?",
+            help="Resume the node in the scheduler; no reimage, no gates.",
+        ),
+        Action(
             "recycle",
             "Recycle",
             # Drain (from in service), reimage, gates, admit: one operation for the chain
@@ -91,6 +108,8 @@ ACTIONS: dict[str, Action] = {
                 {NodeState.IN_SERVICE, NodeState.DRAINED, NodeState.FAILED, NodeState.READY}
             ),
             task="day2.tasks.start_recycle",
+            on_child_end="day2.recycle.advance",
+            cancel="day2.recycle.cancel",
             style="warning",
             params_validator="day2.recycle.validate_params",
             choice_param=("image", "provisioning.deployments.image_choices"),
@@ -123,6 +142,7 @@ ACTIONS: dict[str, Action] = {
             "decommission",
             "Decommission",
             event="decommission",
+            task="provisioning.tasks.decommission_node",
             style="dark",
             effect="rma.services.on_node_decommissioned",
             confirm="Retire this node for good? This cannot be undone.",

@@ -10,11 +10,12 @@ the same transaction. Review the whole machine here:
     inspected       inspecting                                       ready
     deploy          ready, drained, failed                           deploying
     booted          deploying                                        validating
-    validate        failed                                           validating
+    validate        failed, drained, in_service                      validating
     admit           validating                                       in_service
     hardware_fault  validating                                       rma
     drain           in_service, failed                               draining
     drained         draining                                         drained
+    undrain         draining, drained                                in_service
     fail            inspecting, deploying, validating, draining      failed
     rma             failed, drained                                  rma
     repaired        rma                                              inspecting
@@ -42,11 +43,14 @@ _TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("inspected", (S.INSPECTING,), S.READY),
     ("deploy", (S.READY, S.DRAINED, S.FAILED), S.DEPLOYING),
     ("booted", (S.DEPLOYING,), S.VALIDATING),
-    ("validate", (S.FAILED,), S.VALIDATING),
+    ("validate", (S.FAILED, S.DRAINED, S.IN_SERVICE), S.VALIDATING),
     ("admit", (S.VALIDATING,), S.IN_SERVICE),
     ("hardware_fault", (S.VALIDATING,), S.RMA),
     ("drain", (S.IN_SERVICE, S.FAILED), S.DRAINING),
     ("drained", (S.DRAINING,), S.DRAINED),
+    # Back to work without a reimage (a drain cancelled, or nothing wrong after all): the
+    # scheduler resumes the node (provisioning.draining.undrain).
+    ("undrain", (S.DRAINING, S.DRAINED), S.IN_SERVICE),
     ("fail", (S.INSPECTING, S.DEPLOYING, S.VALIDATING, S.DRAINING), S.FAILED),
     ("rma", (S.FAILED, S.DRAINED), S.RMA),
     ("repaired", (S.RMA,), S.INSPECTING),

@@ -22,6 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from core import outbox
@@ -175,6 +176,17 @@ def begin_operation(op: Operation, worker: str = "") -> bool:
     )
 
 
+def wait_operation(op: Operation, progress: int, message: str) -> None:
+    """The work now waits on something outside Corral (a drain on its jobs): the operation
+    stays running with no worker (so the lost-worker sweep leaves it alone) and lets go of
+    its node; whatever notices the wait is over ends it (its deadline, at the latest)."""
+    with transaction.atomic():
+        Operation.objects.filter(pk=op.pk, status=OperationStatus.RUNNING).update(
+            worker="", progress=max(0, min(100, progress)), message=message
+        )
+        release_for(op)
+
+
 def pause_operation(op: Operation) -> None:
     """Between two attempts (a retry with backoff): the next attempt may claim it."""
     Operation.objects.filter(pk=op.pk, status=OperationStatus.RUNNING).update(worker="")
@@ -224,7 +236,16 @@ def finish_operation(
 
 def refresh_parent(parent_id: int) -> None:
     """An aggregate operation's progress and status follow its children (one aggregate
-    query: a 500-node action refreshes its parent 500 times)."""
+    query: a 500-node action refreshes its parent 500 times). A chain's parent (an action
+    declaring `on_child_end`, such as recycle) decides its next step instead."""
+    kind = Operation.objects.filter(pk=parent_id).values_list("kind", flat=True).first()
+    action = get_action(kind) if kind else None
+    if action is not None and action.on_child_end:
+        try:
+            import_string(action.on_child_end)(parent_id)
+        except Exception:  # its sweep retries; the child that ended must not fail for it
+            log.exception("operation %s: next step after a child ended failed", parent_id)
+        return
     finished = list(FINISHED_OPERATION_STATUSES)
     unsuccessful = [OperationStatus.FAILED, OperationStatus.CANCELLED]
     agg = Operation.objects.filter(parent_id=parent_id).aggregate(

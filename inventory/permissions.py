@@ -95,8 +95,8 @@ def site_of(obj: Any) -> int | None:
         return obj.pk
     if getattr(obj, "site_id", None) is not None:
         return obj.site_id
-    if hasattr(obj, "rack_id"):
-        return obj.rack.site_id if obj.rack_id else GLOBAL
-    if getattr(obj, "node_id", None) is not None:
+    if getattr(obj, "rack_id", None) is not None:
+        return obj.rack.site_id
+    if getattr(obj, "node_id", None) is not None:  # an operation on a node has no rack
         return site_of(obj.node)
     return GLOBAL

@@ -183,8 +183,18 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
             raise CallbackRefused(f"node is {node.state}, not deploying") from None
         deployment.status = DeploymentStatus.SUCCEEDED
         if settings.CORRAL_GATE_ON_PHONE_HOME:
+            # A deploy that is a step of a chain (recycle) has its gates in that chain too.
+            parent_id = (
+                Operation.objects.filter(pk=deployment.operation_id)
+                .values_list("parent_id", flat=True)
+                .first()
+            )
             gate = Operation.objects.create(
-                kind="validate", node=node, actor="system", message="acceptance gates after deploy"
+                kind="validate",
+                node=node,
+                parent_id=parent_id,
+                actor="system",
+                message="acceptance gates after deploy",
             )
             operations.enqueue_on_commit("validation.tasks.start_gate", gate)
     return deployment, True

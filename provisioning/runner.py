@@ -34,10 +34,21 @@ from inventory.models import Node, Operation
 
 from . import followups
 from .drivers import BMCFatalError, BMCTransientError
+from .schedulers import SchedulerError, SchedulerFatalError, SchedulerTransientError
 
 log = logging.getLogger(__name__)
 
 Work = Callable[[Node, Operation], dict | None]
+
+
+class Waiting(Exception):  # noqa: N818 (not an error: the work goes on without a worker)
+    """Raised by work that now waits on something outside Corral (a drain on its jobs):
+    the operation stays running, with no worker and no node lock, and a periodic
+    re-check (not a sleeping thread) ends it."""
+
+    def __init__(self, message: str, progress: int = 50):
+        super().__init__(message)
+        self.message, self.progress = message, progress
 
 
 def load_operation(op_id: int) -> Operation | None:
@@ -96,15 +107,18 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
         return "succeeded"
     except Retry:
         raise
-    except BMCFatalError as exc:
-        _fail(op, node, str(exc))
+    except Waiting as wait:
+        operations.wait_operation(op, wait.progress, wait.message)
+        return "waiting"
+    except (BMCFatalError, SchedulerFatalError) as exc:
+        _fail(op, node, str(exc), field=_message_field(exc))
     except IllegalTransition:
         # The node moved on while the work ran (the deadline sweep failed it, say): the
         # operation keeps the reason whoever moved it gave, or says what happened.
         node.refresh_from_db(fields=["state", "failure_reason"])
         why = f": {node.failure_reason}" if node.failure_reason else ""
         _fail(op, node, f"{op.kind} could not finish: {node} is now {node.state}{why}")
-    except BMCTransientError as exc:
+    except (BMCTransientError, SchedulerTransientError) as exc:
         retries = settings.CORRAL_BMC_RETRIES
         if task.request.retries < retries:
             # Exponential backoff: base, 2 x base, 4 x base ... (2, 4, 8, 16 s by default).
@@ -116,7 +130,7 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
             )
             operations.pause_operation(op)
             raise task.retry(countdown=countdown, max_retries=retries) from None
-        _fail(op, node, f"{exc} (gave up after {retries} retries)")
+        _fail(op, node, f"{exc} (gave up after {retries} retries)", field=_message_field(exc))
     except SoftTimeLimitExceeded:
         _fail(op, node, f"{op.kind} timed out after {task.soft_time_limit} s")
     except DatabaseError as exc:
@@ -179,10 +193,15 @@ def acquire_or_wait(
         raise task.retry(countdown=settings.CORRAL_LOCK_WAIT_SECONDS, max_retries=retries) from None
 
 
-def _fail(op: Operation, node: Node, message: str) -> None:
-    """Fail the operation and its node together; the node shows the message as its BMC's."""
+def _message_field(exc: Exception) -> str:
+    return "scheduler_message" if isinstance(exc, SchedulerError) else "bmc_message"
+
+
+def _fail(op: Operation, node: Node, message: str, field: str = "bmc_message") -> None:
+    """Fail the operation and its node together; the node shows the message as its BMC's
+    (or its scheduler's, for a scheduler error)."""
     log.warning("operation %s on %s failed: %s", op.pk, node, message)
-    inventory.fail_operation(op, message, node_fields={"bmc_message": message[:2000]})
+    inventory.fail_operation(op, message, node_fields={field: message[:2000]})
 
 
 # --- database connections around BMC I/O ------------------------------------------------

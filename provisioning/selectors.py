@@ -8,6 +8,7 @@ from inventory.models import Node
 
 from .models import BootRequest, Deployment, Image
 from .models.deployments import DeploymentStatus
+from .models.images import ImageState
 
 
 def current_image_subquery() -> Subquery:
@@ -37,3 +38,17 @@ def last_boot_request(node: Node) -> BootRequest | None:
 
 def latest_deployment(node: Node) -> Deployment | None:
     return Deployment.objects.select_related("image").filter(node=node).first()
+
+
+def golden_image(node: Node) -> Image | None:
+    """The image a recycle puts back: the last one the node booted and phoned home with,
+    if it is still published (a deprecated image is not deployed again unasked)."""
+    deployment = (
+        Deployment.objects.select_related("image")
+        .filter(node=node, status=DeploymentStatus.SUCCEEDED)
+        .order_by("-phoned_home")
+        .first()
+    )
+    if deployment is None or deployment.image.state != ImageState.PUBLISHED:
+        return None
+    return deployment.image

@@ -38,7 +38,6 @@ from .drivers import (
     get_driver,
 )
 from .runner import bmc_io
-from .schedulers import get_scheduler
 
 # Corral action -> (driver power action, the power state it should end in).
 POWER_ACTIONS = {
@@ -147,15 +146,6 @@ def inspect(node: Node, op: Operation) -> dict:
         "firmware_components": len(firmware),
         **({"mismatch": hardware["mismatch"]} if "mismatch" in hardware else {}),
     }
-
-
-def drain(node: Node, op: Operation) -> dict:
-    scheduler = get_scheduler()
-    scheduler.cordon(node, op.message or "drained by Corral")
-    if scheduler.drain_status(node).drained:
-        transition(node, "drained", "system", "no jobs left on the node", operation=op)
-        return {"drained": True}
-    return {"drained": False}
 
 
 def refresh_power(node: Node) -> None:

@@ -5,7 +5,7 @@ from django.conf import settings
 
 from inventory.models import Node
 
-from . import deployments, firmware, images, services
+from . import deployments, draining, firmware, images, services
 from .bootserver import records as bootlog
 from .runner import run_node_operation
 
@@ -32,7 +32,28 @@ def inspect_node(self, op_id: int) -> str:
 
 @shared_task(name="provisioning.tasks.drain_node", **NODE_TASK)
 def drain_node(self, op_id: int) -> str:
-    return run_node_operation(self, op_id, services.drain)
+    return run_node_operation(self, op_id, draining.drain)
+
+
+@shared_task(name="provisioning.tasks.admit_node", **NODE_TASK)
+def admit_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, draining.admit)
+
+
+@shared_task(name="provisioning.tasks.undrain_node", **NODE_TASK)
+def undrain_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, draining.undrain)
+
+
+@shared_task(name="provisioning.tasks.decommission_node", **NODE_TASK)
+def decommission_node(self, op_id: int) -> str:
+    return run_node_operation(self, op_id, draining.decommission)
+
+
+@shared_task(name="provisioning.tasks.recheck_drains", soft_time_limit=60, time_limit=90)
+def recheck_drains() -> dict[str, int]:
+    """Beat: end the drains whose jobs are gone (one scheduler query for all of them)."""
+    return draining.recheck()
 
 
 @shared_task(

@@ -20,6 +20,7 @@ from tests.peers.redfish import (  # noqa: F401
     sushy_emulator_factory,
     sushy_static,
 )
+from tests.peers.slurm import slurm, slurm_cluster  # noqa: F401
 from tests.peers.sshd import sshd, sshd_factory  # noqa: F401
 from tests.peers.web import (  # noqa: F401
     corral_web,

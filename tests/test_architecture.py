@@ -20,6 +20,9 @@ MAY_IMPORT = {
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
     "reports": {"inventory", "provisioning", "validation", "rma", "core"},
+    # The day-2 loop chains the actions of every layer below (drain, deploy, gates, RMA);
+    # nothing imports it back: the recycle action names its task and hooks by path.
+    "day2": {"inventory", "provisioning", "validation", "rma", "core"},
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
     # Health reads the XID catalog (validation), listens to the BMC refresher's signal
@@ -32,6 +35,7 @@ MAY_IMPORT = {
         "rma",
         "drift",
         "reports",
+        "day2",
         "health",
         "core",
     },

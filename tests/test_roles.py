@@ -17,6 +17,7 @@ import yaml
 from django.core.management import call_command
 from django.db import transaction
 
+from day2.models import Campaign, CampaignNode
 from inventory.models import SiteRole
 from inventory.roletable import markdown, rows
 from reports.models import GpuPrice
@@ -26,8 +27,10 @@ from tests.factories import (
     DraftImageFactory,
     GateProfileFactory,
     GateRunFactory,
+    ImageFactory,
     InterfaceFactory,
     NodeFactory,
+    OperationFactory,
     RackFactory,
     RMACaseFactory,
     SiteFactory,
@@ -114,9 +117,19 @@ def world(db):
         "webhooks": sub,
         "deliveries": make_delivery(sub),
         "baselines": BaselineFactory(),
+        "operations": OperationFactory(node=NodeFactory(rack=rack, rack_unit=40)),
+        "campaigns": campaign_in(rack),
         "prices": GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5"),
         "health-policies": make_policy(),
     }
+
+
+def campaign_in(rack) -> Campaign:
+    campaign = Campaign.objects.create(name="walk", image=ImageFactory(), actor="user:x")
+    CampaignNode.objects.create(
+        campaign=campaign, node=NodeFactory(rack=rack, rack_unit=36), status="succeeded"
+    )
+    return campaign
 
 
 def schema_writes() -> list[tuple[str, str]]:

@@ -25,10 +25,10 @@ from inventory import operations
 from inventory import services as inventory
 from inventory.choices import NodeState, OperationStatus
 from inventory.lifecycle import IllegalTransition, transition
-from inventory.models import Node, Operation
+from inventory.models import LifecycleEvent, Node, Operation
 from inventory.notify import absolute_url, node_data
+from provisioning import draining
 from provisioning.models import DeploymentStatus
-from provisioning.schedulers import get_scheduler
 from provisioning.selectors import latest_deployment
 
 from . import ssh, steps
@@ -72,6 +72,14 @@ def node_context(node: Node) -> NodeContext:
         fabric=node.effective_fabric,
         expected={k: str(v) for k, v in baseline.items() if isinstance(v, str | int | float)},
     )
+
+
+def cordon_for_burn_in(op: Operation) -> None:
+    """validate on an in-service node (a burn-in without reimage): cordon it in the
+    scheduler first, so no new job lands on it while the gates run."""
+    started = LifecycleEvent.objects.filter(operation=op, event="validate").first()
+    if started is not None and started.from_state == NodeState.IN_SERVICE:
+        draining.cordon_for_burn_in(op.node, f"burn-in: {op.message or 'gates re-run'}")
 
 
 def start_gate_run(node: Node, op: Operation, profile: GateProfile | None = None) -> GateRun:
@@ -277,9 +285,15 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
         node.refresh_from_db()
         try:
             if status == RunStatus.PASSED:
-                get_scheduler().admit(node)
                 transition(
                     node, "admit", "system", f"gates passed: {reason}", operation=run.operation
+                )
+                # Only now, in service, may the scheduler run jobs on it: the admission
+                # commits with the transition and resumes the node in the scheduler.
+                draining.request_admission(
+                    node,
+                    parent_id=run.operation.parent_id if run.operation_id else None,
+                    take_from=f"gate run {run.pk} step ",
                 )
             elif status == RunStatus.RMA:
                 transition(node, "hardware_fault", "system", reason, operation=run.operation)

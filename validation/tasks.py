@@ -8,6 +8,7 @@ from inventory import services as inventory
 from inventory.locking import Heartbeat, release, release_for
 from inventory.models import Node, Operation
 from provisioning.runner import acquire_or_wait
+from provisioning.schedulers import SchedulerError
 
 from . import services, steps
 from .models import GateRun
@@ -26,8 +27,9 @@ def start_gate(self, op_id: int) -> str:
     # it for the length of the step (so a technician can still act between steps).
     release_for(op)
     try:
+        services.cordon_for_burn_in(op)
         services.start_gate_run(op.node, op)
-    except services.NoProfile as exc:
+    except (services.NoProfile, SchedulerError) as exc:
         inventory.fail_operation(op, str(exc))
         return "failed"
     return "started"

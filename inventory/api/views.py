@@ -280,3 +280,17 @@ class OperationViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.OperationSerializer
     filterset_class = OperationFilterSet
     ordering_fields = ["created", "finished"]
+    write_capability = ACT  # cancel is the only write
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: s.OperationSerializer,
+            409: OpenApiResponse(description="Not cancellable (its kind, ended, too far)."),
+        },
+    )
+    @action(detail=True, methods=["post"], write_capability=ACT)
+    def cancel(self, request, pk=None):
+        """Cancel a running chain (recycle): it stops where it stands and says so."""
+        op = services.cancel_operation(self.get_object(), request_actor(request))
+        return Response(s.OperationSerializer(op, context={"request": request}).data)

@@ -37,6 +37,9 @@ OBSERVED_FIELDS = (
     "bmc_health",
     "bmc_health_at",
     "bmc_message",
+    "scheduler_state",
+    "scheduler_message",
+    "scheduler_at",
     "hardware_facts",
     "firmware_facts",
     "inspected_at",
@@ -102,6 +105,12 @@ class Node(models.Model):
     bmc_health = models.CharField(max_length=20, blank=True, editable=False)
     bmc_health_at = models.DateTimeField(null=True, blank=True, editable=False)
     bmc_message = models.TextField(blank=True, editable=False)
+    # What the workload scheduler last said about the node (provisioning.schedulers): its
+    # own state word ("MIXED+DRAIN"), what a drain waits for ("2 jobs running: 1234, 1240")
+    # or why a scheduler command failed.
+    scheduler_state = models.CharField(max_length=60, blank=True, editable=False)
+    scheduler_message = models.TextField(blank=True, editable=False)
+    scheduler_at = models.DateTimeField(null=True, blank=True, editable=False)
     hardware_facts = models.JSONField(default=dict, blank=True, editable=False)
     firmware_facts = models.JSONField(default=list, blank=True, editable=False)
     inspected_at = models.DateTimeField(null=True, blank=True, editable=False)

@@ -12,4 +12,5 @@ router.register("subnets", views.SubnetViewSet)
 urlpatterns = [
     *router.urls,
     path("dhcp/<str:fmt>/", views.DHCPExportView.as_view(), name="dhcp-export"),
+    path("exports/slurm/<str:part>/", views.SlurmExportView.as_view(), name="slurm-export"),
 ]

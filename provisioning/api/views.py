@@ -12,7 +12,7 @@ from inventory.api.serializers import OperationSerializer
 from inventory.api.views import request_actor
 from inventory.permissions import ADMIN
 
-from .. import dhcp, images, selectors
+from .. import dhcp, images, selectors, slurm_export
 from ..models import BootRequest, Deployment, ImageState, Subnet
 from . import serializers as s
 
@@ -99,3 +99,22 @@ class DHCPExportView(APIView):
             raise ValidationError({"detail": str(exc)}) from exc
         content_type = "application/json" if fmt == "kea" else "text/plain"
         return HttpResponse(body, content_type=content_type)
+
+
+class SlurmExportView(APIView):
+    """What slurmctld reads: slurm.conf NodeName lines, topology.conf or gres.conf
+    (docs/scheduling.md). An unknown part is a 404 listing the parts; an unknown site a
+    400 listing the sites."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("site", str, required=False, description="slug or name")],
+        responses={(200, "text/plain"): str},
+    )
+    def get(self, request, part: str):
+        if part not in slurm_export.PARTS:
+            raise NotFound(f"No part {part!r}; parts: {', '.join(slurm_export.PARTS)}.")
+        try:
+            body = slurm_export.export(part, request.query_params.get("site") or None)
+        except slurm_export.ExportError as exc:
+            raise ValidationError({"site": [str(exc)]}) from exc
+        return HttpResponse(body, content_type="text/plain; charset=utf-8")

@@ -13,6 +13,8 @@ import json
 from auditlog.models import LogEntry
 
 from core.models import WebhookSubscription
+from day2 import campaigns
+from day2.models import Campaign
 from drift.models import Baseline, DriftEvent
 from health.models import HealthEvent, HealthPolicy
 from inventory.models import (
@@ -37,6 +39,7 @@ from tests.factories import (
     DraftImageFactory,
     GateProfileFactory,
     GateRunFactory,
+    ImageFactory,
     InterfaceFactory,
     LifecycleEventFactory,
     NodeFactory,
@@ -57,7 +60,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "node": (R, R, W, W, D),
     "networkinterface": (R, R, W, W, D),
     "lifecycleevent": (R, R, W, W, D),
-    "operation": (R, R, W, W, D),
+    "operation": (R, R, A, A, D),  # cancel (a chain) is the one write: act
     "rma-case": (R, R, A, A, D),  # technicians work the RMA queue too
     "image": (R, R, D, D, D),  # what every node boots: admins only
     "deployment": (R, R, W, W, D),
@@ -74,6 +77,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "health-policy": (R, R, D, D, D),  # what starts recycles and RMAs by itself
     # Who changed credentials and roles, and when: admins only, and read-only for them too.
     "audit-log": (D, D, D, D, D),
+    "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -335,6 +339,34 @@ HEALTH_POLICIES = spec(
     detail_queries=5,
 )
 
+
+def campaign_body() -> dict:
+    rack = RackFactory()
+    NodeFactory(rack=rack, rack_unit=1, state="in_service")
+    return {"name": "api", "image": str(ImageFactory().pk), "selection": {"rack": rack.pk}}
+
+
+def make_campaign() -> Campaign:
+    rack = RackFactory()
+    return campaigns.create(
+        name="spec",
+        image_ref=ImageFactory().pk,
+        selection={"nodes": [NodeFactory(rack=rack, rack_unit=3).pk]},
+        actor="user:spec",
+    )
+
+
+CAMPAIGNS = spec(
+    "campaign",
+    url="/api/v1/campaigns/",
+    model=Campaign,
+    make=make_campaign,
+    create=campaign_body,
+    offers=frozenset({"list", "retrieve", "create"}),
+    list_queries=8,
+    detail_queries=7,
+)
+
 SPECS = (
     SITES,
     RACKS,
@@ -357,6 +389,7 @@ SPECS = (
     HEALTH_EVENTS,
     HEALTH_POLICIES,
     AUDIT_LOG,
+    CAMPAIGNS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

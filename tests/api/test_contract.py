@@ -17,12 +17,14 @@ from django.urls import get_resolver
 from django.utils import timezone
 
 from core.models import Delivery, WebhookSubscription
+from day2 import campaigns
+from day2.models import Campaign
 from inventory.imports import COLUMNS
 from inventory.models import BMC, Fact, Node, Operation
 from provisioning.models import Deployment, Image
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, CALLER_IDS, CALLERS, READERS, WRITERS
-from tests.api.specs import SPECS
+from tests.api.specs import SPECS, make_campaign
 from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
@@ -197,6 +199,31 @@ def redeliver():
     )
 
 
+def campaign_move(verb: str):
+    def setup():
+        campaign = make_campaign()
+        if verb == "resume":
+            campaigns.pause(campaign, "user:contract")
+        return (
+            f"/api/v1/campaigns/{campaign.pk}/{verb}/",
+            {"reason": "contract"},
+            lambda: Campaign.objects.get(pk=campaign.pk).status,
+        )
+
+    return setup
+
+
+def operation_cancel():
+    rack = RackFactory()
+    node = NodeFactory(rack=rack, rack_unit=5, state="in_service")
+    op = Operation.objects.create(kind="recycle", node=node, actor="x", status="running")
+    return (
+        f"/api/v1/operations/{op.pk}/cancel/",
+        {},
+        lambda: Operation.objects.get(pk=op.pk).status,
+    )
+
+
 def drift_rows():
     return "/api/v1/drift/", {}, lambda: None
 
@@ -235,6 +262,11 @@ def dhcp_export():
     return "/api/v1/dhcp/kea/", {}, lambda: None
 
 
+def slurm_export():
+    NodeFactory()
+    return "/api/v1/exports/slurm/nodes/", {}, lambda: None
+
+
 # Today's rules (see specs.ACCESS for CRUD); issue #16 may tighten them.
 ROUTES = (
     Route("node-run-action", "post", node_action, ACTORS, 202),
@@ -246,6 +278,7 @@ ROUTES = (
     Route("gaterun-cancel", "post", cancel_gate, ACTORS, 202),
     Route("node-import", "post", node_import, WRITERS, 202, format="multipart"),
     Route("dhcp-export", "get", dhcp_export, READERS, 200),
+    Route("slurm-export", "get", slurm_export, READERS, 200),
     Route("rma-case-transition", "post", rma_transition, ACTORS, 200),
     Route("rma-case-notes", "post", rma_note, ACTORS, 201),
     Route("rma-case-parts", "post", rma_part, ACTORS, 201),
@@ -267,6 +300,10 @@ ROUTES = (
     Route("report-reliability", "get", report("reliability"), READERS, 200),
     Route("report-revenue", "get", report("revenue"), READERS, 200),
     Route("report-summary", "get", report("summary"), READERS, 200),
+    Route("campaign-pause", "post", campaign_move("pause"), ACTORS, 200),
+    Route("campaign-resume", "post", campaign_move("resume"), ACTORS, 200),
+    Route("campaign-cancel", "post", campaign_move("cancel"), ACTORS, 200),
+    Route("operation-cancel", "post", operation_cancel, ACTORS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
     Route("token-rotate", "post", token_rotate, READERS, 201),  # any caller, its own token
     Route("node-health-events", "post", node_health_events, ACTORS, 201),

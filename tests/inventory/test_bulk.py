@@ -31,10 +31,10 @@ def test_selection_power_on_records_a_child_per_node(api, rack, settings):
 def test_bulk_lifecycle_action_moves_each_node(api, rack):
     nodes = [
         NodeFactory(rack=rack, state="in_service"),
-        *(NodeFactory(rack=rack) for _ in range(2)),
+        *(NodeFactory(rack=rack, state="drained") for _ in range(2)),
     ]
     resp = api("technician").post(
-        "/api/v1/nodes/actions/decommission/",
+        "/api/v1/nodes/actions/rma/",
         {"nodes": [n.pk for n in nodes], "reason": "hall closed"},
         format="json",
     )
@@ -43,7 +43,7 @@ def test_bulk_lifecycle_action_moves_each_node(api, rack):
     assert parent.status == "failed" and parent.error == "1 of 3 nodes failed"
     states = dict(Node.objects.values_list("pk", "state"))
     assert states[nodes[0].pk] == "in_service"
-    assert states[nodes[1].pk] == states[nodes[2].pk] == "decommissioned"
+    assert states[nodes[1].pk] == states[nodes[2].pk] == "rma"
 
 
 def test_bulk_input_errors(api, rack):

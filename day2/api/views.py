@@ -1,0 +1,96 @@
+"""Campaigns over REST: thin; the pacing lives in day2.campaigns."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from knox.models import AuthToken
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from inventory.api.scoping import check_each
+from inventory.permissions import ACT, actor_of
+
+from .. import campaigns, selectors
+from ..filtersets import CampaignFilterSet
+from . import serializers as s
+
+CONFLICT = OpenApiResponse(description="The campaign's status does not allow it (allowed: …).")
+
+
+def _actor(request) -> str:
+    return actor_of(request.user, via_token=isinstance(request.auth, AuthToken))
+
+
+class CampaignViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Rolling reimage campaigns: create one over nodes, a rack, a site or the drifted
+    nodes; pause, resume or cancel it. Needs the role that runs actions, on every node."""
+
+    queryset = selectors.campaign_queryset()
+    filterset_class = CampaignFilterSet
+    ordering_fields = ["created", "status", "name"]
+    write_capability = ACT
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return s.CampaignCreateSerializer
+        if self.action == "retrieve":
+            return s.CampaignDetailSerializer
+        return s.CampaignSerializer
+
+    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignDetailSerializer})
+    def create(self, request, *args, **kwargs):
+        body = s.CampaignCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        selection = dict(data.pop("selection"))
+        check_each(request, ACT, campaigns.select_nodes(selection))
+        campaign = campaigns.create(
+            name=data["name"],
+            image_ref=data["image"],
+            selection=selection,
+            actor=_actor(request),
+            max_unavailable_pct=data["max_unavailable_pct"],
+            pause_failed_pct=data["pause_failed_pct"],
+            reason=data["reason"],
+        )
+        fresh = selectors.campaign_queryset().get(pk=campaign.pk)
+        return Response(s.CampaignDetailSerializer(fresh).data, status=status.HTTP_201_CREATED)
+
+    def _move(self, request, verb):
+        campaign = self.get_object()
+        check_each(request, ACT, [m.node for m in campaign.members.all()])
+        body = s.CampaignMoveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        verb(campaign, _actor(request), body.validated_data["reason"])
+        fresh = selectors.campaign_queryset().get(pk=campaign.pk)
+        return Response(s.CampaignSerializer(fresh).data)
+
+    @extend_schema(
+        request=s.CampaignMoveSerializer, responses={200: s.CampaignSerializer, 409: CONFLICT}
+    )
+    @action(detail=True, methods=["post"])
+    def pause(self, request, pk=None):
+        """Start no more nodes; those under way finish."""
+        return self._move(request, campaigns.pause)
+
+    @extend_schema(
+        request=s.CampaignMoveSerializer, responses={200: s.CampaignSerializer, 409: CONFLICT}
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Carry on where it paused."""
+        return self._move(request, campaigns.resume)
+
+    @extend_schema(
+        request=s.CampaignMoveSerializer, responses={200: s.CampaignSerializer, 409: CONFLICT}
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """End it: waiting nodes are not started; recycles under way run to their end."""
+        return self._move(request, campaigns.cancel)

@@ -1,0 +1,95 @@
+"""Campaign states: one table, one writer, as inventory/lifecycle.py is for nodes.
+
+    event     from                 to
+    pause     running              paused       a person, or the failure threshold
+    resume    paused               running
+    cancel    running, paused      cancelled    no new node starts; running ones finish
+    finish    running, paused      finished     every node has its outcome
+
+`move()` writes Campaign.status with a conditional UPDATE (WHERE status = <from>), so a
+person's pause and the engine's finish cannot both win, and announces the change as a
+webhook event (`campaign.paused`, ... see ANNOUNCED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from core import outbox
+
+from .models import Campaign
+from .models import CampaignStatus as S
+
+_TABLE: list[tuple[str, tuple[str, ...], str]] = [
+    ("pause", (S.RUNNING,), S.PAUSED),
+    ("resume", (S.PAUSED,), S.RUNNING),
+    ("cancel", (S.RUNNING, S.PAUSED), S.CANCELLED),
+    ("finish", (S.RUNNING, S.PAUSED), S.FINISHED),
+]
+TRANSITIONS = {(str(src), event): str(dst) for event, sources, dst in _TABLE for src in sources}
+EVENTS = frozenset(event for event, _, _ in _TABLE)
+ENDED = frozenset({S.CANCELLED, S.FINISHED})
+# The webhook event each transition sends (campaign.started is sent by its creation).
+ANNOUNCED = {
+    "pause": "campaign.paused",
+    "resume": "campaign.resumed",
+    "cancel": "campaign.cancelled",
+    "finish": "campaign.finished",
+}
+
+
+@dataclass
+class IllegalCampaignTransition(Exception):
+    """An event the campaign's status does not accept (HTTP 409)."""
+
+    campaign: str
+    status: str
+    event: str
+
+    @property
+    def allowed(self) -> list[str]:
+        return allowed_events(self.status)
+
+    def __str__(self) -> str:
+        allowed = ", ".join(self.allowed) or "none"
+        return (
+            f"campaign {self.campaign} is {self.status}: cannot {self.event} (allowed: {allowed})"
+        )
+
+
+def allowed_events(status: str) -> list[str]:
+    return sorted(event for (src, event) in TRANSITIONS if src == status)
+
+
+def payload(campaign: Campaign) -> dict:
+    return {
+        "campaign": campaign.pk,
+        "name": campaign.name,
+        "image": str(campaign.image),
+        "status": campaign.status,
+        "reason": campaign.status_reason,
+    }
+
+
+def move(campaign: Campaign, event: str, actor: str, reason: str = "") -> Campaign:
+    """Apply `event`, or raise IllegalCampaignTransition and change nothing."""
+    with transaction.atomic():
+        current = Campaign.objects.filter(pk=campaign.pk).values_list("status", flat=True).get()
+        target = TRANSITIONS.get((current, event))
+        if target is None:
+            campaign.status = current
+            raise IllegalCampaignTransition(str(campaign.pk), current, event)
+        now = timezone.now()
+        why = f"{event} by {actor}" + (f": {reason}" if reason else "")
+        fields = {"status": target, "status_reason": why[:2000], "updated": now}
+        if target in ENDED:
+            fields["finished"] = now
+        if not Campaign.objects.filter(pk=campaign.pk, status=current).update(**fields):
+            raise IllegalCampaignTransition(str(campaign.pk), current, event)
+        for key, value in fields.items():
+            setattr(campaign, key, value)
+        outbox.emit(ANNOUNCED[event], lambda: payload(campaign))
+    return campaign

@@ -1,0 +1,288 @@
+"""Rolling campaigns: "reimage these nodes to image X, at most N % of a rack out at once,
+pause if more than M % fail".
+
+Each node is reimaged by an ordinary recycle (day2.recycle), so a campaign adds only the
+pacing. `tick` is the engine: it reads how each started node's recycle ended, pauses the
+campaign when failures pass the threshold, starts waiting nodes where their rack has
+room, and finishes the campaign once every node has an outcome. It runs when a member's
+recycle ends and on the day-2 beat, under a row lock on the campaign, so two ticks never
+start the same node.
+
+Room in a rack: at most `max_unavailable_pct` of its nodes (always at least one, so a
+small rack still moves) may be out of service at once, counting every node of the rack
+that is not serving (draining, drained, deploying, validating, inspecting, failed, rma),
+whatever took it out. A member that is not in service when its turn comes (drained,
+failed, ready) costs no capacity and starts at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from core import outbox
+from inventory import services as inventory
+from inventory.actions import get_action
+from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState
+from inventory.locking import NodeLocked
+from inventory.models import Node, Operation
+from provisioning.deployments import resolve_image
+
+from . import campaign_flow
+from .models import Campaign, CampaignNode, CampaignStatus, MemberStatus
+
+log = logging.getLogger(__name__)
+
+# Nodes that are not serving: what a rack's room is measured against.
+OUT_OF_SERVICE = frozenset(
+    {
+        NodeState.INSPECTING,
+        NodeState.DEPLOYING,
+        NodeState.VALIDATING,
+        NodeState.DRAINING,
+        NodeState.DRAINED,
+        NodeState.FAILED,
+        NodeState.RMA,
+    }
+)
+OP_TO_MEMBER = {
+    "succeeded": MemberStatus.SUCCEEDED,
+    "failed": MemberStatus.FAILED,
+    "cancelled": MemberStatus.CANCELLED,
+}
+
+
+def _recycle_states() -> frozenset[str]:
+    action = get_action("recycle")
+    assert action is not None
+    return action.allowed_states
+
+
+def select_nodes(selection: dict) -> list[Node]:
+    """The nodes a selection names: {"nodes": [ids]}, {"rack": id}, {"site": id}, each
+    optionally with {"drifted": true} (only nodes the drift matrix shows drifted)."""
+    nodes = Node.objects.exclude(state=NodeState.DECOMMISSIONED)
+    given = [key for key in ("nodes", "rack", "site") if selection.get(key) not in (None, "", [])]
+    if len(given) != 1 and not selection.get("drifted"):
+        raise ValidationError(
+            {
+                "selection": "Name the nodes: one of nodes (a list of ids), rack or site (an id); "
+                "drifted: true narrows to the drift matrix's drifted nodes."
+            }
+        )
+    if "nodes" in given:
+        ids = selection["nodes"]
+        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            raise ValidationError({"selection.nodes": "Give a list of node ids."})
+        nodes = nodes.filter(pk__in=ids)
+        missing = sorted(set(ids) - set(nodes.values_list("pk", flat=True)))
+        if missing:
+            raise ValidationError({"selection.nodes": f"No such node(s): {missing}."})
+    elif "rack" in given:
+        nodes = nodes.filter(rack_id=selection["rack"])
+    elif "site" in given:
+        nodes = nodes.filter(rack__site_id=selection["site"])
+    if selection.get("drifted"):
+        nodes = nodes.filter(drift_state__drifted_count__gt=0)
+    found = list(nodes.select_related("rack__site").order_by("rack__name", "rack_unit", "pk"))
+    if not found:
+        raise ValidationError({"selection": "The selection names no node."})
+    return found
+
+
+def create(
+    *,
+    name: str,
+    image_ref,
+    selection: dict,
+    actor: str,
+    max_unavailable_pct: int = 10,
+    pause_failed_pct: int = 20,
+    reason: str = "",
+) -> Campaign:
+    """A running campaign over the selected nodes; nodes a recycle cannot start from
+    (rma, inspecting...) or already in another live campaign are listed as skipped."""
+    image = resolve_image(image_ref)
+    nodes = select_nodes(selection)
+    eligible = _recycle_states()
+    busy = set(
+        CampaignNode.objects.filter(
+            node__in=nodes,
+            status__in=[MemberStatus.WAITING, MemberStatus.RUNNING],
+            campaign__status__in=[CampaignStatus.RUNNING, CampaignStatus.PAUSED],
+        ).values_list("node_id", flat=True)
+    )
+    with transaction.atomic():
+        campaign = Campaign(
+            name=name,
+            image=image,
+            selection=selection,
+            actor=actor,
+            max_unavailable_pct=max_unavailable_pct,
+            pause_failed_pct=pause_failed_pct,
+            reason=reason,
+        )
+        campaign.full_clean()
+        campaign.save()
+        CampaignNode.objects.bulk_create(_member(campaign, node, eligible, busy) for node in nodes)
+        outbox.emit("campaign.started", lambda: campaign_flow.payload(campaign))
+        transaction.on_commit(lambda: tick(campaign.pk))
+    return campaign
+
+
+def _member(campaign: Campaign, node: Node, eligible: frozenset[str], busy: set[int]):
+    member = CampaignNode(campaign=campaign, node=node)
+    if node.pk in busy:
+        member.status, member.message = MemberStatus.SKIPPED, "already in another campaign"
+    elif node.state not in eligible:
+        member.status = MemberStatus.SKIPPED
+        member.message = f"{node.state}: a recycle cannot start there"
+    return member
+
+
+def _rack_room(campaign: Campaign, rack_ids: Iterable[int]) -> dict[int | None, int]:
+    """How many more nodes each rack may lose: its allowance minus what is out now."""
+    ids = [r for r in rack_ids if r is not None]
+    sizes = Counter(
+        Node.objects.filter(rack_id__in=ids)
+        .exclude(state=NodeState.DECOMMISSIONED)
+        .values_list("rack_id", flat=True)
+    )
+    # Out: not serving, or about to stop (a recycle accepted but not yet draining it).
+    recycling = Operation.objects.filter(
+        kind="recycle", status__in=ACTIVE_OPERATION_STATUSES, node_id=OuterRef("pk")
+    )
+    out = Counter(
+        Node.objects.filter(rack_id__in=ids)
+        .filter(Q(state__in=OUT_OF_SERVICE) | Q(Exists(recycling)))
+        .values_list("rack_id", flat=True)
+    )
+    room: dict[int | None, int] = {}
+    for rack_id in ids:
+        allowance = max(1, sizes[rack_id] * campaign.max_unavailable_pct // 100)
+        room[rack_id] = allowance - out[rack_id]
+    room[None] = 1  # unracked nodes: one at a time
+    return room
+
+
+def tick(campaign_id: int) -> str:
+    """Advance one campaign (see the module docstring); returns its status."""
+    with transaction.atomic():
+        campaign = (
+            Campaign.objects.select_for_update().select_related("image").filter(pk=campaign_id)
+        ).first()
+        if campaign is None:
+            return "gone"
+        members = list(campaign.members.select_related("node", "operation"))
+        _collect(members)
+        if campaign.status == CampaignStatus.RUNNING:
+            _maybe_pause(campaign, members)
+        if campaign.status == CampaignStatus.RUNNING:
+            _launch(campaign, members)
+        active = any(m.status in (MemberStatus.WAITING, MemberStatus.RUNNING) for m in members)
+        if campaign.status == CampaignStatus.CANCELLED:
+            CampaignNode.objects.filter(campaign=campaign, status=MemberStatus.WAITING).update(
+                status=MemberStatus.CANCELLED, message="campaign cancelled"
+            )
+        elif not active and campaign.status in (CampaignStatus.RUNNING, CampaignStatus.PAUSED):
+            counts = Counter(m.status for m in members)
+            summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+            campaign_flow.move(campaign, "finish", "system", summary)
+    return campaign.status
+
+
+def _collect(members: list[CampaignNode]) -> None:
+    """Members whose recycle ended take its outcome."""
+    for member in members:
+        op = member.operation
+        if member.status != MemberStatus.RUNNING or op is None or not op.is_finished:
+            continue
+        member.status = OP_TO_MEMBER.get(op.status, MemberStatus.FAILED)
+        member.message = op.error or str((op.result or {}).get("outcome", ""))
+        member.finished = op.finished
+        member.save(update_fields=["status", "message", "finished"])
+
+
+def _maybe_pause(campaign: Campaign, members: list[CampaignNode]) -> None:
+    counted = [m for m in members if m.status != MemberStatus.SKIPPED]
+    failed = sum(m.status == MemberStatus.FAILED for m in counted)
+    if counted and failed * 100 > campaign.pause_failed_pct * len(counted):
+        campaign_flow.move(
+            campaign,
+            "pause",
+            "system",
+            f"{failed} of {len(counted)} nodes failed (more than {campaign.pause_failed_pct} %)",
+        )
+
+
+def _launch(campaign: Campaign, members: list[CampaignNode]) -> None:
+    waiting = [m for m in members if m.status == MemberStatus.WAITING]
+    room = _rack_room(campaign, {m.node.rack_id for m in waiting})
+    for member in waiting:
+        node = member.node
+        node.refresh_from_db(fields=["state"])
+        costs = node.state == NodeState.IN_SERVICE
+        if costs and room.get(node.rack_id, 0) <= 0:
+            member.message = "waiting for room in its rack"
+            member.save(update_fields=["message"])
+            continue
+        _start(campaign, member)
+        if costs and member.status == MemberStatus.RUNNING:
+            room[node.rack_id] = room.get(node.rack_id, 0) - 1
+
+
+def _start(campaign: Campaign, member: CampaignNode) -> None:
+    try:
+        with transaction.atomic():
+            op = inventory.start_action(
+                member.node,
+                "recycle",
+                campaign.actor,
+                f"campaign #{campaign.pk} {campaign.name}",
+                {"image": campaign.image_id, "campaign": campaign.pk},
+            )
+    except (inventory.ActionNotAllowed, NodeLocked, ValidationError) as exc:
+        member.status, member.message = MemberStatus.SKIPPED, f"not started: {exc}"[:2000]
+        member.save(update_fields=["status", "message"])
+        return
+    member.status, member.operation, member.message = MemberStatus.RUNNING, op, ""
+    member.started = timezone.now()
+    member.save(update_fields=["status", "operation", "message", "started"])
+
+
+def pause(campaign: Campaign, actor: str, reason: str = "") -> Campaign:
+    return campaign_flow.move(campaign, "pause", actor, reason)
+
+
+def resume(campaign: Campaign, actor: str, reason: str = "") -> Campaign:
+    campaign = campaign_flow.move(campaign, "resume", actor, reason)
+    transaction.on_commit(lambda: tick(campaign.pk))
+    return campaign
+
+
+def cancel(campaign: Campaign, actor: str, reason: str = "") -> Campaign:
+    """No new node starts; recycles under way run to their end (a reimage cut short would
+    leave nodes failed) and are still reported."""
+    campaign = campaign_flow.move(campaign, "cancel", actor, reason)
+    transaction.on_commit(lambda: tick(campaign.pk))
+    return campaign
+
+
+def sweep() -> int:
+    """Beat: tick every campaign that still has nodes to start or to hear from."""
+    live = Campaign.objects.filter(
+        members__status__in=[MemberStatus.WAITING, MemberStatus.RUNNING]
+    ).exclude(status=CampaignStatus.FINISHED)
+    ids = sorted(set(live.values_list("pk", flat=True)))
+    for pk in ids:
+        try:
+            tick(pk)
+        except Exception:
+            log.exception("campaign %s: tick failed", pk)
+    return len(ids)

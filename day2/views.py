@@ -1,0 +1,108 @@
+"""Campaign pages: the list with a form to start one, and a campaign with its progress per
+rack, refreshing itself while it runs. Writes go through day2.campaigns like the API's;
+a refusal is a message beside the buttons, never a 500."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from inventory.permissions import ACT, GLOBAL, VIEW, actor_of, can, can_somewhere
+from inventory.views import require
+
+from . import campaigns, selectors
+from .campaign_flow import IllegalCampaignTransition, allowed_events
+from .filtersets import CampaignFilterSet
+from .forms import CampaignForm
+from .models import CampaignStatus
+
+VERBS = {"pause": campaigns.pause, "resume": campaigns.resume, "cancel": campaigns.cancel}
+
+
+@login_required
+def campaign_list(request):
+    require(request, VIEW)
+    form = CampaignForm()
+    if request.method == "POST":
+        require(request, ACT)
+        form = CampaignForm(request.POST)
+        if form.is_valid():
+            try:
+                for node in campaigns.select_nodes(form.selection()):
+                    require(request, ACT, on=node)
+                campaign = campaigns.create(
+                    name=form.cleaned_data["name"],
+                    image_ref=form.cleaned_data["image"],
+                    selection=form.selection(),
+                    actor=actor_of(request.user),
+                    max_unavailable_pct=form.cleaned_data["max_unavailable_pct"],
+                    pause_failed_pct=form.cleaned_data["pause_failed_pct"],
+                    reason=form.cleaned_data["reason"],
+                )
+            except ValidationError as exc:
+                form.add_error(None, "; ".join(exc.messages))
+            else:
+                messages.success(request, f"Campaign {campaign.name} started.")
+                return redirect(campaign)
+    found = CampaignFilterSet(request.GET or None, queryset=selectors.campaign_queryset())
+    return render(
+        request,
+        "day2/campaign_list.html",
+        {
+            "filter": found,
+            "campaigns": found.qs[:200],
+            "form": form,
+            "can_start": can_somewhere(request.user, ACT),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+def _detail_context(request, campaign) -> dict:
+    may_act = can(request.user, ACT, GLOBAL) or all(
+        can(request.user, ACT, m.node.rack.site_id if m.node.rack_id else GLOBAL)
+        for m in campaign.members.all()
+    )
+    return {
+        "campaign": campaign,
+        "racks": selectors.rack_progress(campaign),
+        "members": campaign.members.all(),
+        "allowed": allowed_events(campaign.status) if may_act else [],
+        "polling": campaign.status in (CampaignStatus.RUNNING, CampaignStatus.PAUSED)
+        and any(m.status in ("waiting", "running") for m in campaign.members.all()),
+    }
+
+
+@login_required
+def campaign_detail(request, pk: int):
+    require(request, VIEW)
+    campaign = get_object_or_404(selectors.campaign_queryset(), pk=pk)
+    template = "day2/campaign_detail.html"
+    if request.htmx:
+        template += "#campaign-live"
+    return render(request, template, _detail_context(request, campaign))
+
+
+@login_required
+@require_POST
+def campaign_move(request, pk: int, verb: str):
+    campaign = get_object_or_404(selectors.campaign_queryset(), pk=pk)
+    for member in campaign.members.all():
+        require(request, ACT, on=member.node)
+    if verb not in VERBS:
+        messages.error(request, f"No such campaign action: {verb}.")
+    else:
+        try:
+            VERBS[verb](campaign, actor_of(request.user), request.POST.get("reason", ""))
+            messages.success(request, f"Campaign {campaign.name}: {verb} done.")
+        except IllegalCampaignTransition as exc:
+            messages.error(request, str(exc))
+    if request.htmx:
+        fresh = get_object_or_404(selectors.campaign_queryset(), pk=pk)
+        return render(
+            request, "day2/campaign_detail.html#campaign-live", _detail_context(request, fresh)
+        )
+    return redirect(campaign)

@@ -1,0 +1,188 @@
+"""Recycle through the real worker: drain, deploy through the Redfish emulator, phone-home
+(fetched as the machine would), gates over the real sshd, admission; one operation with its
+steps as children. The scheduler here is the default (none); tests/day2/test_slurm_loop.py
+runs the same chain against a real slurmctld."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from inventory.models import NetworkInterface, Node, Operation
+from provisioning.models import Deployment
+from rma.models import Case as RMACase
+from tests.e2e.test_gates import profile_spec, use_profile
+from tests.factories import DeploymentFactory, ImageFactory, NodeFactory, RackFactory, SiteFactory
+from tests.workers import wait_operation, wait_until_quiet
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def serving_node(db, sushy_emulator):
+    """An in-service node that ran the golden image before, its BMC the emulator and its
+    boot NIC on loopback (so the gates reach the test sshd)."""
+    rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), fabric="ib-400g")
+    system = sushy_emulator.systems[2]
+    node = NodeFactory(
+        rack=rack,
+        hostname="gpu-recycle",
+        gpu_model="H100-SXM",
+        gpu_count=1,
+        nic=None,
+        state="in_service",
+        bmc__address=sushy_emulator.address,
+        bmc__system_id=system.uuid,
+        bmc__verify_tls=False,
+    )
+    NetworkInterface.objects.create(node=node, mac="52:54:00:9a:7e:11", ip="127.0.0.1", boot=True)
+    DeploymentFactory(node=node, image=ImageFactory(), status="succeeded")
+    yield node
+    wait_until_quiet()
+
+
+def wait_for(predicate, timeout: float = 60, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            ops = Operation.objects.order_by("pk").values_list(
+                "pk", "kind", "status", "message", "error"
+            )
+            raise AssertionError(f"timed out waiting for {what}; operations: {list(ops)}")
+        time.sleep(0.2)
+
+
+def phone_home(client, node: Node) -> None:
+    """What the booted image does: fetch the iPXE script for its MAC, call back with the
+    token it carries."""
+    wait_for(
+        lambda: Deployment.objects.filter(
+            node=node, status="waiting", boot_started__isnull=False
+        ).exists(),
+        what="the deploy step to power the node",
+    )
+    script = client.get("/boot/ipxe", {"mac": node.interfaces.get().mac}).content.decode()
+    token = re.search(r"corral\.token=(\S+)", script).group(1)
+    reply = client.post(
+        "/boot/callback",
+        {"token": token, "hostname": node.hostname, "kernel": "6.1.0-27-amd64"},
+        content_type="application/json",
+    )
+    assert reply.status_code == 200, reply.content
+
+
+def recycle(api, node: Node, body: dict | None = None) -> int:
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/recycle/",
+        body or {"reason": "XID 79 on GPU 3"},
+        format="json",
+    )
+    assert resp.status_code == 202, resp.content
+    return resp.data["id"]
+
+
+def test_recycle_drains_reimages_gates_and_admits(api, client, sshd, serving_node, celery_worker):
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1))
+    op_id = recycle(api, serving_node)
+    phone_home(client, serving_node)
+    op = wait_operation(op_id, timeout=120)
+    assert op.status == "succeeded", op.error
+    assert op.result["outcome"] == "in_service" and op.progress == 100
+    steps = list(Operation.objects.filter(parent=op).order_by("pk"))
+    assert [(c.kind, c.status) for c in steps] == [
+        ("drain", "succeeded"),
+        ("deploy", "succeeded"),
+        ("validate", "succeeded"),
+        ("admit", "succeeded"),
+    ]
+    assert steps[1].params["image"] == Deployment.objects.filter(node=serving_node).last().image_id
+    node = Node.objects.get(pk=serving_node.pk)
+    assert node.state == "in_service" and node.reservation is None
+    events = list(node.events.order_by("id").values_list("event", flat=True))
+    assert events == ["drain", "drained", "deploy", "booted", "admit"]
+    # The admission ran after the node was in service, never before.
+    admitted = node.events.get(event="admit").created
+    assert steps[3].started >= admitted
+
+
+def test_hardware_evidence_ends_the_recycle_in_an_rma_case(
+    api, client, sshd, serving_node, celery_worker
+):
+    use_profile(profile_spec(sshd, "gpu-burn-faulty.txt", soak_repeat=1))
+    op_id = recycle(api, serving_node)
+    phone_home(client, serving_node)
+    op = wait_operation(op_id, timeout=120)
+    assert op.status == "failed" and op.result["outcome"] == "rma"
+    assert op.error.startswith("hardware fault, RMA case opened")
+    assert Node.objects.get(pk=serving_node.pk).state == "rma"
+    case = RMACase.objects.get(node=serving_node)
+    assert "FAULTY" in case.reason and case.gate_run_id
+    assert not Operation.objects.filter(parent=op, kind="admit").exists()
+
+
+def test_cancel_while_waiting_for_phone_home_leaves_the_node_failed(
+    api, client, serving_node, celery_worker
+):
+    op_id = recycle(api, serving_node)
+    wait_for(
+        lambda: Operation.objects.filter(
+            parent_id=op_id, kind="deploy", status="succeeded"
+        ).exists(),
+        what="the deploy step",
+    )
+    resp = api("technician").post(f"/api/v1/operations/{op_id}/cancel/")
+    assert resp.status_code == 200, resp.content
+    assert resp.data["status"] == "cancelled"
+    assert resp.data["error"] == "cancelled by token:technician-user during deploy"
+    node = Node.objects.get(pk=serving_node.pk)
+    assert node.state == "failed" and "cancelled" in node.failure_reason
+    # The half-done deploy's token is void: the machine's late phone-home is refused.
+    assert Deployment.objects.filter(node=node).first().status == "failed"
+    again = api("technician").post(f"/api/v1/operations/{op_id}/cancel/")
+    assert again.status_code == 409 and "already ended" in again.data["detail"]
+
+
+def test_no_golden_image_ends_the_recycle_saying_what_to_give(api, serving_node, celery_worker):
+    Deployment.objects.filter(node=serving_node).delete()
+    op = wait_operation(recycle(api, serving_node), timeout=60)
+    assert op.status == "failed"
+    assert "never ran a published image" in op.error and '"image"' in op.error
+    # Drained by the chain's first step, and left there for a person to decide.
+    assert Node.objects.get(pk=serving_node.pk).state == "drained"
+
+
+def test_then_rma_drains_and_opens_a_case(api, serving_node, celery_worker):
+    op = wait_operation(
+        recycle(api, serving_node, {"reason": "XID 48 double-bit ECC", "params": {"then": "rma"}}),
+        timeout=60,
+    )
+    assert op.status == "succeeded" and op.result["outcome"] == "rma"
+    assert [c.kind for c in Operation.objects.filter(parent=op).order_by("pk")] == ["drain", "rma"]
+    assert Node.objects.get(pk=serving_node.pk).state == "rma"
+    assert "XID 48" in RMACase.objects.get(node=serving_node).reason
+
+
+def test_recycle_params_are_checked_before_anything_moves(api, serving_node):
+    resp = api("technician").post(
+        f"/api/v1/nodes/{serving_node.pk}/actions/recycle/",
+        {"params": {"then": "reboot"}},
+        format="json",
+    )
+    assert resp.status_code == 400 and "params.then" in resp.data
+    resp = api("technician").post(
+        f"/api/v1/nodes/{serving_node.pk}/actions/recycle/",
+        {"params": {"image": "nope:1"}},
+        format="json",
+    )
+    assert resp.status_code == 400 and "params.image" in resp.data
+    assert not Operation.objects.filter(node=serving_node).exists()
+
+
+def test_only_chains_can_be_cancelled(api, serving_node):
+    op = Operation.objects.create(kind="power_on", node=serving_node, actor="x", status="running")
+    resp = api("technician").post(f"/api/v1/operations/{op.pk}/cancel/")
+    assert resp.status_code == 409
+    assert resp.data["detail"].startswith("power_on operations cannot be cancelled (cancellable:")
+    assert api("manager").post(f"/api/v1/operations/{op.pk}/cancel/").status_code == 403

@@ -1,0 +1,87 @@
+"""Drain and return to service against a real slurmctld + slurmd, through a real worker:
+a drain waits for the node's running job without holding a worker (the beat's re-check
+ends it), says which job it waits for, and leaves the job of another node alone."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from inventory.models import Node, Operation
+from provisioning import draining
+from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.workers import wait_operation
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def hall(db):
+    rack = RackFactory(site=SiteFactory(slug="slurm-hall", name="Slurm hall"), name="r01")
+    return [
+        NodeFactory(rack=rack, hostname=name, rack_unit=unit, state="in_service")
+        for name, unit in (("gpu001", 1), ("gpu002", 5))
+    ]
+
+
+def wait_until(predicate, timeout: float = 30, what: str = ""):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.25)
+    return value
+
+
+def test_drain_waits_for_the_job_then_ends_and_undrain_resumes(api, hall, with_slurm, slurm_worker):
+    cluster = with_slurm
+    node, neighbour = hall
+    job = cluster.sbatch("gpu001", "sleep 6")
+    other = cluster.sbatch("gpu002", "sleep 60")
+
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/drain/", {"reason": "XID 79"}, format="json"
+    )
+    assert resp.status_code == 202, resp.content
+    op_id = resp.data["id"]
+    # The task cordoned the node and let go: the operation waits with no worker, no lock.
+    op = wait_until(
+        lambda: Operation.objects.filter(pk=op_id, message__startswith="waiting:").first(),
+        what="the drain to wait",
+    )
+    assert op.status == "running" and op.worker == ""
+    assert op.message == f"waiting: 1 job running: {job}"
+    fresh = Node.objects.get(pk=node.pk)
+    assert fresh.state == "draining" and fresh.reservation is None
+    assert "DRAIN" in fresh.scheduler_state and fresh.scheduler_message == f"1 job running: {job}"
+    assert cluster.node_state("gpu001").endswith("+DRAIN")
+    assert "corral: XID 79" in cluster.run("sinfo", "-R", "-h", "-o", "%E").stdout
+
+    # The beat's re-check, until the job ends by itself.
+    wait_until(lambda: draining.recheck()["drained"] == 1, timeout=30, what="the job to end")
+    op = Operation.objects.get(pk=op_id)
+    assert op.status == "succeeded" and op.result["drained"] is True
+    assert Node.objects.get(pk=node.pk).state == "drained"
+    assert cluster.node_state("gpu001") == "IDLE+DRAIN"  # sinfo's "drained"
+    assert cluster.job_state(other) == "RUNNING"  # the neighbour's job is untouched
+    assert not cluster.node_state("gpu002").endswith("DRAIN")
+
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/undrain/", {}, format="json")
+    assert resp.status_code == 202, resp.content
+    assert wait_operation(resp.data["id"], timeout=30).status == "succeeded"
+    assert Node.objects.get(pk=node.pk).state == "in_service"
+    assert cluster.node_state("gpu001") == "IDLE"
+    assert cluster.job_state(other) == "RUNNING"
+
+
+def test_a_node_slurm_does_not_know_fails_its_drain_saying_so(api, with_slurm, slurm_worker):
+    rack = RackFactory(site=SiteFactory(slug="slurm-hall", name="Slurm hall"))
+    stranger = NodeFactory(rack=rack, hostname="gpu404", state="in_service")
+    resp = api("technician").post(
+        f"/api/v1/nodes/{stranger.pk}/actions/drain/", {"reason": "test"}, format="json"
+    )
+    op = wait_operation(resp.data["id"], timeout=30)
+    assert op.status == "failed" and "Slurm does not know" in op.error
+    stranger.refresh_from_db()
+    assert stranger.state == "failed" and "Slurm does not know" in stranger.scheduler_message
+    assert stranger.bmc_message == ""  # a scheduler's trouble is not the BMC's

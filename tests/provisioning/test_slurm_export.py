@@ -1,0 +1,147 @@
+"""Slurm exports from the inventory: the lines, the command, the API, and slurmctld itself
+started on what `export_slurm` printed for factory nodes."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from inventory.models import Label
+from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.peers.slurm import running_slurm
+
+pytestmark = pytest.mark.django_db
+
+INSPECTED = {"cpu_count": 2, "cpu_cores": 112, "cpu_threads": 224, "memory_gib": 2048}
+
+
+@pytest.fixture
+def fleet(rack):
+    """dc1: r01 (two nodes, one inspected, labelled) and r02 (a node with an awkward GPU
+    model name); dc2: one node; one decommissioned node in dc1."""
+    rack.fabric, rack.leaf_switches = "ib-400g", ["leaf-a01", "leaf-a02"]
+    rack.save()
+    r02 = RackFactory(site=rack.site, name="r02")
+    NodeFactory(rack=rack, hostname="gpu001", hardware_facts=INSPECTED)
+    NodeFactory(rack=rack, hostname="gpu002")
+    NodeFactory(rack=r02, hostname="gpu003", gpu_model="H100 SXM5/80GB", gpu_count=4)
+    NodeFactory(
+        rack=RackFactory(site=SiteFactory(name="DC two", slug="dc2"), name="r01"),
+        hostname="gpu004",
+        gpu_model="",
+        gpu_count=1,
+    )
+    NodeFactory(rack=rack, hostname="gpu005", state="decommissioned")
+    NodeFactory(rack=None, hostname="spare01", gpu_count=0)
+    gpu001 = rack.nodes.get(hostname="gpu001")
+    gpu001.labels.add(Label.objects.create(name="burnin:passed"), Label.objects.create(name="ib"))
+    return rack
+
+
+def export(part, site=None, capsys=None) -> list[str]:
+    call_command("export_slurm", "--part", part, *(["--site", site] if site else []))
+    return capsys.readouterr().out.splitlines()
+
+
+def test_nodes_lines(fleet, capsys):
+    lines = export("nodes", capsys=capsys)
+    assert lines[0] == "# slurm.conf NodeName lines from Corral (every site): 5 nodes"
+    assert (
+        "# GPU model 'H100 SXM5/80GB' is written 'h100_sxm5_80gb' (Slurm takes [a-z0-9_-])" in lines
+    )
+    assert "# label 'burnin:passed' is written 'burnin_passed' (Slurm takes [a-z0-9_-])" in lines
+    nodes = [line for line in lines if line.startswith("NodeName=")]
+    assert nodes == [
+        "NodeName=gpu001 CPUs=224 RealMemory=2097152 Gres=gpu:h100-sxm:8 "
+        "Features=h100-sxm,burnin_passed,ib State=UNKNOWN",
+        "NodeName=gpu002 Gres=gpu:h100-sxm:8 Features=h100-sxm State=UNKNOWN",
+        "NodeName=gpu003 Gres=gpu:h100_sxm5_80gb:4 Features=h100_sxm5_80gb State=UNKNOWN",
+        "NodeName=gpu004 Gres=gpu:1 State=UNKNOWN",
+        "NodeName=spare01 State=UNKNOWN",
+    ]
+    assert "# gpu002: not inspected yet, CPUs/RealMemory left to Slurm" in lines
+    assert not [line for line in lines if "gpu005" in line]  # decommissioned
+
+
+def test_topology_is_a_tree_of_racks_sites_and_a_spine(fleet, capsys):
+    lines = [line for line in export("topology", capsys=capsys) if not line.startswith("# t")]
+    assert lines == [
+        "# one leaf switch per rack, one switch per site over its racks, one spine",
+        "# dc1-r01: rack dc1/r01; fabric ib-400g; leaf switches leaf-a01, leaf-a02",
+        "SwitchName=dc1-r01 Nodes=gpu[001-002]",
+        "# dc1-r02: rack dc1/r02",
+        "SwitchName=dc1-r02 Nodes=gpu003",
+        "# dc2-r01: rack dc2/r01",
+        "SwitchName=dc2-r01 Nodes=gpu004",
+        "# unracked: nodes in no rack",
+        "SwitchName=unracked Nodes=spare01",
+        "SwitchName=dc1 Switches=dc1-r[01-02]",
+        "SwitchName=dc2 Switches=dc2-r01",
+        "SwitchName=spine Switches=dc[1-2],unracked",
+    ]
+
+
+def test_gres_lines(fleet, capsys):
+    lines = export("gres", capsys=capsys)
+    assert [line for line in lines if not line.startswith("#")] == [
+        "NodeName=gpu001 Name=gpu Type=h100-sxm File=/dev/nvidia[0-7]",
+        "NodeName=gpu002 Name=gpu Type=h100-sxm File=/dev/nvidia[0-7]",
+        "NodeName=gpu003 Name=gpu Type=h100_sxm5_80gb File=/dev/nvidia[0-3]",
+        "NodeName=gpu004 Name=gpu File=/dev/nvidia0",
+    ]
+
+
+def test_site_filter_by_slug_or_name(fleet, capsys):
+    by_slug = export("topology", site="dc2", capsys=capsys)
+    assert by_slug == export("topology", site="DC two", capsys=capsys)
+    assert by_slug[-3:] == [
+        "SwitchName=dc2-r01 Nodes=gpu004",
+        "SwitchName=dc2 Switches=dc2-r01",
+        "SwitchName=spine Switches=dc2",
+    ]
+    nodes = export("nodes", site="dc1", capsys=capsys)
+    assert nodes[0] == "# slurm.conf NodeName lines from Corral (site dc1): 3 nodes"
+
+
+def test_command_refuses_an_unknown_site_naming_the_known_ones(fleet):
+    with pytest.raises(CommandError, match="no site 'dc9' \\(by slug or name\\); sites: dc1, dc2"):
+        call_command("export_slurm", "--part", "nodes", "--site", "dc9")
+
+
+def test_api_serves_text_and_explains_bad_requests(api, fleet):
+    resp = api("manager").get("/api/v1/exports/slurm/gres/", {"site": "dc1"})
+    assert resp.status_code == 200 and resp["Content-Type"] == "text/plain; charset=utf-8"
+    assert b"NodeName=gpu003 Name=gpu Type=h100_sxm5_80gb" in resp.content
+    assert b"gpu004" not in resp.content
+
+    bad_part = api("manager").get("/api/v1/exports/slurm/partitions/")
+    assert bad_part.status_code == 404
+    assert bad_part.json()["detail"] == "No part 'partitions'; parts: nodes, topology, gres."
+    bad_site = api("manager").get("/api/v1/exports/slurm/nodes/", {"site": "dc9"})
+    assert bad_site.status_code == 400
+    assert "no site 'dc9'" in bad_site.json()["site"][0]
+    assert api(None).get("/api/v1/exports/slurm/nodes/").status_code == 401
+
+
+def test_schema_declares_text_plain(api):
+    schema = api("manager").get("/api/schema/", {"format": "json"}).json()
+    get = schema["paths"]["/api/v1/exports/slurm/{part}/"]["get"]
+    assert "text/plain" in get["responses"]["200"]["content"]
+
+
+def test_slurmctld_starts_on_the_exported_files(fleet, capsys, tmp_path):
+    """What export_slurm printed, with only loopback addresses added, is a cluster that
+    comes up: every node idle, the GPU types and the topology as exported."""
+    parts = {
+        part: "\n".join(export(part, site="dc1", capsys=capsys)) + "\n"
+        for part in ("nodes", "topology", "gres")
+    }
+    names = ["gpu001", "gpu002", "gpu003"]
+    with running_slurm(tmp_path, parts["nodes"], parts["topology"], parts["gres"], names) as c:
+        sinfo = c.run("sinfo", "-N", "-h", "-o", "%N %T %G").stdout.splitlines()
+        assert sinfo == [
+            "gpu001 idle gpu:h100-sxm:8",
+            "gpu002 idle gpu:h100-sxm:8",
+            "gpu003 idle gpu:h100_sxm5_80gb:4",
+        ]
+        topology = c.run("scontrol", "show", "topology").stdout
+        assert "SwitchName=dc1-r01 Level=0" in topology and "Nodes=gpu[001-002]" in topology
+        assert "SwitchName=spine Level=2" in topology
