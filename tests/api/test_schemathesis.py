@@ -65,6 +65,13 @@ BUSINESS_RULE_400 = {
     "POST /api/v1/health-events/": "the hostnames must exist; an XID code is a number; "
     "`at` not in the future",
     "POST /api/v1/nodes/{id}/health-events/": "an XID code is a number; `at` not in the future",
+    "POST /api/v1/campaigns/": "the image must exist and be published; the selection names "
+    "existing nodes (one of nodes, rack, site)",
+    **{
+        f"POST /api/v1/campaigns/{{id}}/{verb}/": "the campaign's status must allow it (409)"
+        for verb in ("pause", "resume", "cancel")
+    },
+    "POST /api/v1/operations/{id}/cancel/": "only a running chain (recycle) can be (409)",
     **{
         f"{method} /api/v1/health-policies/{path}": "a watch row needs count, window and "
         "escalation, any other row none of them"
