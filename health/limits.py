@@ -105,6 +105,7 @@ def cooldown_hold(node: Node) -> tuple[str, str] | None:
         Operation.objects.filter(
             node_id=node.pk,
             actor=POLICY,
+            parent__isnull=True,  # the recycle chain's steps carry its actor; not them
             created__gte=timezone.now() - timedelta(minutes=minutes),
         )
         .order_by("-created")

@@ -3,30 +3,11 @@ through the one service path (or the API)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import types
-
 import pytest
 from django.utils import timezone
 
 from health import services
 from tests.factories import NodeFactory, RackFactory, SiteFactory
-
-
-@pytest.fixture(autouse=True)
-def recycle_params_validator(monkeypatch):
-    """The `recycle` action names its parameter check by path (day2.recycle.validate_params),
-    and the day2 app is being written on main in parallel. Until it is merged, stand in with
-    a check that passes what the policy sends ({} and {"then": "rma"}); once day2 exists
-    this does nothing and the real check runs."""
-    if importlib.util.find_spec("day2") is None:
-        day2 = types.ModuleType("day2")
-        recycle = types.ModuleType("day2.recycle")
-        recycle.validate_params = dict  # type: ignore[attr-defined]
-        day2.recycle = recycle  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "day2", day2)
-        monkeypatch.setitem(sys.modules, "day2.recycle", recycle)
 
 
 @pytest.fixture

@@ -159,3 +159,13 @@ def test_beat_leaves_old_and_breaker_held_events_alone(rack5):
     type(held).objects.filter(pk=held.pk).update(received=timezone.now() - timedelta(hours=2))
     Operation.objects.update(status="succeeded")
     assert services.reconsider_held() == 0
+
+
+def test_the_cool_down_counts_what_the_policy_started_not_its_chain_s_steps(rack5):
+    node = rack5[0]
+    first = report(node, 79)
+    chain = Operation.objects.get(pk=first.operation_id)
+    operations.finish_operation(chain, "succeeded")
+    Operation.objects.filter(pk=chain.pk).update(created=timezone.now() - timedelta(minutes=31))
+    OperationFactory(node=node, kind="validate", actor="policy", parent=chain, status="succeeded")
+    assert limits.cooldown_hold(node) is None
