@@ -297,6 +297,9 @@ class NodeSim:
     def _drained(self) -> None:
         if self.drain_cause == "maintenance":
             self.wait(10 * MINUTE, 4 * HOUR)
+            if self.rng.random() < 0.05:  # the window was called off: back without a reimage
+                self.go("undrain", SEEDER, "maintenance called off")
+                return
             self.go("deploy", SEEDER)
             return
         self.wait(30 * MINUTE, 2 * DAY)
