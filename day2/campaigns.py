@@ -51,6 +51,7 @@ OUT_OF_SERVICE = frozenset(
         NodeState.RMA,
     }
 )
+WAITING_FOR_ROOM = "waiting for room in its rack"
 OP_TO_MEMBER = {
     "succeeded": MemberStatus.SUCCEEDED,
     "failed": MemberStatus.FAILED,
@@ -105,11 +106,13 @@ def create(
     max_unavailable_pct: int = 10,
     pause_failed_pct: int = 20,
     reason: str = "",
+    nodes: list[Node] | None = None,
 ) -> Campaign:
-    """A running campaign over the selected nodes; nodes a recycle cannot start from
-    (rma, inspecting...) or already in another live campaign are listed as skipped."""
+    """A running campaign over the selected nodes (`nodes`, when the caller has already
+    selected them to check its rights on each); nodes a recycle cannot start from (rma,
+    inspecting...) or already in another live campaign are listed as skipped."""
     image = resolve_image(image_ref)
-    nodes = select_nodes(selection)
+    nodes = select_nodes(selection) if nodes is None else nodes
     eligible = _recycle_states()
     busy = set(
         CampaignNode.objects.filter(
@@ -225,12 +228,12 @@ def _launch(campaign: Campaign, members: list[CampaignNode]) -> None:
     waiting = [m for m in members if m.status == MemberStatus.WAITING]
     room = _rack_room(campaign, {m.node.rack_id for m in waiting})
     for member in waiting:
-        node = member.node
-        node.refresh_from_db(fields=["state"])
+        node = member.node  # read in tick's transaction, with the campaign row locked
         costs = node.state == NodeState.IN_SERVICE
         if costs and room.get(node.rack_id, 0) <= 0:
-            member.message = "waiting for room in its rack"
-            member.save(update_fields=["message"])
+            if member.message != WAITING_FOR_ROOM:  # written once, not on every tick
+                member.message = WAITING_FOR_ROOM
+                member.save(update_fields=["message"])
             continue
         _start(campaign, member)
         if costs and member.status == MemberStatus.RUNNING:

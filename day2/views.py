@@ -10,14 +10,14 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from inventory.permissions import ACT, GLOBAL, VIEW, actor_of, can, can_somewhere
+from inventory.permissions import ACT, VIEW, actor_of, can, can_somewhere, site_of
 from inventory.views import require
 
 from . import campaigns, selectors
 from .campaign_flow import IllegalCampaignTransition, allowed_events
 from .filtersets import CampaignFilterSet
 from .forms import CampaignForm
-from .models import CampaignStatus
+from .models import CampaignStatus, MemberStatus
 
 VERBS = {"pause": campaigns.pause, "resume": campaigns.resume, "cancel": campaigns.cancel}
 
@@ -31,7 +31,8 @@ def campaign_list(request):
         form = CampaignForm(request.POST)
         if form.is_valid():
             try:
-                for node in campaigns.select_nodes(form.selection()):
+                nodes = campaigns.select_nodes(form.selection())
+                for node in nodes:
                     require(request, ACT, on=node)
                 campaign = campaigns.create(
                     name=form.cleaned_data["name"],
@@ -41,6 +42,7 @@ def campaign_list(request):
                     max_unavailable_pct=form.cleaned_data["max_unavailable_pct"],
                     pause_failed_pct=form.cleaned_data["pause_failed_pct"],
                     reason=form.cleaned_data["reason"],
+                    nodes=nodes,
                 )
             except ValidationError as exc:
                 form.add_error(None, "; ".join(exc.messages))
@@ -62,17 +64,15 @@ def campaign_list(request):
 
 
 def _detail_context(request, campaign) -> dict:
-    may_act = can(request.user, ACT, GLOBAL) or all(
-        can(request.user, ACT, m.node.rack.site_id if m.node.rack_id else GLOBAL)
-        for m in campaign.members.all()
-    )
+    members = campaign.members.all()
+    may_act = all(can(request.user, ACT, site_of(m.node)) for m in members)
     return {
         "campaign": campaign,
         "racks": selectors.rack_progress(campaign),
-        "members": campaign.members.all(),
+        "members": members,
         "allowed": allowed_events(campaign.status) if may_act else [],
         "polling": campaign.status in (CampaignStatus.RUNNING, CampaignStatus.PAUSED)
-        and any(m.status in ("waiting", "running") for m in campaign.members.all()),
+        and any(m.status in (MemberStatus.WAITING, MemberStatus.RUNNING) for m in members),
     }
 
 

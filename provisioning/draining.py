@@ -33,6 +33,8 @@ from inventory.models import Node, Operation
 from .runner import Waiting, bmc_io
 from .schedulers import (
     DrainStatus,
+    NoopScheduler,
+    SchedulerAdapter,
     SchedulerFatalError,
     SchedulerTransientError,
     get_scheduler,
@@ -47,6 +49,11 @@ def note(node: Node | int, state: str, message: str) -> None:
     Node.objects.filter(pk=pk).update(
         scheduler_state=state[:60], scheduler_message=message[:2000], scheduler_at=timezone.now()
     )
+
+
+def _word(scheduler: SchedulerAdapter, word: str) -> str:
+    """What the node page says the scheduler did: nothing when there is no scheduler."""
+    return "" if scheduler.name == NoopScheduler.name else word
 
 
 def _waiting_message(status: DrainStatus) -> str:
@@ -174,7 +181,7 @@ def admit(node: Node, op: Operation) -> dict:
     scheduler = get_scheduler()
     with bmc_io():
         scheduler.admit(node)
-    note(node, "resumed", "")
+    note(node, _word(scheduler, "resumed"), "")
     return {"admitted": True, "scheduler": scheduler.name}
 
 
@@ -200,7 +207,7 @@ def decommission(node: Node, op: Operation) -> dict:
     except SchedulerFatalError as exc:
         note(node, "", str(exc))
         return {"scheduler": scheduler.name, "note": str(exc)}
-    note(node, "down", "")
+    note(node, _word(scheduler, "down"), "")
     return {"decommissioned": True, "scheduler": scheduler.name}
 
 

@@ -49,7 +49,8 @@ class CampaignViewSet(
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
         selection = dict(data.pop("selection"))
-        check_each(request, ACT, campaigns.select_nodes(selection))
+        nodes = campaigns.select_nodes(selection)
+        check_each(request, ACT, nodes)
         campaign = campaigns.create(
             name=data["name"],
             image_ref=data["image"],
@@ -58,6 +59,7 @@ class CampaignViewSet(
             max_unavailable_pct=data["max_unavailable_pct"],
             pause_failed_pct=data["pause_failed_pct"],
             reason=data["reason"],
+            nodes=nodes,
         )
         fresh = selectors.campaign_queryset().get(pk=campaign.pk)
         return Response(s.CampaignDetailSerializer(fresh).data, status=status.HTTP_201_CREATED)

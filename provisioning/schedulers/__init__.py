@@ -41,7 +41,7 @@ class NoopScheduler:
         return None
 
     def drain_status(self, node: Node) -> DrainStatus:
-        return DrainStatus(drained=True, state="no scheduler")
+        return DrainStatus(drained=True)
 
     def drain_statuses(self, nodes: Iterable[Node]) -> dict[int, DrainStatus]:
         return {node.pk: self.drain_status(node) for node in nodes}
