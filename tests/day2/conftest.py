@@ -1,6 +1,6 @@
 """A Celery worker that drives the session's real Slurm cluster, on a queue of its own (the
 site `slurm-hall`), so the ordinary test worker, whose scheduler is none, never takes its
-tasks."""
+tasks. Its gates reach "nodes" through the session's sshd, as the ordinary worker's do."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings
 
+from tests.day2.scenario import worker_env
 from tests.workers import Worker, database_url, start_worker, stop_worker
 
 SLURM_QUEUE = "site.slurm-hall"
 
 
 @pytest.fixture(scope="session")
-def slurm_worker(django_db_setup, django_db_blocker, tmp_path_factory, slurm) -> Iterator[Worker]:
+def slurm_worker(
+    django_db_setup, django_db_blocker, tmp_path_factory, slurm, sshd
+) -> Iterator[Worker]:
     with django_db_blocker.unblock():
         url = database_url()
     env = {
@@ -24,8 +27,7 @@ def slurm_worker(django_db_setup, django_db_blocker, tmp_path_factory, slurm) ->
         "DATABASE_URL": url,
         "DJANGO_SETTINGS_MODULE": "fleet.settings",
         "CELERY_BROKER_DIR": str(settings.CELERY_BROKER_DIR),
-        "CORRAL_SCHEDULER": "provisioning.schedulers.slurm.SlurmScheduler",
-        "CORRAL_SLURM_CONF": str(slurm.conf),
+        **worker_env(slurm.conf, sshd),
         "CORRAL_LOCK_WAIT_RETRIES": "10",
         "CORRAL_LOCK_WAIT_SECONDS": "0.5",
     }
