@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,11 @@ bench-drift: $(STAMP)
 # The managers' reports and dashboards on 12,500 nodes with a year of seeded history.
 bench-dash: $(STAMP)
 	$(BIN)/python -m devtools.bench_dash --nodes 12500 --days 365
+
+# The day-2 loop with every real peer (Slurm, Redfish emulator, QEMU + iPXE, sshd): XID 79
+# to Slurm resuming the node, split into Corral's overhead and the waits outside it.
+bench-day2: $(STAMP)
+	$(BIN)/python -m devtools.bench_day2 --runs 3
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

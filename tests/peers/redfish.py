@@ -170,12 +170,16 @@ def _write_config(workdir: Path, systems: list[EmulatedSystem], auth_file: Path 
 
 @contextlib.contextmanager
 def run_sushy_emulator(
-    workdir: Path, systems: int = 1, auth: tuple[str, str] | None = None, power_delay: int = 0
+    workdir: Path,
+    systems: int = 1,
+    auth: tuple[str, str] | None = None,
+    power_delay: int = 0,
+    launcher_args: tuple[str, ...] = (),
 ) -> Iterator[SushyEmulator]:
     """Start sushy-emulator (fake driver) in workdir and stop it on exit.
 
     power_delay is the number of seconds a power change takes to land (0: the next
-    read already shows it).
+    read already shows it); launcher_args go to the launcher (e.g. "--timings", path).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "state").mkdir(exist_ok=True)
@@ -196,6 +200,7 @@ def run_sushy_emulator(
                     str(LAUNCHER),
                     str(journal),
                     str(power_delay),
+                    *launcher_args,
                     "--config",
                     str(config),
                     "-i",

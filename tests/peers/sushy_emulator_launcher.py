@@ -1,7 +1,7 @@
 """Run sushy-emulator with deterministic power timing and a request journal.
 
 Usage: python sushy_emulator_launcher.py JOURNAL POWER_DELAY [--request-delay SECONDS]
-       [sushy-emulator args...]
+       [--timings PATH] [sushy-emulator args...]
 
 The fake driver applies power changes after ``random.randint(1, 11)`` seconds; tests
 need them to land at a known time, so the fake driver's ``random`` is replaced by one
@@ -14,6 +14,10 @@ it is handled. An emulated BMC answers in milliseconds while a real one takes 1-
 call; benchmarks use the delay so that the orchestrator's ability to overlap BMC latency,
 not the emulator's speed, is what they measure. The sleep runs in the request's own
 thread (the development server is threaded), so delayed requests overlap each other.
+
+``--timings PATH`` appends one line per request, ``<start> <end> <method> <path>`` (wall
+clock, seconds): the time the BMC itself spent, which `make bench-day2` counts as waiting
+on something outside Corral.
 """
 
 from __future__ import annotations
@@ -37,28 +41,55 @@ def _redact(body: object) -> object:
     return body
 
 
-def _pop_request_delay(args: list[str]) -> tuple[float, list[str]]:
-    """Take ``--request-delay S`` / ``--request-delay=S`` out of args: sushy-emulator's own
-    argument parser would reject it."""
-    delay, rest = 0.0, []
+def _pop_option(args: list[str], name: str) -> tuple[str | None, list[str]]:
+    """Take ``NAME VALUE`` / ``NAME=VALUE`` out of args: sushy-emulator's own argument
+    parser would reject it."""
+    value, rest = None, []
     it = iter(args)
     for arg in it:
-        if arg == "--request-delay":
-            delay = float(next(it))
-        elif arg.startswith("--request-delay="):
-            delay = float(arg.split("=", 1)[1])
+        if arg == name:
+            value = next(it)
+        elif arg.startswith(f"{name}="):
+            value = arg.split("=", 1)[1]
         else:
             rest.append(arg)
+    return value, rest
+
+
+def _pop_request_delay(args: list[str]) -> tuple[float, list[str]]:
+    value, rest = _pop_option(args, "--request-delay")
+    delay = float(value or 0)
     if delay < 0:
         raise SystemExit("--request-delay must be >= 0")
     return delay, rest
 
 
+def _record_timings(path: str) -> None:
+    """Registered first, so a --request-delay sleep counts as the BMC's time."""
+    lock = threading.Lock()
+
+    @emulator.app.before_request
+    def _start() -> None:
+        flask.g.corral_started = time.time()
+
+    @emulator.app.teardown_request
+    def _end(_exc: BaseException | None) -> None:
+        started = flask.g.get("corral_started")
+        if started is None:
+            return
+        line = f"{started:.6f} {time.time():.6f} {flask.request.method} {flask.request.path}\n"
+        with lock, open(path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+
+
 def main() -> int:
     journal_path, delay = sys.argv[1], int(sys.argv[2])
     request_delay, emulator_args = _pop_request_delay(sys.argv[3:])
+    timings, emulator_args = _pop_option(emulator_args, "--timings")
     fakedriver.random = types.SimpleNamespace(randint=lambda _low, _high: delay)
     lock = threading.Lock()
+    if timings:
+        _record_timings(timings)
 
     if request_delay:
 
