@@ -186,3 +186,32 @@ def test_only_chains_can_be_cancelled(api, serving_node):
     assert resp.status_code == 409
     assert resp.data["detail"].startswith("power_on operations cannot be cancelled (cancellable:")
     assert api("manager").post(f"/api/v1/operations/{op.pk}/cancel/").status_code == 403
+
+
+def test_bulk_recycle_runs_one_chain_per_node_under_one_operation(api, celery_worker):
+    rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
+    nodes = [NodeFactory(rack=rack, state="in_service") for _ in range(2)]
+    idle = NodeFactory(rack=rack, state="new")  # not legal: skipped with its reason
+    resp = api("technician").post(
+        "/api/v1/nodes/actions/recycle/",
+        {
+            "nodes": [n.pk for n in (*nodes, idle)],
+            "reason": "ECC storm on the rack",
+            "params": {"then": "rma"},
+        },
+        format="json",
+    )
+    assert resp.status_code == 202, resp.content
+    bulk = wait_operation(resp.data["id"], timeout=60)
+    chains = {c.node_id: c for c in Operation.objects.filter(parent=bulk)}
+    for node in nodes:
+        chain = chains[node.pk]
+        assert chain.kind == "recycle" and chain.status == "succeeded", chain.error
+        assert chain.result["outcome"] == "rma"
+        steps = Operation.objects.filter(parent=chain).order_by("pk")
+        assert [(s.kind, s.status) for s in steps] == [("drain", "succeeded"), ("rma", "succeeded")]
+        assert Node.objects.get(pk=node.pk).state == "rma"
+        assert "ECC storm on the rack" in RMACase.objects.get(node=node).reason
+    assert chains[idle.pk].status == "failed" and "new" in chains[idle.pk].error
+    assert bulk.status == "failed" and "1 of 3" in bulk.message + bulk.error
+    assert Node.objects.get(pk=idle.pk).state == "new"
