@@ -51,6 +51,20 @@ def note(node: Node | int, state: str, message: str) -> None:
     )
 
 
+# The beat asks every few seconds; a node whose answer has not changed is written again only
+# this often, so a campaign's hundred draining nodes are not a hundred UPDATEs per tick.
+RENOTE_SECONDS = 60
+
+
+def _unchanged(node: Node, state: str, message: str) -> bool:
+    return (
+        node.scheduler_state == state[:60]
+        and node.scheduler_message == message[:2000]
+        and node.scheduler_at is not None
+        and (timezone.now() - node.scheduler_at).total_seconds() < RENOTE_SECONDS
+    )
+
+
 def _word(scheduler: SchedulerAdapter, word: str) -> str:
     """What the node page says the scheduler did: nothing when there is no scheduler."""
     return "" if scheduler.name == NoopScheduler.name else word
@@ -144,6 +158,8 @@ def recheck(limit: int = 2000) -> dict[str, int]:
             continue
         if status.drained:
             counts["drained"] += complete_drain(node, status)
+            continue
+        if _unchanged(node, status.state, status.describe()):
             continue
         note(node, status.state, status.describe())
         Operation.objects.filter(

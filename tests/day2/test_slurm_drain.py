@@ -61,6 +61,10 @@ def test_drain_waits_for_the_job_then_ends_and_undrain_resumes(
     page = client.get(f"/nodes/{node.pk}/").content.decode()
     assert f"1 job running: {job}</dd>" in page  # the node page says what it waits for
     assert "corral: XID 79" in cluster.run("sinfo", "-R", "-h", "-o", "%E").stdout
+    # A re-check with the same answer writes nothing (the beat runs every few seconds).
+    asked = fresh.scheduler_at
+    assert draining.recheck()["drained"] == 0
+    assert Node.objects.get(pk=node.pk).scheduler_at == asked
 
     # The beat's re-check, until the job ends by itself.
     wait_until(lambda: draining.recheck()["drained"] == 1, timeout=30, what="the job to end")
