@@ -2,13 +2,14 @@
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 
 from inventory import operations
 from inventory import services as inventory
 from inventory.locking import Heartbeat, release, release_for
 from inventory.models import Node, Operation
 from provisioning.runner import acquire_or_wait
-from provisioning.schedulers import SchedulerError
+from provisioning.schedulers import SchedulerError, SchedulerTransientError
 
 from . import services, steps
 from .models import GateRun
@@ -29,6 +30,17 @@ def start_gate(self, op_id: int) -> str:
     try:
         services.cordon_for_burn_in(op)
         services.start_gate_run(op.node, op)
+    except SchedulerTransientError as exc:
+        # The controller did not answer the burn-in cordon: as a BMC that did not, retried.
+        retries = settings.CORRAL_BMC_RETRIES
+        if self.request.retries < retries:
+            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2**self.request.retries
+            attempt = f"{self.request.retries + 1}/{retries}"
+            operations.report_progress(op, 0, f"{exc}; retrying in {countdown} s ({attempt})")
+            operations.pause_operation(op)
+            raise self.retry(countdown=countdown, max_retries=retries) from None
+        inventory.fail_operation(op, f"{exc} (gave up after {retries} retries)")
+        return "failed"
     except (services.NoProfile, SchedulerError) as exc:
         inventory.fail_operation(op, str(exc))
         return "failed"

@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from inventory.models import Node, Operation
+from inventory.models import NetworkInterface, Node, Operation, Rack
 from provisioning import draining
+from tests.e2e.test_gates import profile_spec, use_profile
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
 
@@ -94,3 +95,39 @@ def test_a_node_slurm_does_not_know_fails_its_drain_saying_so(api, with_slurm, s
     stranger.refresh_from_db()
     assert stranger.state == "failed" and "Slurm does not know" in stranger.scheduler_message
     assert stranger.bmc_message == ""  # a scheduler's trouble is not the BMC's
+
+
+def test_a_burn_in_waits_out_a_controller_that_does_not_answer(
+    api, hall, with_slurm, slurm_worker, sshd
+):
+    """validate on an in-service node cordons it first; a slurmctld down for a moment is
+    retried like a BMC that did not answer, then the gates run and Slurm resumes it."""
+    cluster = with_slurm
+    node = hall[0]
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1))
+    Node.objects.filter(pk=node.pk).update(gpu_model="H100-SXM", gpu_count=1)
+    Rack.objects.filter(pk=node.rack_id).update(fabric="ib-400g")
+    NetworkInterface.objects.filter(node=node, boot=True).update(ip="127.0.0.1")  # the sshd
+    cluster.stop_controller()
+    try:
+        resp = api("technician").post(
+            f"/api/v1/nodes/{node.pk}/actions/validate/", {"reason": "burn-in"}, format="json"
+        )
+        assert resp.status_code == 202, resp.content
+        op = wait_until(
+            lambda: (
+                Operation.objects.filter(pk=resp.data["id"], message__contains="retrying")
+                .exclude(status="failed")
+                .first()
+            ),
+            what="the cordon to be retried",
+        )
+        assert "not answering" in op.message and op.status == "running"
+    finally:
+        cluster.start_controller()
+    op = wait_operation(resp.data["id"], timeout=90)
+    assert op.status == "succeeded", op.error
+    assert Node.objects.get(pk=node.pk).state == "in_service"
+    admitted = wait_operation(Operation.objects.get(kind="admit", node=node).pk, timeout=30)
+    assert admitted.status == "succeeded"
+    assert cluster.node_state("gpu001") == "IDLE"
