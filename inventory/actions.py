@@ -33,6 +33,9 @@ class Action:
     # (parameter name, dotted path of a function() -> [(value, label)]) for a chooser the
     # dashboard renders next to the button.
     choice_param: tuple[str, str] | None = None
+    # The label of an empty first choice, when the parameter may be left out (recycle:
+    # the node's golden image); empty: a choice is required.
+    choice_default: str = ""
     # Dotted path of a function(node, actor, reason) run in the transaction that starts the
     # action, after its transition: what another app does when a node enters a state (the
     # `rma` app opens or closes a case). Named by path, like `task`, so inventory imports
@@ -113,6 +116,7 @@ ACTIONS: dict[str, Action] = {
             style="warning",
             params_validator="day2.recycle.validate_params",
             choice_param=("image", "provisioning.deployments.image_choices"),
+            choice_default="its golden image",
             confirm="Drain this node, reimage it, run the gates and admit it back?",
             help="Drain via the scheduler, deploy the golden image, gates, admit; "
             "hardware evidence opens an RMA case.",
