@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
-from inventory.models import Node
+from inventory.models import Node, Operation
 
 from .models import BootRequest, Deployment, Image
 from .models.deployments import DeploymentStatus
@@ -52,3 +52,12 @@ def golden_image(node: Node) -> Image | None:
     if deployment is None or deployment.image.state != ImageState.PUBLISHED:
         return None
     return deployment.image
+
+
+def latest_publish(image: Image) -> Operation | None:
+    """The image's last publish operation: its verification's progress or why it failed."""
+    return (
+        Operation.objects.filter(kind="publish_image", params__image=image.pk)
+        .order_by("-pk")
+        .first()
+    )

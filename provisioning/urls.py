@@ -16,5 +16,10 @@ app_name = "provisioning"
 
 urlpatterns = [
     path("images/", views.image_list, name="image_list"),
+    path("images/new/", views.image_form, name="image_new"),
+    path("images/<int:pk>/", views.image_detail, name="image_detail"),
+    path("images/<int:pk>/edit/", views.image_form, name="image_edit"),
+    path("images/<int:pk>/publish/", views.image_publish, name="image_publish"),
+    path("images/<int:pk>/deprecate/", views.image_deprecate, name="image_deprecate"),
     path("nodes/<int:pk>/boot-panel/", views.node_boot_panel, name="node_boot_panel"),
 ]

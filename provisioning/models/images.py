@@ -58,7 +58,7 @@ class Image(models.Model):
         return f"{self.name}:{self.version}"
 
     def get_absolute_url(self) -> str:
-        return reverse("provisioning:image_list") + f"#image-{self.pk}"
+        return reverse("provisioning:image_detail", args=[self.pk])
 
     def artifacts(self) -> list[tuple[str, str, str]]:
         """(name, url, sha256) of every artifact the image has."""

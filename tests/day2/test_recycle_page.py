@@ -4,13 +4,13 @@ import pytest
 from django.urls import reverse
 
 from inventory.models import Operation
+from tests.factories import NodeFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_node_page_recycles_onto_the_golden_image_by_default(client, users, node):
-    node.state = "in_service"
-    node.save()
+def test_the_node_page_recycles_onto_the_golden_image_by_default(client, users, rack):
+    node = NodeFactory(rack=rack, state="in_service")
     client.force_login(users["technician"])
     html = client.get(reverse("inventory:node_detail", args=[node.pk])).content.decode()
     form = html.split('action="' + reverse("inventory:node_action", args=[node.pk, "recycle"]))[1]

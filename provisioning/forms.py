@@ -1,0 +1,65 @@
+"""Forms of the provisioning pages. They parse; `provisioning.images` validates and writes,
+as it does for the API, so a page shows the API's messages."""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+
+from .models import Image
+
+IMAGE_FIELDS = [
+    "name",
+    "version",
+    "kernel_url",
+    "initrd_url",
+    "rootfs_url",
+    "kernel_sha256",
+    "initrd_sha256",
+    "rootfs_sha256",
+    "cmdline",
+    "signature",
+    "baseline",
+]
+
+
+class ImageForm(forms.ModelForm):
+    """A draft image. The model's validators give the messages (as the API's serializer
+    does); images.create_image validates again as it writes. The form turns the baseline's
+    text into JSON and an empty command line into the default."""
+
+    baseline = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text='What a node running it must report, as JSON, e.g. {"kernel": "6.1.0-27"}.',
+    )
+
+    class Meta:
+        model = Image
+        fields = IMAGE_FIELDS
+        widgets = {"signature": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["baseline"] = json.dumps(self.instance.baseline or {}, indent=2)
+        self.fields["cmdline"].required = False  # empty: the default, as in the API
+        for field in self.fields.values():
+            css = "form-select" if isinstance(field.widget, forms.Select) else "form-control"
+            field.widget.attrs.setdefault("class", f"{css} form-control-sm font-monospace")
+
+    def clean_cmdline(self) -> str:
+        return self.cleaned_data.get("cmdline") or Image._meta.get_field("cmdline").default
+
+    def clean_baseline(self) -> dict:
+        text = (self.cleaned_data.get("baseline") or "").strip()
+        if not text:
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not JSON: {exc.msg} (line {exc.lineno}).") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give a JSON object.")
+        return value
