@@ -83,14 +83,38 @@ def _action_rows(request, node) -> list[tuple]:
 
 def _node_context(request, node) -> dict:
     operation = selectors.active_operation(node)
+    recent = selectors.recent_operations(node)
     return {
         "node": node,
         "actions": _action_rows(request, node),
         "events": selectors.recent_events(node),
-        "operations": selectors.recent_operations(node),
+        "operations": recent,
         "active_operation": operation,
         "polling": operation is not None or node.state in TRANSITIONAL_STATES,
+        "version": node_version(node, recent),
     }
+
+
+def node_version(node, recent_operations) -> str:
+    """What the page's other regions depend on: the state, the last operation's status,
+    the facts last observed. The live region's poll sends the version it was drawn with;
+    when it differs the answer fires `node-changed`, and the hardware, gates, boot, drift,
+    RMA and health panels fetch themselves again (no full reload)."""
+    last = recent_operations[0] if recent_operations else None
+    observed = node.observed_at.timestamp() if node.observed_at else 0
+    return "-".join(
+        str(x)
+        for x in (
+            node.state,
+            int(node.state_changed.timestamp() * 1000) if node.state_changed else 0,
+            last.pk if last else 0,
+            last.status if last else "",
+            int(observed * 1000),
+        )
+    )
+
+
+NODE_PARTS = {"facts": "#node-facts"}
 
 
 @login_required
@@ -99,8 +123,13 @@ def node_detail(request, pk: int):
     node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
     template = "inventory/node_detail.html"
     if request.htmx:
-        template += "#node-live"
-    return render(request, template, _node_context(request, node))
+        template += NODE_PARTS.get(request.GET.get("part", ""), "#node-live")
+    context = _node_context(request, node)
+    response = render(request, template, context)
+    seen = request.GET.get("seen")
+    if request.htmx and seen and seen != context["version"]:
+        response["HX-Trigger"] = "node-changed"
+    return response
 
 
 @login_required
