@@ -2,8 +2,12 @@
 
 Writes .env once (secret key, field-encryption key), migrates SQLite (or DATABASE_URL),
 creates an admin login, starts a real Redfish emulator holding the demo fleet's BMCs,
-seeds the demo site, then runs the web server (granian) + a Celery worker + beat until Ctrl-C,
-starting again any of them that exits (devtools/supervise.py).
+seeds the demo site, then runs the web server (granian) + a Celery worker + beat and the
+demo's stand-ins for the world outside Corral until Ctrl-C, starting again any of them that
+exits (devtools/supervise.py): an artifact server for the demo image (demo_image.py), an
+sshd on the demo nodes' loopback boot addresses for the gates (demo_gates.py) and the demo
+machines that boot and phone home when their BMC powers them (demo_machines.py). Then
+devtools/demo_setup.py publishes the image and walks the fleet to mixed starting states.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".demo"
 PY = sys.executable
 BIN = Path(PY).parent
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
 
 def say(msg: str) -> None:
@@ -70,13 +75,13 @@ def port_free(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def redfish_emulator(port: int) -> Child:
-    """One sushy-emulator process serving all 16 demo BMCs (fake driver, state on disk)."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
-    sys.path.insert(0, str(ROOT))
-    from inventory.demo import demo_nodes
+def redfish_emulator(port: int, emu_dir: Path) -> Child:
+    """One sushy-emulator process serving all 16 demo BMCs (fake driver, state on disk,
+    HTTP basic auth, GPUs listed: devtools/demo_bmc.py), journalling every POST/PATCH."""
+    import bcrypt
 
-    emu_dir = STATE / "redfish"
+    from inventory.demo import BMC_PASSWORD, BMC_USERNAME, demo_nodes
+
     (emu_dir / "state").mkdir(parents=True, exist_ok=True)
     systems = [
         {
@@ -88,19 +93,21 @@ def redfish_emulator(port: int) -> Child:
         }
         for n in demo_nodes()
     ]
+    htpasswd = emu_dir / "htpasswd"
+    digest = bcrypt.hashpw(BMC_PASSWORD.encode(), bcrypt.gensalt(rounds=4)).decode()
+    htpasswd.write_text(f"{BMC_USERNAME}:{digest}\n")
     conf = emu_dir / "emulator.conf"
     conf.write_text(
         "SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\n"
         "SUSHY_EMULATOR_FAKE_DRIVER = True\n"
         f"SUSHY_EMULATOR_STATE_DIR = {str(emu_dir / 'state')!r}\n"
         f"SUSHY_EMULATOR_FAKE_SYSTEMS = {systems!r}\n"
+        f"SUSHY_EMULATOR_AUTH_FILE = {str(htpasswd)!r}\n"
     )
-    return Child(
-        "redfish emulator",
-        [str(BIN / "sushy-emulator"), "--config", str(conf), "-i", "127.0.0.1", "-p", str(port)],
-        emu_dir / "emulator.log",
-        cwd=emu_dir,
-    )
+    # Power changes land at once (the fake driver's default is a random 1-11 s).
+    argv = [PY, "-m", "devtools.demo_bmc", str(emu_dir / "journal.jsonl"), "0"]
+    argv += ["--config", str(conf), "-i", "127.0.0.1", "-p", str(port)]
+    return Child("redfish emulator", argv, emu_dir / "emulator.log", cwd=ROOT)
 
 
 def wait_for(port: int, what: str, timeout: float = 30) -> None:
@@ -112,41 +119,82 @@ def wait_for(port: int, what: str, timeout: float = 30) -> None:
     raise SystemExit(f"corral: {what} did not start on port {port}; see .demo/ logs")
 
 
+def ports() -> dict[str, int]:
+    wanted = {
+        "CORRAL_PORT": 8000,
+        "CORRAL_DEMO_REDFISH_PORT": 8001,
+        "CORRAL_DEMO_ARTIFACT_PORT": 8002,
+        "CORRAL_DEMO_SSH_PORT": 8022,
+    }
+    found = {name: int(os.environ.get(name, default)) for name, default in wanted.items()}
+    for name, port in found.items():
+        if name != "CORRAL_DEMO_SSH_PORT" and not port_free(port):
+            raise SystemExit(f"corral: port {port} is in use; set {name} to another port")
+    return found
+
+
+def seed(bmc_port: int) -> None:
+    manage("seed_demo", "--redfish", f"http://127.0.0.1:{bmc_port}")
+    # A year of a mid-size fleet's history, so the managers' dashboards show data.
+    say("seeding the dashboards' history (once)")
+    manage(
+        "seed_history",
+        *("--nodes", "480", "--days", "365", "--seed", "1"),
+        *("--keep-existing", "--with-prices"),
+    )
+
+
+def start_demo_peers(supervisor: Supervisor, port: dict[str, int], logs: Path) -> list[str]:
+    """The artifact server, the sshd the gates reach and the demo machines; returns the
+    demo_setup arguments that describe them."""
+    from devtools import demo_gates, demo_image
+
+    images = STATE / "images"
+    demo_image.write_artifacts(images)
+    art_port = port["CORRAL_DEMO_ARTIFACT_PORT"]
+    supervisor.start(
+        Child("artifacts", demo_image.server_argv(images, art_port), logs / "artifacts.log")
+    )
+    ssh_dir, ssh_port = STATE / "sshd", port["CORRAL_DEMO_SSH_PORT"]
+    setup = [f"--artifacts=http://127.0.0.1:{art_port}/", f"--artifacts-dir={images}"]
+    setup += [f"--ssh-dir={ssh_dir}", f"--ssh-port={ssh_port}"]
+    if demo_gates.sshd_available():
+        ssh, argv = demo_gates.prepare(ssh_dir, ssh_port)
+        supervisor.start(Child("sshd", argv, logs / "sshd.log"))
+        os.environ.update(ssh.worker_env())  # the worker started next inherits them
+    else:
+        say("no /usr/sbin/sshd: the gates cannot reach the demo machines and the demo")
+        say("fleet stops at ready; apt-get install openssh-server, then make run again")
+        setup.append("--no-gates")
+    machines = [PY, "-m", "devtools.demo_machines"]
+    machines += ["--journal", str(STATE / "redfish" / "journal.jsonl")]
+    machines += ["--redfish", f"http://127.0.0.1:{port['CORRAL_DEMO_REDFISH_PORT']}"]
+    machines += ["--web", f"http://127.0.0.1:{port['CORRAL_PORT']}"]
+    supervisor.start(Child("demo machines", machines, logs / "machines.log"))
+    wait_for(art_port, "the artifact server")
+    return setup
+
+
 def main() -> int:
     os.chdir(ROOT)
     ensure_env_file()
-    web_port = int(os.environ.get("CORRAL_PORT", "8000"))
-    bmc_port = int(os.environ.get("CORRAL_DEMO_REDFISH_PORT", "8001"))
-    for port, what in ((web_port, "CORRAL_PORT"), (bmc_port, "CORRAL_DEMO_REDFISH_PORT")):
-        if not port_free(port):
-            raise SystemExit(f"corral: port {port} is in use; set {what} to another port")
+    port = ports()
+    web_port, bmc_port = port["CORRAL_PORT"], port["CORRAL_DEMO_REDFISH_PORT"]
     say("migrating the database")
     manage("migrate", "--noinput", "-v", "0")
     manage("collectstatic", "--noinput", "-v", "0")
     user, password = admin_login()
+    logs = STATE / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
     try:
         with Supervisor(say) as supervisor:
-            supervisor.start(redfish_emulator(bmc_port))
+            supervisor.start(redfish_emulator(bmc_port, STATE / "redfish"))
             wait_for(bmc_port, "the Redfish emulator")
-            manage("seed_demo", "--redfish", f"http://127.0.0.1:{bmc_port}")
-            # A year of a mid-size fleet's history, so the managers' dashboards show data.
-            say("seeding the dashboards' history (once)")
-            manage(
-                "seed_history",
-                "--nodes",
-                "480",
-                "--days",
-                "365",
-                "--seed",
-                "1",
-                "--keep-existing",
-                "--with-prices",
-            )
+            seed(bmc_port)
+            setup = start_demo_peers(supervisor, port, logs)
             queues = subprocess.run(
                 [PY, "manage.py", "site_queues"], check=True, capture_output=True, text=True
             ).stdout.strip()
-            logs = STATE / "logs"
-            logs.mkdir(exist_ok=True)
             celery = str(BIN / "celery")
             worker = [celery, "-A", "fleet", "worker", "-Q", queues, "-c", "4", "-l", "INFO"]
             supervisor.start(Child("worker", [*worker, "-n", "demo@%h"], logs / "worker.log"))
@@ -157,6 +205,8 @@ def main() -> int:
             web += ["--workers", "2", "--access-log"]
             supervisor.start(Child("web", web, logs / "access.log"))
             wait_for(web_port, "the web server")
+            if subprocess.run([PY, "-m", "devtools.demo_setup", *setup], cwd=ROOT).returncode:
+                say("the demo set-up did not finish (see above); Corral itself is running")
             say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")
             say(f"API docs http://127.0.0.1:{web_port}/api/docs/ · logs in .demo/logs")
             say("Ctrl-C stops; a process that exits is started again")

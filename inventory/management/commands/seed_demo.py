@@ -2,7 +2,17 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from inventory import services
-from inventory.demo import NODE_U_HEIGHT, RACKS, SITE, demo_nodes
+from inventory.demo import (
+    BMC_PASSWORD,
+    BMC_USERNAME,
+    GPUS_PER_NODE,
+    NODE_U_HEIGHT,
+    RACKS,
+    SITE,
+    WRONG_PASSWORD,
+    WRONG_PASSWORD_NODE,
+    demo_nodes,
+)
 from inventory.models import Rack, Site
 
 
@@ -15,17 +25,16 @@ class Command(BaseCommand):
             default="http://127.0.0.1:8001",
             help="Base URL of the Redfish emulator serving the demo systems.",
         )
-        parser.add_argument("--username", default="admin")
-        parser.add_argument("--password", default="password")
 
     @transaction.atomic
-    def handle(self, *args, redfish, username, password, **options):
+    def handle(self, *args, redfish, **options):
         if Site.objects.filter(slug=SITE["slug"]).exists():
             self.stdout.write("Demo site already seeded.")
             return
         site = Site.objects.create(**SITE)
         racks = {r["name"]: Rack.objects.create(site=site, **r) for r in RACKS}
         for n in demo_nodes():
+            wrong = n.hostname == WRONG_PASSWORD_NODE
             services.create_node(
                 rack=racks[n.rack],
                 rack_unit=n.rack_unit,
@@ -34,13 +43,13 @@ class Command(BaseCommand):
                 hostname=n.hostname,
                 model=n.model,
                 gpu_model=n.gpu_model,
-                gpu_count=8,
+                gpu_count=GPUS_PER_NODE,
                 labels=["demo", n.gpu_model.lower()],
                 bmc={
                     "protocol": "redfish",
                     "address": redfish,
-                    "username": username,
-                    "password": password,
+                    "username": BMC_USERNAME,
+                    "password": WRONG_PASSWORD if wrong else BMC_PASSWORD,
                     "verify_tls": False,
                     "system_id": n.uuid,
                 },
