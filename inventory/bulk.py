@@ -39,7 +39,9 @@ def start_bulk_action(
     rack: Rack | None = None,
     params: dict | None = None,
 ) -> Operation:
-    """Start `name` on every node; nodes that cannot take it get a failed child saying why.
+    """Start `name` on every node. A node that cannot take it in its state gets a
+    skipped child saying why (no failure of that node: it was never tried); one another
+    operation holds gets a failed child naming the holder.
 
     Raises UnknownAction or ValidationError (no reason where one is needed, bad params)
     before anything is written.
@@ -56,7 +58,8 @@ def start_bulk_action(
         message=reason,
         status=OperationStatus.RUNNING,
         started=timezone.now(),
-        params={"nodes": [n.pk for n in nodes], "stagger": stagger},
+        # The reason stays in params: the message becomes the summary once it ends.
+        params={"nodes": [n.pk for n in nodes], "stagger": stagger, "reason": reason},
     )
     if action.event is None and action.task:
         _fan_out_oob(nodes, action, parent, actor, reason, params, stagger)
@@ -66,7 +69,12 @@ def start_bulk_action(
                 start_on_node(node, action, actor, reason, params, parent=parent)
             except (ActionNotAllowed, NodeLocked) as exc:
                 refused = _child(node, action, parent, actor, reason, params)
-                refused.status, refused.error = OperationStatus.FAILED, str(exc)
+                refused.status = (
+                    OperationStatus.SKIPPED
+                    if isinstance(exc, ActionNotAllowed)
+                    else OperationStatus.FAILED
+                )
+                refused.error = str(exc)
                 refused.finished = timezone.now()
                 refused.save()
     operations.refresh_parent(parent.pk)
@@ -93,7 +101,7 @@ def _fan_out_oob(
         child = _child(node, action, parent, actor, reason, params)
         refused = refusal(node, action)
         if refused:
-            child.status, child.finished, child.error = OperationStatus.FAILED, now, refused
+            child.status, child.finished, child.error = OperationStatus.SKIPPED, now, refused
         children.append(child)
     Operation.objects.bulk_create(children, batch_size=1000)
     wanted = [c for c in children if c.status == OperationStatus.PENDING]
