@@ -20,7 +20,7 @@ from . import operations
 from .actions import Action
 from .choices import OperationStatus
 from .locking import NodeLocked, holder_of
-from .models import Node, Operation, Rack
+from .models import Label, Node, Operation, Rack
 from .services import (
     ActionNotAllowed,
     check_reason,
@@ -157,3 +157,32 @@ def _child(
         message=reason,
         params=params,
     )
+
+
+def change_labels(nodes: Iterable[Node], name: str, add: bool) -> int:
+    """Add the label `name` to every node, or take it off; how many nodes changed.
+
+    A label edit is a node edit (WRITE, as `PATCH /api/v1/nodes/{id}/` with `labels`), done
+    at once rather than as an operation: nothing talks to hardware. Each node's change is
+    its own m2m change, so the audit trail records it per node. Raises ValidationError
+    with the model's message for a name that is not a label.
+    """
+    name = name.strip()
+    label = Label.objects.filter(name=name).first()
+    if label is None:
+        if not add:
+            return 0
+        label = Label(name=name)
+        label.full_clean()
+        label.save()
+    changed = 0
+    for node in nodes:
+        has = any(existing.pk == label.pk for existing in node.labels.all())
+        if add and not has:
+            node.labels.add(label)
+        elif not add and has:
+            node.labels.remove(label)
+        else:
+            continue
+        changed += 1
+    return changed

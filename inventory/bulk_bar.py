@@ -18,8 +18,9 @@ from django.views.decorators.http import require_POST
 
 from . import bulk, selectors
 from .actions import ACTIONS
+from .choices import NodeState
 from .models import Node, Operation
-from .permissions import ACT, VIEW, actor_of, can_somewhere, refused_on
+from .permissions import ACT, VIEW, WRITE, actor_of, can_somewhere, refused_on
 from .services import UnknownAction
 
 # The bar's actions, in its order; the others (RMA, decommission) need a reason and a
@@ -36,10 +37,16 @@ BAR_ACTIONS = (
 )
 
 
+# Label edits are node edits: WRITE in each node's site, as the API's PATCH of `labels`.
+LABEL_ACTIONS = {"label_add": True, "label_remove": False}
+EVERY_STATE = ",".join(sorted(NodeState.values))
+
+
 def bar_context(request) -> dict:
     """The bar's buttons for a user who may act somewhere; none for a viewer."""
     if not can_somewhere(request.user, ACT):
         return {"bar_actions": []}
+    labels = can_somewhere(request.user, WRITE)
     rows = []
     for name in BAR_ACTIONS:
         action = ACTIONS[name]
@@ -51,7 +58,7 @@ def bar_context(request) -> dict:
                 "choices": choices,
             }
         )
-    return {"bar_actions": rows}
+    return {"bar_actions": rows, "bar_labels": labels, "every_state": EVERY_STATE}
 
 
 def _progress(request, op: Operation | None):
@@ -70,12 +77,9 @@ def node_bulk(request):
     if not can_somewhere(request.user, ACT):
         raise PermissionDenied(f"Your role does not allow '{ACT}' here.")
     name = request.POST.get("action", "")
-    ids = [int(i) for i in request.POST.getlist("nodes") if i.isdigit()]
-    nodes = list(
-        Node.objects.filter(pk__in=ids)
-        .select_related("rack__site")
-        .order_by("rack_id", "rack_unit", "pk")
-    )
+    if name in LABEL_ACTIONS:
+        return _labels(request, name)
+    nodes = _picked(request)
     refused = refused_on(request.user, ACT, nodes)
     if not nodes:
         messages.error(request, "Tick at least one node.")
@@ -98,6 +102,38 @@ def node_bulk(request):
             label = ACTIONS[name].label
             messages.success(request, f"{label} started on {len(nodes)} nodes: operation #{op.pk}.")
             return _progress(request, op)
+    return _progress(request, None)
+
+
+def _picked(request) -> list[Node]:
+    ids = [int(i) for i in request.POST.getlist("nodes") if i.isdigit()]
+    return list(
+        Node.objects.filter(pk__in=ids)
+        .select_related("rack__site")
+        .prefetch_related("labels")
+        .order_by("rack_id", "rack_unit", "pk")
+    )
+
+
+def _labels(request, name: str):
+    nodes = _picked(request)
+    label = request.POST.get("label", "").strip()
+    refused = refused_on(request.user, WRITE, nodes)
+    if not nodes:
+        messages.error(request, "Tick at least one node.")
+    elif refused:
+        messages.error(request, refused)
+    elif not label:
+        messages.error(request, "Give the label to add or remove.")
+    else:
+        add = LABEL_ACTIONS[name]
+        try:
+            changed = bulk.change_labels(nodes, label, add=add)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            done = "added to" if add else "removed from"
+            messages.success(request, f"Label {label} {done} {changed} of {len(nodes)} nodes.")
     return _progress(request, None)
 
 

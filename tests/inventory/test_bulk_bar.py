@@ -100,3 +100,33 @@ def test_an_action_the_bar_does_not_offer_is_refused(client, users, rack):
         BULK, {"action": "rma", "nodes": [node.pk]}, HTTP_HX_REQUEST="true"
     ).content.decode()
     assert "There is no action &#x27;rma&#x27;." in html and not Operation.objects.exists()
+
+
+def test_labels_are_added_and_removed_by_a_writer_only(client, users, rack):
+    nodes = [NodeFactory(rack=rack, state=s) for s in ("in_service", "ready", "failed")]
+    picked = [n.pk for n in nodes]
+    client.force_login(users["technician"])  # ACT, not WRITE: the API's PATCH needs WRITE
+    html = client.get(reverse("inventory:node_list")).content.decode()
+    assert 'value="label_add"' not in html
+    html = client.post(
+        BULK, {"action": "label_add", "label": "hall-b", "nodes": picked}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Your role does not allow &#x27;write&#x27;" in html
+    client.force_login(users["admin"])
+    assert 'value="label_add"' in client.get(reverse("inventory:node_list")).content.decode()
+    html = client.post(
+        BULK, {"action": "label_add", "label": "hall-b", "nodes": picked}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Label hall-b added to 3 of 3 nodes." in html
+    assert all(n.labels.filter(name="hall-b").exists() for n in nodes)
+    html = client.post(
+        BULK, {"action": "label_remove", "label": "hall-b", "nodes": picked[:2]},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()  # fmt: skip
+    assert "Label hall-b removed from 2 of 2 nodes." in html
+    assert [n.labels.filter(name="hall-b").exists() for n in nodes] == [False, False, True]
+    html = client.post(
+        BULK, {"action": "label_add", "label": "two words", "nodes": picked},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()  # fmt: skip
+    assert "Labels are single words." in html
