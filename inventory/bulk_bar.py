@@ -67,7 +67,10 @@ def _progress(request, op: Operation | None):
         "children": selectors.operation_children(op) if op else [],
         "polling": bool(op and not op.is_finished),
     }
-    return render(request, "inventory/node_list.html#bulk-progress", context)
+    response = render(request, "inventory/node_list.html#bulk-progress", context)
+    if op and op.is_finished:
+        response["HX-Trigger"] = "bulk-ended"  # the table reloads: the nodes' new states
+    return response
 
 
 @login_required

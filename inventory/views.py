@@ -102,7 +102,9 @@ def page_nav(page, params) -> list[tuple[str, str, str | None]]:
 def node_list(request):
     require(request, VIEW)
     params = request.GET
-    filterset = NodeFilterSet(params or None, queryset=selectors.node_queryset())
+    data = params.copy()
+    data.setlist("state", [v for v in params.getlist("state") if v])  # "any" sends ""
+    filterset = NodeFilterSet(data or None, queryset=selectors.node_queryset())
     page = Paginator(filterset.qs, 100).get_page(params.get("page"))
     ordering = params.get("ordering", "") if filterset.is_bound and filterset.is_valid() else ""
     context = {

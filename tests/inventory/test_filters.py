@@ -169,3 +169,13 @@ def test_every_text_filter_applies_while_typing(client, users, fleet):
             f'live-filter" name="{name}"' in html
             or f'live-filter" type="search" name="{name}"' in html
         )
+
+
+def test_the_forms_empty_fields_are_no_filter_and_keep_the_sort(client, users, fleet):
+    """The filter form sends every box, empty ones too (state "any" is ""): the sort and
+    the other filters still apply."""
+    query = "q=&state=&site=&rack=&gpu_model=h&label=&ordering=-gpu_model"
+    assert page_hosts(client, users, query) == ["gpu-a", "gpu-b"]
+    client.force_login(users["manager"])
+    html = client.get(f"{reverse('inventory:node_list')}?{query}").content.decode()
+    assert '<span class="sort-arrow">▼</span>' in html
