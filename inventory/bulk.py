@@ -20,7 +20,7 @@ from . import operations
 from .actions import Action
 from .choices import OperationStatus
 from .locking import NodeLocked, holder_of
-from .models import Node, Operation, Rack
+from .models import Label, Node, Operation, Rack
 from .services import (
     ActionNotAllowed,
     check_reason,
@@ -39,7 +39,9 @@ def start_bulk_action(
     rack: Rack | None = None,
     params: dict | None = None,
 ) -> Operation:
-    """Start `name` on every node; nodes that cannot take it get a failed child saying why.
+    """Start `name` on every node. A node that cannot take it in its state gets a
+    skipped child saying why (no failure of that node: it was never tried); one another
+    operation holds gets a failed child naming the holder.
 
     Raises UnknownAction or ValidationError (no reason where one is needed, bad params)
     before anything is written.
@@ -56,7 +58,8 @@ def start_bulk_action(
         message=reason,
         status=OperationStatus.RUNNING,
         started=timezone.now(),
-        params={"nodes": [n.pk for n in nodes], "stagger": stagger},
+        # The reason stays in params: the message becomes the summary once it ends.
+        params={"nodes": [n.pk for n in nodes], "stagger": stagger, "reason": reason},
     )
     if action.event is None and action.task:
         _fan_out_oob(nodes, action, parent, actor, reason, params, stagger)
@@ -66,7 +69,12 @@ def start_bulk_action(
                 start_on_node(node, action, actor, reason, params, parent=parent)
             except (ActionNotAllowed, NodeLocked) as exc:
                 refused = _child(node, action, parent, actor, reason, params)
-                refused.status, refused.error = OperationStatus.FAILED, str(exc)
+                refused.status = (
+                    OperationStatus.SKIPPED
+                    if isinstance(exc, ActionNotAllowed)
+                    else OperationStatus.FAILED
+                )
+                refused.error = str(exc)
                 refused.finished = timezone.now()
                 refused.save()
     operations.refresh_parent(parent.pk)
@@ -93,7 +101,7 @@ def _fan_out_oob(
         child = _child(node, action, parent, actor, reason, params)
         refused = refusal(node, action)
         if refused:
-            child.status, child.finished, child.error = OperationStatus.FAILED, now, refused
+            child.status, child.finished, child.error = OperationStatus.SKIPPED, now, refused
         children.append(child)
     Operation.objects.bulk_create(children, batch_size=1000)
     wanted = [c for c in children if c.status == OperationStatus.PENDING]
@@ -149,3 +157,32 @@ def _child(
         message=reason,
         params=params,
     )
+
+
+def change_labels(nodes: Iterable[Node], name: str, add: bool) -> int:
+    """Add the label `name` to every node, or take it off; how many nodes changed.
+
+    A label edit is a node edit (WRITE, as `PATCH /api/v1/nodes/{id}/` with `labels`), done
+    at once rather than as an operation: nothing talks to hardware. Each node's change is
+    its own m2m change, so the audit trail records it per node. Raises ValidationError
+    with the model's message for a name that is not a label.
+    """
+    name = name.strip()
+    label = Label.objects.filter(name=name).first()
+    if label is None:
+        if not add:
+            return 0
+        label = Label(name=name)
+        label.full_clean()
+        label.save()
+    changed = 0
+    for node in nodes:
+        has = any(existing.pk == label.pk for existing in node.labels.all())
+        if add and not has:
+            node.labels.add(label)
+        elif not add and has:
+            node.labels.remove(label)
+        else:
+            continue
+        changed += 1
+    return changed

@@ -75,6 +75,9 @@ class OperationStatus(models.TextChoices):
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+    # A bulk action's child whose node could not take the action in its state: reported
+    # with the reason, but no failure of the node or of the bulk.
+    SKIPPED = "skipped", "Skipped"
 
 
 OPERATION_COLOURS: dict[str, str] = {
@@ -83,9 +86,15 @@ OPERATION_COLOURS: dict[str, str] = {
     OperationStatus.SUCCEEDED: "success",
     OperationStatus.FAILED: "danger",
     OperationStatus.CANCELLED: "dark",
+    OperationStatus.SKIPPED: "light",
 }
 
 ACTIVE_OPERATION_STATUSES = frozenset({OperationStatus.PENDING, OperationStatus.RUNNING})
 FINISHED_OPERATION_STATUSES = frozenset(
-    {OperationStatus.SUCCEEDED, OperationStatus.FAILED, OperationStatus.CANCELLED}
+    {
+        OperationStatus.SUCCEEDED,
+        OperationStatus.FAILED,
+        OperationStatus.CANCELLED,
+        OperationStatus.SKIPPED,
+    }
 )

@@ -252,9 +252,10 @@ def refresh_parent(parent_id: int) -> None:
         total=Count("id"),
         done=Count("id", filter=Q(status__in=finished)),
         failed=Count("id", filter=Q(status__in=unsuccessful)),
+        skipped=Count("id", filter=Q(status=OperationStatus.SKIPPED)),
         running_progress=Sum("progress", filter=~Q(status__in=finished)),
     )
-    total, done, failed = agg["total"], agg["done"], agg["failed"]
+    total, done, failed, skipped = agg["total"], agg["done"], agg["failed"], agg["skipped"]
     if not total:
         return
     progress = (100 * done + (agg["running_progress"] or 0)) // total
@@ -263,7 +264,9 @@ def refresh_parent(parent_id: int) -> None:
         fields.update(
             status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
             finished=timezone.now(),
-            error=f"{failed} of {total} nodes failed" if failed else "",
+            error=f"{failed} of {total - skipped} nodes failed" if failed else "",
+            message=bulk_summary(total - failed - skipped, failed, skipped),
+            result={"succeeded": total - failed - skipped, "failed": failed, "skipped": skipped},
         )
         Operation.objects.filter(pk=parent_id).update(**fields)
         return
@@ -272,6 +275,17 @@ def refresh_parent(parent_id: int) -> None:
     # has just finished. "Running" is only ever written over an unfinished parent.
     fields["status"] = OperationStatus.RUNNING
     Operation.objects.filter(pk=parent_id).exclude(status__in=finished).update(**fields)
+
+
+def bulk_summary(succeeded: int, failed: int, skipped: int) -> str:
+    """An ended bulk's one line: "2 succeeded, 1 skipped" (failed and skipped only when
+    there are any), so a skipped node never reads as a failure."""
+    parts = [f"{succeeded} succeeded"]
+    if failed:
+        parts.append(f"{failed} failed")
+    if skipped:
+        parts.append(f"{skipped} skipped")
+    return ", ".join(parts)
 
 
 def release_next_child(finished: Operation) -> None:

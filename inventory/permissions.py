@@ -100,3 +100,14 @@ def site_of(obj: Any) -> int | None:
     if getattr(obj, "node_id", None) is not None:  # an operation on a node has no rack
         return site_of(obj.node)
     return GLOBAL
+
+
+def refused_on(user: User | AnonymousUser, capability: str, objects: list) -> str | None:
+    """What a write on many objects at once says when some are out of the user's sites
+    (the API's 403 and the node list's bulk bar alike), or None when every one is allowed."""
+    refused = [str(obj) for obj in objects if not can(user, capability, site_of(obj))]
+    if not refused:
+        return None
+    more = f" and {len(refused) - 20} more" if len(refused) > 20 else ""
+    shown = ", ".join(refused[:20]) + more
+    return f"Your role does not allow '{capability}' on: {shown}."

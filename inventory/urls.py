@@ -1,11 +1,13 @@
 from django.urls import path
 
-from . import views
+from . import bulk_bar, views
 
 app_name = "inventory"
 
 urlpatterns = [
     path("nodes/", views.node_list, name="node_list"),
+    path("nodes/bulk/", bulk_bar.node_bulk, name="node_bulk"),
+    path("nodes/bulk/<int:pk>/", bulk_bar.node_bulk_status, name="node_bulk_status"),
     path("nodes/import/", views.node_import, name="node_import"),
     path("nodes/import/<int:pk>/", views.node_import_status, name="node_import_status"),
     path("nodes/<int:pk>/", views.node_detail, name="node_detail"),

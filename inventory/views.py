@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import bulk, import_operations, imports, operations, selectors, services
+from . import bulk, bulk_bar, import_operations, imports, operations, selectors, services
 from .actions import ACTIONS, available_actions
 from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
 from .filtersets import NodeFilterSet
@@ -58,12 +58,64 @@ def require(request, capability: str, on: object = _NOWHERE) -> None:
         raise PermissionDenied(f"Your role does not allow '{capability}' here.")
 
 
+# The node list's sortable columns (inventory.filtersets.NODE_ORDERING keys), in order.
+NODE_COLUMNS = (
+    ("hostname", "Hostname"),
+    ("state", "State"),
+    ("serial", "Serial"),
+    ("gpu_model", "GPUs"),
+    ("site", "Site"),
+    ("rack", "Rack / U"),
+    ("state_changed", "State changed"),
+)
+PAGE_NAV = (
+    ("first", "« first"),
+    ("previous", "‹ previous"),
+    ("next", "next ›"),
+    ("last", "last »"),
+)
+
+
+def sort_links(params, current: str, columns=NODE_COLUMNS) -> list[dict[str, str]]:
+    """Per column: the query that sorts by it (a second click reverses), every filter kept
+    and back to page 1, and the arrow showing the current direction."""
+    links = []
+    for key, title in columns:
+        arrow = {key: "▲", f"-{key}": "▼"}.get(current, "")
+        target = f"-{key}" if current == key else key
+        query = with_params(params, ordering=target, page=None)
+        links.append({"key": key, "title": title, "query": query, "arrow": arrow})
+    return links
+
+
+def page_nav(page, params) -> list[tuple[str, str, str | None]]:
+    """(rel, text, query or None) for first, previous, next and last, filters kept."""
+    links = page_links(page, params)
+    if page.number > 1:
+        links["first"] = with_params(params, page="1")
+    if page.number < page.paginator.num_pages:
+        links["last"] = with_params(params, page=str(page.paginator.num_pages))
+    return [(rel, text, links.get(rel)) for rel, text in PAGE_NAV]
+
+
 @login_required
 def node_list(request):
     require(request, VIEW)
-    filterset = NodeFilterSet(request.GET or None, queryset=selectors.node_queryset())
-    page = Paginator(filterset.qs, 100).get_page(request.GET.get("page"))
-    context = {"filter": filterset, "page": page, "nodes": page.object_list}
+    params = request.GET
+    data = params.copy()
+    data.setlist("state", [v for v in params.getlist("state") if v])  # "any" sends ""
+    filterset = NodeFilterSet(data or None, queryset=selectors.node_queryset())
+    page = Paginator(filterset.qs, 100).get_page(params.get("page"))
+    ordering = params.get("ordering", "") if filterset.is_bound and filterset.is_valid() else ""
+    context = {
+        "filter": filterset,
+        "page": page,
+        "nodes": page.object_list,
+        "page_nav": page_nav(page, params),
+        "ordering": ordering,
+        "sorts": sort_links(params, ordering),
+        **bulk_bar.bar_context(request),
+    }
     template = "inventory/node_list.html"
     if request.htmx and not request.htmx.boosted:
         template += "#node-table"

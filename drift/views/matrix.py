@@ -179,7 +179,7 @@ def _start(request, nodes: list, image: str):
         text = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         messages.error(request, f"Reimage not started: {text}")
         return None
-    refused = op.children.filter(status="failed").count()
+    refused = op.children.filter(status__in=["failed", "skipped"]).count()
     started = len(nodes) - refused
     messages.success(
         request,

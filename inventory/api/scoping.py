@@ -14,7 +14,7 @@ from typing import Any
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS
 
-from ..permissions import ADMIN, GLOBAL, VIEW, WRITE, can, site_of
+from ..permissions import ADMIN, GLOBAL, VIEW, WRITE, can, refused_on, site_of
 
 # Keys of validated data that place a row in a site, in the order they are looked for.
 PLACES = ("site", "rack", "node")
@@ -56,8 +56,6 @@ def check_target(view: Any, data: dict, *, creating: bool | None = None) -> None
 
 def check_each(request: Any, capability: str, objects: list) -> None:
     """403 naming what is out of the caller's sites, for a write on many objects at once."""
-    refused = [str(obj) for obj in objects if not can(request.user, capability, site_of(obj))]
+    refused = refused_on(request.user, capability, objects)
     if refused:
-        more = f" and {len(refused) - 20} more" if len(refused) > 20 else ""
-        shown = ", ".join(refused[:20]) + more
-        raise PermissionDenied(f"Your role does not allow '{capability}' on: {shown}.")
+        raise PermissionDenied(refused)

@@ -51,4 +51,36 @@
     var sel = e.detail.elt.dataset && e.detail.elt.dataset.pollUnlessChecked;
     if (sel && document.querySelector(sel)) { e.preventDefault(); }
   });
+
+  // The node list's bulk bar (inventory/bulk_bar.py): shown while nodes are ticked; each
+  // button counts the ticked nodes whose state its action is legal in ("Deploy (3 of 5)").
+  function updateBulkBar() {
+    var bar = document.getElementById("bulk-form");
+    if (!bar) { return; }
+    var boxes = Array.prototype.slice.call(document.querySelectorAll(".bulk-pick"));
+    var picked = boxes.filter(function (c) { return c.checked; });
+    bar.hidden = picked.length === 0;
+    document.getElementById("bulk-count").textContent = String(picked.length);
+    bar.querySelectorAll("[data-bulk-states]").forEach(function (button) {
+      var states = button.dataset.bulkStates.split(",");
+      var n = picked.filter(function (c) { return states.indexOf(c.dataset.state) >= 0; }).length;
+      button.querySelector(".bulk-applies").textContent = "(" + n + " of " + picked.length + ")";
+      button.disabled = n === 0;
+    });
+    var all = document.getElementById("bulk-all");
+    if (all) {
+      all.checked = boxes.length > 0 && picked.length === boxes.length;
+      all.indeterminate = picked.length > 0 && picked.length < boxes.length;
+    }
+  }
+  document.addEventListener("change", function (e) {
+    var el = e.target;
+    if (el.id === "bulk-all") {
+      document.querySelectorAll(".bulk-pick").forEach(function (c) { c.checked = el.checked; });
+    }
+    if (el.id === "bulk-all" || (el.classList && el.classList.contains("bulk-pick"))) {
+      updateBulkBar();
+    }
+  });
+  htmx.onLoad(function () { updateBulkBar(); });
 })();

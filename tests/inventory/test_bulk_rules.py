@@ -39,7 +39,8 @@ def test_bulk_rma_opens_a_case_per_node_with_the_reason(api, rack):
     resp = bulk(api, "rma", [failed, drained, serving], reason="PSU fans dead in row 4")
     assert resp.status_code == 202, resp.content
     parent = Operation.objects.get(pk=resp.data["id"])
-    assert parent.error == "1 of 3 nodes failed"
+    assert parent.status == "succeeded" and parent.message == "2 succeeded, 1 skipped"
+    assert parent.params["reason"] == "PSU fans dead in row 4"
     states = dict(Node.objects.values_list("pk", "state"))
     assert states == {failed.pk: "rma", drained.pk: "rma", serving.pk: "in_service"}
     cases = RMACase.objects.filter(status="open")
@@ -48,7 +49,7 @@ def test_bulk_rma_opens_a_case_per_node_with_the_reason(api, rack):
         ("PSU fans dead in row 4", "token:technician-user")
     }
     refused = parent.children.get(node=serving)
-    assert refused.status == "failed" and "not allowed in that state" in refused.error
+    assert refused.status == "skipped" and "not allowed in that state" in refused.error
     event = LifecycleEvent.objects.get(node=failed, to_state="rma")
     assert event.reason == "PSU fans dead in row 4" and event.operation.parent_id == parent.pk
 
