@@ -85,6 +85,14 @@ def server_error(request):
     return plain_server_error(request)
 
 
+def favicon(request):
+    """Browsers ask for /favicon.ico whatever the page links: send them to the SVG one
+    rather than log a 404 on every first visit."""
+    from django.templatetags.static import static
+
+    return redirect(static("favicon.svg"), permanent=True)
+
+
 def healthz(request):
     """Liveness for load balancers: the database answers."""
     with connection.cursor() as cursor:
