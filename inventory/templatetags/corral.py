@@ -32,21 +32,21 @@ def can(user, capability: str) -> bool:
     return _can(user, capability)
 
 
-def _absolute(value: datetime) -> str:
+def _absolute(value: datetime, seconds: bool = False) -> str:
     local = timezone.localtime(value)
-    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+    return f"{local:%Y-%m-%d %H:%M{':%S' if seconds else ''}} {local.tzname()}"
 
 
 @register.filter
 def when(value: datetime | None, style: str = "") -> str:
     """A time with its zone ("2026-11-23 05:40 UTC"); `|when:"ago"` says it relative to now
-    ("3 min ago") with the absolute time in the title. Every page shows times this way, so a
+    ("3 min ago") with the absolute time in the title, `|when:"s"` with seconds. Every page shows times this way, so a
     technician in another zone never guesses which one a time is in."""
     if not value:
         return ""
     if not isinstance(value, datetime):
         return str(value)
-    absolute = _absolute(value)
+    absolute = _absolute(value, seconds=style == "s")
     if style != "ago":
         return format_html('<time datetime="{}">{}</time>', value.isoformat(), absolute)
     return format_html(
