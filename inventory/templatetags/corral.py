@@ -39,9 +39,9 @@ def _absolute(value: datetime, seconds: bool = False) -> str:
 
 @register.filter
 def when(value: datetime | None, style: str = "") -> str:
-    """A time with its zone ("2026-11-23 05:40 UTC"); `|when:"ago"` says it relative to now
-    ("3 min ago") with the absolute time in the title, `|when:"s"` with seconds. Every page shows times this way, so a
-    technician in another zone never guesses which one a time is in."""
+    """A time with its zone ("2026-11-23 05:40 UTC"), `|when:"s"` with seconds; `|when:"ago"`
+    says it relative to now ("3 min ago") with the absolute time in the title. Every page
+    shows times this way, so a technician in another zone never guesses which one it is."""
     if not value:
         return ""
     if not isinstance(value, datetime):
