@@ -91,10 +91,10 @@ class ActivityFilterSet(FilterSet):
     SITE_PATHS: tuple[str, ...] = ("node__rack__site",)
 
     def filter_site(self, queryset, name, value):
-        key = "" if value.isdigit() else "__slug"
+        by_id = value.isascii() and value.isdigit() and len(value) < 19  # fits a bigint
         match = Q()
         for path in self.SITE_PATHS:
-            match |= Q(**{f"{path}{key}": int(value) if not key else value})
+            match |= Q(**{path: int(value)} if by_id else {f"{path}__slug": value})
         return queryset.filter(match)
 
     def filter_last(self, queryset, name, value):

@@ -195,6 +195,15 @@ def test_api_takes_the_same_filters(api, night):
     got = client.get("/api/v1/events/", {"until": since, "site": "dc1"})
     assert got.json()["results"] == []
     assert client.get("/api/v1/operations/", {"last": "3d"}).status_code == 400
+    # A site id, and what only looks like one, answer rather than fail.
+    site_id = night["far"].rack.site_id
+    got = client.get("/api/v1/operations/", {"site": str(site_id)})
+    assert {row["id"] for row in got.json()["results"]} == {
+        parent.pk,
+        *parent.children.values_list("pk", flat=True),
+    }
+    for odd in ("99999999999999999999999", "\u00b2"):
+        assert client.get("/api/v1/operations/", {"site": odd}).json()["results"] == []
 
 
 @pytest.mark.django_db
