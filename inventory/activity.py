@@ -17,8 +17,10 @@ from django.core.paginator import Page, Paginator
 from django.db.models import CharField, Count, Q, QuerySet, Value
 from django.utils import timezone
 
+from .actions import ACTIONS
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 from .filtersets import LifecycleEventFilterSet, OperationFilterSet
+from .import_operations import KIND as IMPORT_KIND
 from .models import LifecycleEvent, Operation
 
 SHOW = (("all", "Operations and events"), ("operations", "Operations"), ("events", "Events"))
@@ -136,7 +138,11 @@ def latest_failures(limit: int = 10) -> list[Operation]:
 
 
 def kinds() -> list[str]:
-    """Every operation kind and event name recorded, for the kind field's suggestions."""
-    names = set(Operation.objects.values_list("kind", flat=True).distinct())
-    names |= set(LifecycleEvent.objects.values_list("event", flat=True).distinct())
+    """Suggestions for the kind field: every action (an operation kind and, for lifecycle
+    actions, its event), and its bulk form. From the code, not a DISTINCT over history."""
+    names = {IMPORT_KIND}
+    for action in ACTIONS.values():
+        names |= {action.name, f"bulk_{action.name}"}
+        if action.event:
+            names.add(action.event)
     return sorted(names)
