@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 
 from core import selectors as webhook_selectors
 from health import selectors as health_selectors
-from inventory import selectors
+from inventory import activity, selectors
 from inventory.choices import STATE_COLOURS, NodeState
 from inventory.permissions import ROLE_CAPABILITIES, VIEW, capabilities
 from inventory.views import require
@@ -19,6 +19,7 @@ def overview(request):
     require(request, VIEW)
     sites, totals = selectors.fleet_overview()
     states = [(s, label, STATE_COLOURS[s], totals.get(s, 0)) for s, label in NodeState.choices]
+    running, running_count = activity.running_now()
     return render(
         request,
         "fleet/overview.html",
@@ -30,6 +31,9 @@ def overview(request):
             "unserved": selectors.unserved_queues(),
             "failing_webhooks": webhook_selectors.failing_subscriptions(),
             "health_breaker": health_selectors.open_breaker(),
+            "running": running,
+            "running_count": running_count,
+            "failures": activity.latest_failures(),
         },
     )
 
@@ -79,6 +83,14 @@ def server_error(request):
             {"detail": "Server error: the fault is ours and was logged."}, status=500
         )
     return plain_server_error(request)
+
+
+def favicon(request):
+    """Browsers ask for /favicon.ico whatever the page links: send them to the SVG one
+    rather than log a 404 on every first visit."""
+    from django.templatetags.static import static
+
+    return redirect(static("favicon.svg"), permanent=True)
 
 
 def healthz(request):

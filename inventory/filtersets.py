@@ -1,13 +1,15 @@
 """One filterset per list, shared by the dashboard and the API."""
 
 import re
+from datetime import timedelta
 
 import django_filters
 from django.db.models import F, Q
+from django.utils import timezone
 
 from core.filters import FilterSet, IsoDateTimeFilter
 
-from .choices import NodeRole, NodeState
+from .choices import NodeRole, NodeState, OperationStatus
 from .models import LifecycleEvent, Node, Operation, Rack, Site
 
 # A rack location as typed: "r01", "r01 U12", "r01/u12", "r01:12".
@@ -61,6 +63,14 @@ def rack_location(value: str) -> Q | None:
         unit = int(match["unit"])
         where &= Q(rack_unit__lte=unit, rack_unit__gt=unit - F("u_height"))
     return where
+
+
+LAST_WINDOWS = {
+    "1h": timedelta(hours=1),
+    "12h": timedelta(hours=12),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+}
 
 
 class NodeFilterSet(FilterSet):
@@ -142,15 +152,41 @@ class RackFilterSet(FilterSet):
         return queryset.filter(site__slug=value)
 
 
-class LifecycleEventFilterSet(FilterSet):
-    since = IsoDateTimeFilter(field_name="created", lookup_expr="gte")
+class ActivityFilterSet(FilterSet):
+    """Filters the Activity page and the events/operations API share: a site (slug or id,
+    through the node's rack or a bulk operation's rack), who did it (contains), and a time
+    window (`since`/`until`, or `last` = 1h, 12h, 24h or 7d back from now)."""
 
+    site = django_filters.CharFilter(method="filter_site", label="Site (slug or id)")
+    actor = django_filters.CharFilter(lookup_expr="icontains", label="Actor contains")
+    since = IsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    until = IsoDateTimeFilter(field_name="created", lookup_expr="lt")
+    last = django_filters.ChoiceFilter(
+        choices=[(k, k) for k in LAST_WINDOWS], method="filter_last", label="Last 1h/12h/24h/7d"
+    )
+    SITE_PATHS: tuple[str, ...] = ("node__rack__site",)
+
+    def filter_site(self, queryset, name, value):
+        by_id = value.isascii() and value.isdigit() and len(value) < 19  # fits a bigint
+        match = Q()
+        for path in self.SITE_PATHS:
+            match |= Q(**{path: int(value)} if by_id else {f"{path}__slug": value})
+        return queryset.filter(match)
+
+    def filter_last(self, queryset, name, value):
+        return queryset.filter(created__gte=timezone.now() - LAST_WINDOWS[value])
+
+
+class LifecycleEventFilterSet(ActivityFilterSet):
     class Meta:
         model = LifecycleEvent
-        fields = ["node", "event", "from_state", "to_state", "actor", "since"]
+        fields = ["node", "event", "from_state", "to_state", "actor", "site", "since", "until"]
 
 
-class OperationFilterSet(FilterSet):
+class OperationFilterSet(ActivityFilterSet):
+    status = django_filters.MultipleChoiceFilter(choices=OperationStatus.choices)
+    SITE_PATHS = ("node__rack__site", "rack__site")
+
     class Meta:
         model = Operation
-        fields = ["node", "rack", "kind", "status", "parent"]
+        fields = ["node", "rack", "kind", "status", "parent", "actor", "site", "since", "until"]

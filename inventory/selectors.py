@@ -117,7 +117,15 @@ class Slot:
 def rack_elevation(rack: Rack) -> list[Slot]:
     """U slots top to bottom, the way a technician reads a rack."""
     nodes = Node.objects.filter(rack=rack, rack_unit__isnull=False).only(
-        "id", "hostname", "state", "rack_unit", "u_height", "gpu_model", "gpu_count", "rack_id"
+        "id",
+        "hostname",
+        "state",
+        "power_state",
+        "rack_unit",
+        "u_height",
+        "gpu_model",
+        "gpu_count",
+        "rack_id",
     )
     by_unit: dict[int, Slot] = {u: Slot(u) for u in range(1, rack.u_height + 1)}
     for node in nodes:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import bulk_bar, views
+from . import bulk_bar, views, views_activity
 
 app_name = "inventory"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("nodes/<int:pk>/", views.node_detail, name="node_detail"),
     path("nodes/<int:pk>/oob/", views.node_oob, name="node_oob"),
     path("nodes/<int:pk>/actions/<slug:name>/", views.node_action, name="node_action"),
+    path("activity/", views_activity.activity_list, name="activity"),
     path("racks/", views.rack_list, name="rack_list"),
     path("racks/<int:pk>/", views.rack_detail, name="rack_detail"),
     path("racks/<int:pk>/actions/<slug:name>/", views.rack_action, name="rack_action"),

@@ -20,7 +20,16 @@ from .forms import ImportForm
 from .lifecycle import IllegalTransition
 from .locking import NodeLocked
 from .models import Rack
-from .permissions import ACT, VIEW, WRITE, actor_of, can, can_somewhere, site_of
+from .permissions import (
+    ACT,
+    ROLE_CAPABILITIES,
+    VIEW,
+    WRITE,
+    actor_of,
+    can,
+    can_somewhere,
+    site_of,
+)
 
 
 def with_params(params, **changes: str | None) -> str:
@@ -55,7 +64,18 @@ def require(request, capability: str, on: object = _NOWHERE) -> None:
     else:
         allowed = can(request.user, capability, site_of(on) if on is not _NOWHERE else None)
     if not allowed:
-        raise PermissionDenied(f"Your role does not allow '{capability}' here.")
+        raise PermissionDenied(refusal(capability, on))
+
+
+def refusal(capability: str, on: object = _NOWHERE) -> str:
+    """Why a page refused: the capability and the roles that hold it (the 403 page shows
+    this, so a technician knows whom to ask for what)."""
+    roles = [role for role, caps in ROLE_CAPABILITIES.items() if capability in caps]
+    where = " (fleet-wide, or in this site)" if on is not _NOWHERE else ""
+    return (
+        f"Your role does not allow '{capability}' here: "
+        f"it needs the {' or '.join(roles)} role{where}."
+    )
 
 
 # The node list's sortable columns (inventory.filtersets.NODE_ORDERING keys), in order.

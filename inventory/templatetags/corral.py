@@ -1,4 +1,7 @@
+from datetime import datetime, timedelta
+
 from django import template
+from django.utils import timezone
 from django.utils.html import format_html
 
 from inventory.choices import POWER_COLOURS, STATE_COLOURS, NodeState
@@ -27,3 +30,62 @@ def power_badge(state: str):
 @register.filter
 def can(user, capability: str) -> bool:
     return _can(user, capability)
+
+
+def _absolute(value: datetime, seconds: bool = False) -> str:
+    local = timezone.localtime(value)
+    return f"{local:%Y-%m-%d %H:%M{':%S' if seconds else ''}} {local.tzname()}"
+
+
+@register.filter
+def when(value: datetime | None, style: str = "") -> str:
+    """A time with its zone ("2026-11-23 05:40 UTC"), `|when:"s"` with seconds; `|when:"ago"`
+    says it relative to now ("3 min ago") with the absolute time in the title. Every page
+    shows times this way, so a technician in another zone never guesses which one it is."""
+    if not value:
+        return ""
+    if not isinstance(value, datetime):
+        return str(value)
+    absolute = _absolute(value, seconds=style == "s")
+    if style != "ago":
+        return format_html('<time datetime="{}">{}</time>', value.isoformat(), absolute)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>', value.isoformat(), absolute, ago(value)
+    )
+
+
+def ago(value: datetime, now: datetime | None = None) -> str:
+    seconds = int(((now or timezone.now()) - value).total_seconds())
+    future, seconds = seconds < 0, abs(seconds)
+    if seconds < 60:
+        text = f"{seconds} s"
+    elif seconds < 3600:
+        text = f"{seconds // 60} min"
+    elif seconds < 86400:
+        text = f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    else:
+        text = f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+    return f"in {text}" if future else f"{text} ago"
+
+
+@register.filter
+def duration(value: timedelta | None) -> str:
+    """A run's length: "42 s", "3 min 12 s", "2 h 05 min"."""
+    if value is None:
+        return ""
+    seconds = int(value.total_seconds())
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+ALERT_CLASSES = {"debug": "secondary", "info": "info", "success": "success"}
+ALERT_CLASSES |= {"warning": "warning", "error": "danger"}
+
+
+@register.filter
+def alert_class(message) -> str:
+    """The Bootstrap alert colour of a message's level: only errors are red."""
+    return ALERT_CLASSES.get(getattr(message, "level_tag", ""), "info")
