@@ -219,7 +219,7 @@ class NodeImportSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text="CSV, UTF-8, at most 20 MiB. Columns: site, rack, rack_unit, serial, "
         "hostname, model, gpu_model, gpu_count, bmc_protocol, bmc_address, bmc_username, "
-        "bmc_password, boot_mac; optional u_height, role, fabric, labels (\"h100;prod\"), "
+        'bmc_password, boot_mac; optional u_height, role, fabric, labels ("h100;prod"), '
         "boot_ip, bmc_port, bmc_verify_tls, system_id."
     )
     # A multipart form field is text ("true"), so DRF's own reading of a boolean, not the
