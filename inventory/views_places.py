@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 from .api.serializers import RackSerializer, SiteSerializer
 from .forms import RackForm, SiteForm, add_errors
 from .models import Rack, Site
-from .permissions import WRITE, sites_where
+from .permissions import WRITE, can_somewhere, sites_where
 from .views import require
 
 
@@ -61,7 +62,9 @@ def rack_edit(request, pk: int | None = None):
     if rack is not None:
         require(request, WRITE, on=rack)
     else:
-        require(request, WRITE)  # somewhere; the site chosen is checked below
+        # The role somewhere: the site chosen is checked below.
+        if not can_somewhere(request.user, WRITE):
+            raise PermissionDenied("Your role does not allow 'write' here.")
     initial: dict = {"u_height": 42}
     if rack is not None:
         initial = {
