@@ -50,7 +50,7 @@ EXAMPLE = {
     "site": "dc1",
     "rack": "r01",
     "rack_unit": "1",
-    "serial": "SN0000001",
+    "serial": "SN-EXAMPLE-1",
     "hostname": "gpu00001",
     "model": "HGX H100 8-GPU",
     "gpu_model": "H100-SXM",
