@@ -15,10 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 def test_fixing_a_multi_system_bmc_then_every_edit_page(corral_web, page, shot, settings):
     site = SiteFactory(slug="dc1", name="DC one")
     rack = RackFactory(site=site, name="r01")
-    node = NodeFactory(rack=rack, rack_unit=20, u_height=4, hostname="gpu-blade")
+    node = NodeFactory(rack=rack, rack_unit=20, u_height=4, hostname="gpu-blade", state="failed")
     # What inspection said about a BMC of two blades (provisioning.drivers.redfish.client).
     Node.objects.filter(pk=node.pk).update(
-        state="failed",
         failed_step="inspecting",
         failure_reason="system_id: BMC at https://10.0.0.1 manages 2 systems (Blade1, Blade2); "
         "set system_id to one of them",
