@@ -301,3 +301,14 @@ def test_interface_of_another_node_is_not_found(client, users, node):
     client.force_login(users["integration"])
     url = reverse("inventory:interface_edit", args=[node.pk, other.pk])
     assert client.get(url).status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_a_second_boot_interface_in_the_same_words(api, node):
+    resp = api("integration").post(
+        reverse("api:networkinterface-list"),
+        {"node": node.pk, "mac": "52:54:00:ab:cd:02", "boot": True},
+        format="json",
+    )
+    assert resp.status_code == 400
+    assert ONE_BOOT_INTERFACE in str(resp.data)
