@@ -67,14 +67,19 @@ class ImportAbandoned(Exception):
     failed it): this run stops and writes nothing."""
 
 
-def start_import(source: IO | bytes | str, actor: str, filename: str = "") -> Operation:
+def start_import(
+    source: IO | bytes | str, actor: str, filename: str = "", update: bool = False
+) -> Operation:
     """Accept an upload: refuse it (ImportRefused) if it cannot be an import; import a small
-    one now; record a large one, with its file, for a worker. Returns the Operation."""
+    one now; record a large one, with its file, for a worker. Returns the Operation.
+    `update`: rows whose serial is enrolled update those nodes (imports.import_rows)."""
     text = decode(source)
     rows = read_rows(text)
     if not rows:
         raise ImportRefused(RowError(0, "file", "The file has a header but no rows."))
-    params = {"file": filename[:200], "rows": len(rows)}
+    params: dict = {"file": filename[:200], "rows": len(rows)}
+    if update:
+        params["update"] = True
     if len(rows) <= settings.CORRAL_IMPORT_SYNC_ROWS:
         op = Operation.objects.create(kind=KIND, actor=actor, params=params)
         operations.begin_operation(op)
@@ -158,19 +163,21 @@ class OperationTracker(Tracker):
         """Inside the write transaction: the nodes, the end and the file's deletion commit
         together."""
         ImportUpload.objects.filter(operation_id=self.op.pk).delete()
-        Operation.objects.filter(pk=self.op.pk).update(message=f"imported {report.created:,} nodes")
-        operations.finish_operation(
-            self.op,
-            OperationStatus.SUCCEEDED,
-            result={"rows": report.rows, "created": report.created},
-        )
+        message = f"imported {report.created:,} nodes"
+        if report.updated:
+            message += f", updated {report.updated:,}"
+        Operation.objects.filter(pk=self.op.pk).update(message=message)
+        result = {"rows": report.rows, "created": report.created}
+        if self.op.params.get("update"):
+            result["updated"] = report.updated
+        operations.finish_operation(self.op, OperationStatus.SUCCEEDED, result=result)
 
 
 def execute(op: Operation, rows: list[Row]) -> str:
     """Carry out the import of `op` and end the operation, whatever happens. Returns
     "succeeded", "failed", or "abandoned" (it ended elsewhere; this run wrote nothing)."""
     try:
-        report = import_rows(rows, OperationTracker(op))
+        report = import_rows(rows, OperationTracker(op), update=bool(op.params.get("update")))
     except ImportAbandoned:
         # Ended elsewhere: its file goes with this run (or with beat's purge_uploads).
         ImportUpload.objects.filter(operation_id=op.pk).delete()

@@ -16,8 +16,9 @@ from typing import IO
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import transaction
 
-from . import enrolment
-from .models import Rack
+from . import enrolment, services
+from .macs import mac_or_none as normalise_mac_or_none
+from .models import Node, Rack
 
 COLUMNS = (
     "site",
@@ -34,7 +35,41 @@ COLUMNS = (
     "bmc_password",
     "boot_mac",
 )
-OPTIONAL = ("u_height", "role", "boot_ip", "labels")
+OPTIONAL = (
+    "u_height",
+    "role",
+    "fabric",
+    "labels",
+    "boot_ip",
+    "bmc_port",
+    "bmc_verify_tls",
+    "system_id",
+)
+# The downloadable template (/nodes/import/template.csv): the header and one example row.
+EXAMPLE = {
+    "site": "dc1",
+    "rack": "r01",
+    "rack_unit": "1",
+    "serial": "SN-EXAMPLE-1",
+    "hostname": "gpu00001",
+    "model": "HGX H100 8-GPU",
+    "gpu_model": "H100-SXM",
+    "gpu_count": "8",
+    "bmc_protocol": "redfish",
+    "bmc_address": "https://10.0.0.21",
+    "bmc_username": "admin",
+    "bmc_password": "change-me",
+    "boot_mac": "52:54:00:ab:cd:ef",
+    "u_height": "4",
+    "role": "compute",
+    "fabric": "",
+    "labels": "h100;prod",
+    "boot_ip": "",
+    "bmc_port": "",
+    "bmc_verify_tls": "true",
+    "system_id": "",
+}
+TRUE, FALSE = ("true", "yes", "1", "y"), ("false", "no", "0", "n")
 MAX_BYTES = 20 * 1024 * 1024
 # Errors are listed in the file's column order within a row.
 FIELD_ORDER = {name: i for i, name in enumerate(("row", *COLUMNS, *OPTIONAL))}
@@ -55,7 +90,10 @@ class RowError:
 class ImportReport:
     rows: int = 0
     created: int = 0
+    updated: int = 0
     errors: list[RowError] = field(default_factory=list)
+    # (line, "create" | "update", hostname) of each row, for a preview.
+    planned: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -148,7 +186,18 @@ def _row_to_kwargs(row: dict[str, str], racks: dict[tuple[str, str], Rack], site
     if row.get("role"):
         kwargs["role"] = row["role"].strip()
     if row.get("labels"):
-        kwargs["labels"] = row["labels"].replace(";", " ").split()
+        kwargs["labels"] = row["labels"].replace(";", " ").replace(",", " ").split()
+    if row.get("fabric"):
+        kwargs["fabric"] = row["fabric"].strip()
+    if row.get("bmc_port", "").strip():
+        kwargs["bmc"]["port"] = _int(row["bmc_port"], "bmc.port")
+    if row.get("bmc_verify_tls", "").strip():
+        flag = row["bmc_verify_tls"].strip().lower()
+        if flag not in TRUE + FALSE:
+            raise ValidationError({"bmc.verify_tls": f"'{flag}' is not true or false."})
+        kwargs["bmc"]["verify_tls"] = flag in TRUE
+    if row.get("system_id", "").strip():
+        kwargs["bmc"]["system_id"] = row["system_id"].strip()
     if row["boot_mac"].strip():
         nic = {"mac": row["boot_mac"].strip(), "boot": True}
         if row.get("boot_ip"):
@@ -161,6 +210,8 @@ def _column(name: str) -> str:
     """The CSV column an enrolment's error key names ("interfaces[0].mac" -> "boot_mac")."""
     if name == NON_FIELD_ERRORS:
         return "row"
+    if name == "bmc.system_id":
+        return "system_id"
     return name.replace("interfaces[0].", "boot_").replace("bmc.", "bmc_")
 
 
@@ -188,36 +239,110 @@ class Tracker:
         pass
 
 
-def import_rows(rows: list[Row], tracker: Tracker | None = None) -> ImportReport:
-    """Check every row, then write them all in one transaction, or none."""
+def _existing(rows: list[Row]) -> dict[str, Node]:
+    """The enrolled nodes the rows' serials name (an import that updates them)."""
+    serials = sorted({row["serial"].strip() for _, row in rows if row["serial"].strip()})
+    found: dict[str, Node] = {}
+    for start in range(0, len(serials), enrolment.CHUNK):
+        chunk = serials[start : start + enrolment.CHUNK]
+        found.update((n.serial, n) for n in Node.objects.filter(serial__in=chunk))
+    return found
+
+
+def _update(node: Node, kwargs: dict) -> None:
+    """A row that names an enrolled serial: the node's fields, BMC and labels as the API's
+    update writes them (an empty password keeps the stored one; a new BMC destination
+    needs it). Its NICs are changed on its page or /api/v1/interfaces/, as through the API."""
+    nics = kwargs.pop("interfaces")
+    if nics:
+        given = normalise_mac_or_none(nics[0]["mac"])
+        boot = node.interfaces.filter(boot=True).values_list("mac", flat=True).first()
+        if given != boot:
+            raise ValidationError(
+                {
+                    "interfaces[0].mac": f"{node.hostname} boots from {boot or 'no interface'}: "
+                    "change an enrolled node's interfaces on its page or through "
+                    "/api/v1/interfaces/."
+                }
+            )
+    services.update_node(node, **kwargs)
+
+
+def import_rows(
+    rows: list[Row], tracker: Tracker | None = None, *, update: bool = False, dry_run: bool = False
+) -> ImportReport:
+    """Check every row, then write them all in one transaction, or none.
+
+    `update`: a row whose serial is enrolled updates that node instead of being refused as
+    a duplicate. `dry_run`: everything is done and checked in the transaction, which is
+    then rolled back: the report says what would be created and updated, or every problem.
+    """
     tracker = tracker or Tracker()
     report = ImportReport(rows=len(rows))
     racks: dict[tuple[str, str], Rack] = {}
     for r in Rack.objects.select_related("site"):
         racks[(r.site.slug, r.name)] = racks[(r.site.name, r.name)] = r
     sites = {key[0] for key in racks}
+    existing = _existing(rows) if update else {}
     batch: list[tuple[int, enrolment.Enrolment]] = []
+    updates: list[tuple[int, Node, dict]] = []
     step = max(100, len(rows) // 50)
     for index, (line, row) in enumerate(rows, 1):
         try:
-            batch.append((line, enrolment.build(**_row_to_kwargs(row, racks, sites))))
+            kwargs = _row_to_kwargs(row, racks, sites)
+            if kwargs["serial"] in existing:
+                updates.append((line, existing[kwargs["serial"]], kwargs))
+            else:
+                batch.append((line, enrolment.build(**kwargs)))
         except ValidationError as exc:
             report.errors.extend(_errors_of(exc, line))
         if index % step == 0 or index == len(rows):
             tracker.progress(index, len(rows))
     with transaction.atomic():
         tracker.claim()
+        # Updates first: a node moved out of a unit frees it for a new one of the file.
+        for line, node, kwargs in updates:
+            try:
+                with transaction.atomic():
+                    _update(node, kwargs)
+            except ValidationError as exc:
+                report.errors.extend(_errors_of(exc, line))
         enrolment.check_against_fleet([e for _, e in batch])
         for line, e in batch:
             if e.errors:
                 report.errors.extend(_errors_of(ValidationError(e.errors.errors), line))
         if report.errors:
             report.errors.sort(key=lambda e: (e.line, FIELD_ORDER.get(e.field, len(FIELD_ORDER))))
+            transaction.set_rollback(True)  # the updates already made go too
             return report
         enrolment.write([e for _, e in batch])
-        report.created = len(batch)
+        report.created, report.updated = len(batch), len(updates)
+        planned = [(line, "create", e.node.hostname) for line, e in batch]
+        planned += [(line, "update", node.hostname) for line, node, _ in updates]
+        report.planned = sorted(planned)
+        if dry_run:
+            transaction.set_rollback(True)
+            return report
         tracker.succeeded(report)
     return report
+
+
+def preview(source: IO | bytes | str, update: bool = False) -> ImportReport:
+    """What importing `source` would do, writing nothing; raises ImportRefused as an
+    upload would."""
+    rows = read_rows(decode(source))
+    if not rows:
+        raise ImportRefused(RowError(0, "file", "The file has a header but no rows."))
+    return import_rows(rows, update=update, dry_run=True)
+
+
+def template_csv() -> str:
+    """The header of every column and one example row."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=[*COLUMNS, *OPTIONAL], lineterminator="\n")
+    writer.writeheader()
+    writer.writerow(EXAMPLE)
+    return out.getvalue()
 
 
 def import_nodes(source: IO | bytes | str, actor: str = "system") -> ImportReport:

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -24,7 +24,7 @@ from .choices import (
 )
 from .lifecycle import IllegalTransition, transition
 from .locking import acquire, break_stale_locks, holder_of
-from .models import BMC, Label, Node, Operation, Rack
+from .models import BMC, Label, NetworkInterface, Node, Operation, Rack
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +130,24 @@ def update_node(
             errors.raise_any()
             current.save()
     return node
+
+
+# --- interfaces ---------------------------------------------------------------------------
+
+
+def save_interface(nic: NetworkInterface) -> NetworkInterface:
+    """Check and save one NIC (the node page; the API's interfaces endpoint checks the same
+    way): a MAC, an IP or a second boot flag taken is a ValidationError naming it, and one
+    taken by a concurrent write between the check and the save says so too (never a 500)."""
+    try:
+        with transaction.atomic():
+            nic.full_clean()
+            nic.save()
+    except IntegrityError:
+        raise ValidationError(
+            "Another change took this MAC, IP or the node's boot flag meanwhile; try again."
+        ) from None
+    return nic
 
 
 class DeleteRefused(Exception):

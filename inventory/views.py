@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
@@ -22,6 +23,7 @@ from .locking import NodeLocked
 from .models import Rack
 from .permissions import (
     ACT,
+    ADMIN,
     ROLE_CAPABILITIES,
     VIEW,
     WRITE,
@@ -29,6 +31,7 @@ from .permissions import (
     can,
     can_somewhere,
     site_of,
+    sites_where,
 )
 
 
@@ -164,6 +167,8 @@ def _node_context(request, node) -> dict:
         "active_operation": operation,
         "polling": operation is not None or node.state in TRANSITIONAL_STATES,
         "version": node_version(node, recent),
+        "can_write": can(request.user, WRITE, site_of(node)),
+        "can_delete": can(request.user, ADMIN, site_of(node)),
     }
 
 
@@ -257,6 +262,7 @@ def _rack_context(request, rack: Rack, operation=None) -> dict:
         "operation": operation,
         "children": selectors.operation_children(operation) if operation else [],
         "polling": bool(operation and not operation.is_finished),
+        "can_write": can(request.user, WRITE, rack.site_id),
     }
 
 
@@ -290,32 +296,49 @@ def rack_action(request, pk: int, name: str):
 @login_required
 def rack_list(request):
     require(request, VIEW)
-    return render(request, "inventory/rack_list.html", {"sites": selectors.sites_with_racks()})
+    writable = sites_where(request.user, WRITE)
+    context = {
+        "sites": selectors.sites_with_racks(),
+        "writable": writable,  # None: every site
+        "can_create_site": can(request.user, WRITE),
+        "can_create_rack": writable is None or bool(writable),
+    }
+    return render(request, "inventory/rack_list.html", context)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def node_import(request):
     """Upload a CSV. A small file is imported at once (nodes, or every problem, on return);
-    a large one is handed to a worker and its progress page follows it."""
+    a large one is handed to a worker and its progress page follows it. "Preview" checks
+    it all and writes nothing: what would be created and updated, or every problem."""
     require(request, WRITE)
     form = ImportForm(request.POST or None, request.FILES or None)
-    operation = None
+    operation = preview = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
+        upload, update = form.cleaned_data["file"], form.cleaned_data["update"]
         try:
-            operation = import_operations.start_import(upload, actor_of(request.user), upload.name)
+            if "preview" in request.POST:
+                preview = imports.preview(upload, update=update)
+            else:
+                operation = import_operations.start_import(
+                    upload, actor_of(request.user), upload.name, update=update
+                )
         except imports.ImportRefused as exc:
             form.add_error("file", str(exc))
         else:
-            if operation.status == OperationStatus.SUCCEEDED:
-                messages.success(request, f"Imported {operation.result['created']} nodes.")
+            if operation and operation.status == OperationStatus.SUCCEEDED:
+                done = f"Imported {operation.result['created']} nodes"
+                if update:
+                    done += f", updated {operation.result['updated']}"
+                messages.success(request, f"{done}.")
                 return redirect("inventory:node_list")
-            if not operation.is_finished:
+            if operation and not operation.is_finished:
                 return redirect("inventory:node_import_status", pk=operation.pk)
     context = {
         "form": form,
         "operation": operation,
+        "preview": preview,
         "recent": selectors.recent_imports(),
         "sync_rows": settings.CORRAL_IMPORT_SYNC_ROWS,
     }
@@ -331,3 +354,12 @@ def node_import_status(request, pk: int):
     if request.htmx:
         template += "#import-progress"
     return render(request, template, {"operation": operation, "polling": not operation.is_finished})
+
+
+@login_required
+def import_template(request):
+    """The CSV header and one example row, to fill in."""
+    require(request, VIEW)
+    response = HttpResponse(imports.template_csv(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="corral-nodes.csv"'
+    return response

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers as drf
 
 from core import strict as serializers
 
@@ -218,7 +219,16 @@ class NodeImportSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text="CSV, UTF-8, at most 20 MiB. Columns: site, rack, rack_unit, serial, "
         "hostname, model, gpu_model, gpu_count, bmc_protocol, bmc_address, bmc_username, "
-        "bmc_password, boot_mac; optional u_height, role, boot_ip, labels."
+        'bmc_password, boot_mac; optional u_height, role, fabric, labels ("h100;prod"), '
+        "boot_ip, bmc_port, bmc_verify_tls, system_id."
+    )
+    # A multipart form field is text ("true"), so DRF's own reading of a boolean, not the
+    # strict JSON one.
+    update = drf.BooleanField(
+        required=False,
+        default=False,
+        help_text="A row whose serial is already enrolled updates that node (its fields, BMC "
+        "and labels) instead of being refused as a duplicate.",
     )
 
 

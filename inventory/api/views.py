@@ -197,7 +197,8 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         CORRAL_IMPORT_SYNC_ROWS rows is imported before the answer, so its operation has
         already ended; a larger one is imported by a worker and its progress and message
         move. It ends `succeeded` with `result.created`, or `failed` with every bad row in
-        `result.errors` (line, field, message) and no node written.
+        `result.errors` (line, field, message) and no node written. With `update=true` a
+        row whose serial is enrolled updates that node (counted in `result.updated`).
         """
         if not can(request.user, WRITE):
             # Rows name their sites and are checked by a worker, after the answer.
@@ -206,7 +207,12 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         body.is_valid(raise_exception=True)
         upload = body.validated_data["file"]
         try:
-            op = import_operations.start_import(upload, request_actor(request), upload.name)
+            op = import_operations.start_import(
+                upload,
+                request_actor(request),
+                upload.name,
+                update=body.validated_data["update"],
+            )
         except imports.ImportRefused as exc:
             raise ValidationError({"file": [str(exc)]})
         response = accepted(op)

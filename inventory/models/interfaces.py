@@ -29,6 +29,12 @@ def _normalised(value):
     return value
 
 
+ONE_BOOT_INTERFACE = (
+    "This node already has a boot interface: clear that one's boot flag first (a node "
+    "network-boots from one interface)."
+)
+
+
 class NetworkInterface(models.Model):
     node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="interfaces")
     name = models.CharField(max_length=32, blank=True)
@@ -41,7 +47,11 @@ class NetworkInterface(models.Model):
         ordering = ["node", "-boot", "name", "mac"]
         constraints = [
             models.UniqueConstraint(
-                fields=["node"], condition=models.Q(boot=True), name="one_boot_interface_per_node"
+                fields=["node"],
+                condition=models.Q(boot=True),
+                name="one_boot_interface_per_node",
+                # Said the same by the API, the node page and the import.
+                violation_error_message=ONE_BOOT_INTERFACE,
             )
         ]
 
