@@ -19,18 +19,23 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m devtools.run
 
+# pytest runs on PYTEST_WORKERS processes (pytest-xdist); PYTEST_WORKERS=0 runs it in this
+# one, for debugging. docs/testing.md: Parallel runs.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist load
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_PARALLEL)
 
 # Minutes, not tens of minutes: everything but the tests marked slow (QEMU, DHCP servers in
 # network namespaces, full end-to-end flows) or browser (Chromium).
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest -m "not slow and not browser"
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not slow and not browser"
 
 # Benchmarks print figures; they are not tests. They need PostgreSQL on 127.0.0.1:5432.
 bench-oob: $(STAMP)

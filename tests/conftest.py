@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -29,6 +31,32 @@ from tests.peers.web import (  # noqa: F401
     corral_web_server,
 )
 from tests.workers import celery_worker  # noqa: F401
+
+
+def xdist_worker_env(index: int) -> dict[str, str]:
+    """The broker of xdist worker number `index` (gw0, gw1, ...): Redis db N XOR index for
+    REDIS_URL's db N (15 -> 15 and 14 with -n 2), or a filesystem broker folder of its own.
+    Each worker starts its own Celery workers on the same queue names; on one broker they
+    would take each other's tasks, which name rows of the other worker's database."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return {"CELERY_BROKER_DIR": str(Path(settings.CELERY_BROKER_DIR) / f"gw{index}")}
+    url = urlsplit(settings.REDIS_URL)
+    db = int(url.path.strip("/") or 0)
+    if index > 15:
+        raise pytest.UsageError("at most 16 xdist workers: Redis has 16 databases")
+    return {"REDIS_URL": urlunsplit(url._replace(path=f"/{db ^ index}"))}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    """In the controller, before the xdist workers start: set their environment, which
+    Django's settings (read before any conftest) and every peer process they start see."""
+    for index, spec in enumerate(specs):
+        spec.env.update(xdist_worker_env(index))
 
 
 @pytest.fixture
@@ -103,11 +131,28 @@ def _worker_settles(request):
         wait_until_quiet()
 
 
+def refuse_scope_distribution(config, items) -> None:
+    """xdist's --dist loadscope, loadfile and loadgroup hand out tests by node id, and
+    schemathesis gives all of an API test's cases one id (tests/api/test_schemathesis.py):
+    they would run one case of 130 and report the rest as never collected. --dist load
+    hands out by position and runs every one."""
+    if getattr(config.option, "dist", "no") not in ("loadscope", "loadfile", "loadgroup"):
+        return
+    seen: set[str] = set()
+    shared = {item.nodeid for item in items if item.nodeid in seen or seen.add(item.nodeid)}
+    if shared:
+        raise pytest.UsageError(
+            f"--dist {config.option.dist} would run one test of each id shared by several "
+            f"({', '.join(sorted(shared)[:3])}); use --dist load"
+        )
+
+
 def pytest_collection_modifyitems(config, items):
     """On SQLite (no DATABASE_URL: a quick local check, not what CI proves) leave out the
     tests that exercise PostgreSQL itself, and say so, rather than fail them."""
     from django.conf import settings
 
+    refuse_scope_distribution(config, items)
     if not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         return
     needs_pg = [item for item in items if item.get_closest_marker("postgresql")]
