@@ -7,17 +7,10 @@ import pytest
 from playwright.sync_api import expect
 
 from inventory.models import NetworkInterface
+from tests.browser.test_dashboard import login
 from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def login(page, base: str, username: str) -> None:
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "pw-for-tests-123")
-    page.click("button[type=submit]")
-    expect(page.locator("h1")).to_have_text("Fleet")
 
 
 def hostnames(page) -> list[str]:
