@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inventory.demo import FAULTY_GPU, FAULTY_NODE, GPUS_PER_NODE, DemoNode, demo_nodes
+from tests.peers.sshd import sshd_config
 from validation.parsers.gpu_burn import parse_gpu_burn
 
 SSHD = Path("/usr/sbin/sshd")
@@ -87,27 +88,7 @@ def prepare(workdir: Path, port: int) -> tuple[DemoSSH, list[str]]:
     _keygen(workdir / "hostkey")
     _keygen(ssh.client_key)
     (workdir / "authorized_keys").write_text(Path(f"{ssh.client_key}.pub").read_text())
-    listen = [f"ListenAddress {n.ip}" for n in demo_nodes()]
-    config = workdir / "sshd_config"
-    config.write_text(
-        "\n".join(
-            [
-                *listen,
-                f"Port {port}",
-                f"HostKey {workdir / 'hostkey'}",
-                f"AuthorizedKeysFile {workdir / 'authorized_keys'}",
-                "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no",
-                "PubkeyAuthentication yes",
-                f"PidFile {workdir / 'sshd.pid'}",
-                "StrictModes no",
-                "UsePAM no",
-                "PrintMotd no",
-                f"SetEnv PATH={workdir / 'bin'}:/usr/bin:/bin",
-                "",
-            ]
-        )
-    )
+    config = sshd_config(workdir, port, listen=tuple(n.ip for n in demo_nodes()))
     write_outputs(workdir / "outputs")
     for tool in TOOLS:
         write_stand_in(Path(ssh.tool(tool)), workdir / "outputs" / tool)

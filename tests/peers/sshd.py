@@ -98,12 +98,14 @@ def _keygen(path: Path) -> None:
     )
 
 
-def _config(workdir: Path, port: int) -> Path:
+def sshd_config(workdir: Path, port: int, listen: tuple[str, ...] = (LOOPBACK,)) -> Path:
+    """sshd_config for keys and tools in workdir; the demo (devtools/demo_gates.py) listens
+    on its nodes' loopback addresses with the same settings."""
     config = workdir / "sshd_config"
     config.write_text(
         "\n".join(
             [
-                f"ListenAddress {LOOPBACK}",
+                *(f"ListenAddress {address}" for address in listen),
                 f"Port {port}",
                 f"HostKey {workdir / 'hostkey'}",
                 f"AuthorizedKeysFile {workdir / 'authorized_keys'}",
@@ -143,7 +145,7 @@ def running_sshd(workdir: Path, client_key: Path | None = None) -> Iterator[SSHS
     for _attempt in range(3):  # a port grabbed between free_port() and bind: retry
         port = free_port()
         proc = subprocess.Popen(
-            [SSHD, "-D", "-f", str(_config(workdir, port)), "-E", str(log)],
+            [SSHD, "-D", "-f", str(sshd_config(workdir, port)), "-E", str(log)],
             stdin=subprocess.DEVNULL,
         )
         try:
