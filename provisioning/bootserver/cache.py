@@ -11,11 +11,12 @@ never sends the storm to the database while it warms.
 A MAC a loaded copy does not hold is unknown: it gets the generic answer from memory too,
 as one a hall of never-enrolled machines would otherwise send to the database on every
 request. A node enrolled a moment ago is in the copy after the next refresh (its new row
-has a new Node.updated); what that re-read cannot see (a NIC added or re-addressed on its
-own, or an enrolment whose transaction committed more than a second after it wrote the
-node) is caught because every MAC answered unknown is looked up again by the next
-refresh: such a node gets at most the answers of one refresh interval as unknown, and is
-answered as itself from then on.
+has a new Node.updated). A write that commits long after it stamped Node.updated (a
+loaded database) is not missed either: each incremental read starts before the oldest
+transaction open when the previous one began (`_watermark`). What the re-read cannot see
+(a NIC added or re-addressed on its own) is caught because every MAC answered unknown is
+looked up again by the next refresh: such a node gets at most the answers of one refresh
+interval as unknown, and is answered as itself from then on.
 
 Why staleness of N seconds is safe: a deploy moves the node to `deploying` before its BMC
 is even asked to power-cycle it; firmware POST and iPXE start take several seconds more
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -110,8 +111,28 @@ class SubjectCache:
         rows = NetworkInterface.objects.filter(**filters).order_by().values_list(*FIELDS)
         return {row[0]: subject_from_row(row) for row in rows}
 
+    def _watermark(self, started: datetime) -> datetime:
+        """Where the next incremental read begins: before the start of every transaction
+        still open on the database now. A write stamps Node.updated when it runs but is
+        seen when it commits; one that commits after this read began was open now (or
+        starts later, stamping later). Never further back than a full reload's interval,
+        which catches the rest (and a session left idle in a transaction)."""
+        if connection.vendor != "postgresql":
+            return started
+        with connection.cursor() as cursor:
+            # Sessions of other roles show no xact_start without pg_read_all_stats: for
+            # those the one-second overlap below is what remains.
+            cursor.execute(
+                "SELECT min(xact_start) FROM pg_stat_activity WHERE datname = "
+                "current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+            )
+            (oldest,) = cursor.fetchone()
+        if oldest is None or oldest >= started:
+            return started
+        return max(oldest, started - timedelta(seconds=self.full_interval))
+
     def refresh(self) -> None:
-        started = timezone.now()
+        started = self._watermark(timezone.now())
         # Taken before reading: a MAC answered unknown from now on is looked up next time.
         asked, self.asked = list(self.asked), set()
         changed: dict[str, BootSubject] = {}

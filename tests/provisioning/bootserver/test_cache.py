@@ -41,3 +41,29 @@ def test_a_kept_deploy_script_ends_with_the_deploy(client, node):
     transition(node, "fail", "system", "no phone-home")
     after = client.get("/boot/ipxe", {"mac": mac}).content.decode()
     assert token not in after and "kernel" not in after
+
+
+def test_a_transition_that_commits_late_is_not_missed(node):
+    """A lifecycle write stamps Node.updated when it runs and becomes visible when its
+    transaction commits; a refresh that read in between must not move past it (a node
+    left 'not deploying' in the copy is told to boot its disk and sits at iPXE)."""
+    import psycopg
+    from django.db import connection
+
+    from tests.workers import database_url
+
+    mac = node.interfaces.get().mac
+    copy = SubjectCache(interval=3600, full_interval=3600)
+    copy.refresh()
+    with psycopg.connect(database_url()) as slow:  # another process's transaction
+        slow.execute(
+            "UPDATE inventory_node SET state = 'inspecting', updated = now() WHERE id = %s",
+            [node.pk],
+        )
+        time.sleep(1.5)  # a commit held back (a loaded database, a long transaction)
+        copy.refresh()  # reads while the write is still uncommitted
+        assert copy.get(mac).state == "enrolled"
+        slow.commit()
+    assert connection.vendor == "postgresql"
+    copy.refresh()
+    assert copy.get(mac).state == "inspecting"
