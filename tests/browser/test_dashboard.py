@@ -17,7 +17,10 @@ def login(page, base: str, username: str) -> None:
     page.click("button[type=submit]")
     # The production hasher (PBKDF2) is CPU-bound by design: on two cores shared with the
     # suite's other process (make test: -n 2) the login can outlast the 5 s default.
-    expect(page.locator("h1")).to_have_text("Fleet", timeout=20_000)
+    # Logged in: the navigation names the user (a manager lands on the dashboards,
+    # everyone else on the fleet overview).
+    expect(page.locator("nav .navbar-text")).to_contain_text(username, timeout=20_000)
+    expect(page).not_to_have_url(re.compile(r"/login/"))
 
 
 def test_technician_filters_opens_a_node_and_drains_it(

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from devtools.bench_import import rack_names, synthetic_csv
 from inventory.models import Node
+from tests.browser.test_dashboard import login
 from tests.factories import RackFactory, SiteFactory, user_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -22,18 +23,12 @@ def test_a_large_import_shows_its_progress_then_its_result(
         RackFactory(site=site, name=name)
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("integration", "ines")
-    page.goto(f"{corral_web}/login/")
-    page.fill("#id_username", "ines")
-    page.fill("#id_password", "pw-for-tests-123")
-    page.click("button[type=submit]")
-    # The production hasher (PBKDF2) is CPU-bound by design: on two cores shared with the
-    # suite's other process (make test: -n 2) the login can outlast the 5 s default.
-    expect(page.locator("h1")).to_have_text("Fleet", timeout=20_000)
+    login(page, corral_web, "ines")
 
     page.goto(f"{corral_web}/nodes/import/")
     data = synthetic_csv("dc1", ROWS).encode()
     page.set_input_files("#id_file", {"name": "hall.csv", "mimeType": "text/csv", "buffer": data})
-    page.click("button[type=submit]")
+    page.click("#import-submit")  # not Preview, the form's other button
     expect(page.locator("h1")).to_contain_text("Import of hall.csv (5,000 rows)")
     page.evaluate("window.__stillHere = true")  # survives HTMX swaps, not a page load
     # Progress shows while the import runs: rows validated so far, then the write. Which of
