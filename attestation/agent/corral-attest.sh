@@ -17,15 +17,17 @@
 #   * a kernel with the TPM driver (tpm_tis/tpm_crb; built in on Debian) and
 #     securityfs, for /sys/kernel/security/tpm0/binary_bios_measurements (the agent
 #     mounts securityfs if it is not mounted);
-#   * /dev/tpmrm0 (the kernel's resource manager: the agent relies on it to flush
-#     transient objects). No /dev/tpmrm0 means no attestation: the agent logs
-#     "CORRAL: no TPM" and phones home without the "attestation" key.
+#   * /dev/tpmrm0 (the kernel's resource manager). No /dev/tpmrm0 means no
+#     attestation: the agent logs "CORRAL: no TPM" and phones home without the
+#     "attestation" key. A TPM2TOOLS_TCTI set by the caller is used instead (tests
+#     run the agent on a host against swtpm this way).
 #
 # Protocol (Corral's side lives in the attestation app):
 #   Kernel command line: corral.callback=<URL ending /boot/callback> corral.token=<T>
 #   [corral.hostname= corral.image= corral.version=]. Environment variables
 #   CORRAL_CALLBACK, CORRAL_TOKEN, CORRAL_HOSTNAME, CORRAL_IMAGE, CORRAL_VERSION
-#   override them; CORRAL_WORKDIR (default /tmp/corral-attest) holds the evidence.
+#   override them; CORRAL_WORKDIR (default /tmp/corral-attest) holds the evidence;
+#   CORRAL_TPM_DEVICE (default /dev/tpmrm0) names the TPM.
 #   1. EK (RSA, default template), a fresh AK (RSA, restricted, rsassa-sha256) and
 #      the EK certificate from NV 0x1c00002 (empty when the TPM has none).
 #   2. POST <callback minus /callback>/attest, JSON
@@ -115,27 +117,41 @@ corral_http_post() {
     return 1
 }
 
+# One tpm2-tools command, quiet. On a caller's TCTI (maybe without a resource manager)
+# transient objects are flushed after each, or they would pile up until
+# TPM_RC_OBJECT_MEMORY; the context files saved by each command stay loadable.
+# /dev/tpmrm0 flushes them itself, and each extra tpm2 run costs time.
+corral_tpm() {
+    "$@" >/dev/null
+    rc=$?
+    [ -n "$CORRAL_TPM_FLUSH" ] && tpm2_flushcontext -t >/dev/null 2>&1
+    return $rc
+}
+
 # The TPM part (steps 1-3). Writes $CORRAL_WORKDIR/attestation.json, the value of the
 # callback's "attestation" key, and returns 0; returns 1 (and logs why) otherwise.
 corral_attest() {
     challenge_url=$1 token=$2
-    if [ ! -c /dev/tpmrm0 ]; then
-        corral_log "no TPM"
-        return 1
+    # A TCTI set by the caller (tabrmd, swtpm in tests) is used as given; otherwise the
+    # kernel's resource manager, and no /dev/tpmrm0 means no TPM.
+    CORRAL_TPM_FLUSH=${TPM2TOOLS_TCTI:+1}
+    if [ -z "$TPM2TOOLS_TCTI" ]; then
+        if [ ! -c "${CORRAL_TPM_DEVICE:-/dev/tpmrm0}" ]; then
+            corral_log "no TPM"
+            return 1
+        fi
+        export TPM2TOOLS_TCTI="device:${CORRAL_TPM_DEVICE:-/dev/tpmrm0}"
+        grep -q ' /sys/kernel/security ' /proc/mounts ||
+            mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
     fi
-    export TPM2TOOLS_TCTI="${TPM2TOOLS_TCTI:-device:/dev/tpmrm0}"
-    [ -e /sys/kernel/security/tpm0 ] ||
-        mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
-    t0=$(corral_now)
-    (
-        cd "$CORRAL_WORKDIR" || exit 1
-        tpm2_createek -c ek.ctx -G rsa -u ek.pub >/dev/null &&
-            tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa \
-                -u ak.pub -n ak.name -f pem >/dev/null &&
-            tpm2_readpublic -c ak.ctx -o ak.tpub >/dev/null
-    ) || { corral_log "attestation failed: could not create EK/AK"; return 1; }
     cd "$CORRAL_WORKDIR" || return 1
-    tpm2_nvread 0x1c00002 -o ekcert.der >/dev/null 2>&1 || : > ekcert.der
+    t0=$(corral_now)
+    corral_tpm tpm2_createek -c ek.ctx -G rsa -u ek.pub &&
+        corral_tpm tpm2_createak -C ek.ctx -c ak.ctx -G rsa -g sha256 -s rsassa \
+            -u ak.pub -n ak.name -f pem &&
+        corral_tpm tpm2_readpublic -c ak.ctx -o ak.tpub ||
+        { corral_log "attestation failed: could not create EK/AK"; return 1; }
+    corral_tpm tpm2_nvread 0x1c00002 -o ekcert.der 2>/dev/null || : > ekcert.der
     corral_log "timing keys $(corral_since "$t0")"
 
     {
@@ -171,15 +187,15 @@ corral_attest() {
     corral_log "timing challenge $(corral_since "$t1")"
 
     t2=$(corral_now)
-    tpm2_startauthsession --policy-session -S s.ctx >/dev/null &&
-        tpm2_policysecret -S s.ctx -c e >/dev/null &&
-        tpm2_activatecredential -c ak.ctx -C ek.ctx -i cred.out -o secret.out \
-            -P "session:s.ctx" >/dev/null
+    corral_tpm tpm2_startauthsession --policy-session -S s.ctx &&
+        corral_tpm tpm2_policysecret -S s.ctx -c e &&
+        corral_tpm tpm2_activatecredential -c ak.ctx -C ek.ctx -i cred.out -o secret.out \
+            -P "session:s.ctx"
     rc=$?
     tpm2_flushcontext s.ctx >/dev/null 2>&1
     [ $rc = 0 ] || { corral_log "attestation failed: credential activation"; return 1; }
-    tpm2_quote -c ak.ctx -l sha256:0,1,2,3,4,5,6,7,8,9 -q "$nonce" -g sha256 \
-        -m quote.msg -s quote.sig -o quote.pcrs >/dev/null ||
+    corral_tpm tpm2_quote -c ak.ctx -l sha256:0,1,2,3,4,5,6,7,8,9 -q "$nonce" -g sha256 \
+        -m quote.msg -s quote.sig -o quote.pcrs ||
         { corral_log "attestation failed: tpm2_quote"; return 1; }
     cat /sys/kernel/security/tpm0/binary_bios_measurements > eventlog.bin 2>/dev/null ||
         : > eventlog.bin

@@ -7,30 +7,40 @@ The server here is what Corral's attestation app must do, reduced to the protoco
 (tpm2_makecredential -T none, as in HARNESS-attestation.md); the checks are a
 verifier's: tpm2_checkquote with the issued nonce, the activated secret, the EK
 certificate's chain to the session CA, and PCR4/PCR9 predicted from the artifacts.
+
+The agent's protocol paths that need no firmware (a refused challenge, no TPM, a
+refused callback, evidence from a host swtpm) run it on this host, with busybox's
+tools as in the initramfs: seconds, not a VM boot.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import secrets
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.peers.netboot.uefi import predict_pcr4, predict_pcr9
+from tests.peers.netboot.artifacts import BUSYBOX
+from tests.peers.netboot.uefi import AGENT, predict_pcr4, predict_pcr9
 from tests.peers.qemu import GUEST_APP_URL
-from tests.peers.swtpm import name_of, quoted_pcr_values
-from tests.peers.uefi_vm import ATTEST_QUOTE_MADE, uefi_netboot  # noqa: F401
+from tests.peers.swtpm import HostTPM, make_ca, name_of, quoted_pcr_values
+from tests.peers.uefi_vm import (
+    ATTEST_QUOTE_MADE,
+    ATTEST_REFUSED,
+    NO_TPM,
+    uefi_netboot,  # noqa: F401
+)
 from tests.peers.util import LOOPBACK
 
-pytestmark = pytest.mark.slow
 CMDLINE = "console=ttyS0 quiet loglevel=3 panic=-1"
 # fixedTPM fixedParent sensitiveDataOrigin restricted sign: an AK the TPM made and
 # will not let out, fit only to sign TPM-made structures (quotes).
@@ -40,12 +50,13 @@ AK_ATTRIBUTES = 0x2 | 0x10 | 0x20 | 0x10000 | 0x40000
 class ProtocolServer:
     """Corral's boot endpoints reduced to the attestation protocol, for one token."""
 
-    def __init__(self, uki_url: str, token: str) -> None:
-        self.uki_url, self.token = uki_url, token
-        self.issued: dict[str, object] = {}  # nonce, secret, ek_public, ak_public
+    def __init__(self, work: Path, uki_url: str = "", refuse_challenge: bool = False) -> None:
+        self.work, self.uki_url, self.refuse = work, uki_url, refuse_challenge
+        self.token = secrets.token_urlsafe(16)
+        self.issued: dict = {}  # nonce, secret, request
         self.callbacks: list[dict] = []
         self.times: dict[str, float] = {}
-        self.work = Path(tempfile.mkdtemp(prefix="attest-server-"))
+        work.mkdir(parents=True, exist_ok=True)
 
     def script(self, path: str) -> str | None:
         if path == "/boot/chain.ipxe":
@@ -62,7 +73,7 @@ class ProtocolServer:
 
     def challenge(self, request: dict) -> tuple[int, dict]:
         self.times["challenge"] = time.monotonic()
-        if request.get("token") != self.token:
+        if request.get("token") != self.token or self.refuse:
             return 403, {"detail": "Token refused."}
         ek_pub = base64.b64decode(request["ek_public"])
         ak_tpub = base64.b64decode(request["ak_public"])
@@ -93,9 +104,9 @@ class ProtocolServer:
         return 200, {"status": "recorded", "node": report.get("hostname")}
 
 
-@pytest.fixture
-def attest_server(uefi_netboot) -> Iterator[tuple[ProtocolServer, int]]:  # noqa: F811
-    proto = ProtocolServer(uefi_netboot.uki_url, token=secrets.token_urlsafe(16))
+@contextmanager
+def serve_protocol(proto: ProtocolServer) -> Iterator[int]:
+    """proto on 127.0.0.1 (HTTP/1.0: one request per connection); yields the port."""
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self, status: int, body: bytes, kind: str) -> None:
@@ -125,35 +136,21 @@ def attest_server(uefi_netboot) -> Iterator[tuple[ProtocolServer, int]]:  # noqa
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield proto, httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
-def _timings(serial_log: str) -> dict[str, float]:
-    """The agent's "CORRAL: timing <step> <seconds>" lines."""
-    found = {}
-    for line in serial_log.splitlines():
-        if line.startswith("CORRAL: timing "):
-            step, seconds = line.removeprefix("CORRAL: timing ").rsplit(" ", 1)
-            found[step] = float(seconds)
-    return found
-
-
-def test_attest_peer_boots_quotes_and_phones_home(uefi_netboot, attest_server):  # noqa: F811
-    proto, port = attest_server
-    result = uefi_netboot.boot(port, timeout=150)
-    assert result.phoned_home, result.tail(40)
-    assert ATTEST_QUOTE_MADE in result.serial_log, result.tail(40)
-    (report,) = proto.callbacks
+def verify_evidence(proto: ProtocolServer, report: dict, ca_root: Path, ca_inter: Path) -> dict:
+    """A verifier's checks on one callback; returns the decoded evidence."""
     evidence = {k: base64.b64decode(v) for k, v in report["attestation"].items()}
     assert set(evidence) == {"quote", "signature", "pcrs", "eventlog", "secret"}
-
     # The AK in the TPM holding that EK decrypted the credential: EK<->AK binding.
     assert evidence["secret"] == proto.issued["secret"]
     # The quote verifies with the AK (TPM2B_PUBLIC as sent) and carries the nonce.
-    work = proto.work
-    request = proto.issued["request"]
+    work, request = proto.work, proto.issued["request"]
     (work / "ak.tpub").write_bytes(base64.b64decode(request["ak_public"]))
     for key, name in (
         *(("quote", "quote.msg"), ("signature", "quote.sig")),
@@ -166,7 +163,6 @@ def test_attest_peer_boots_quotes_and_phones_home(uefi_netboot, attest_server): 
     assert ok.returncode == 0, ok.stderr
     stale = subprocess.run([*check, "-q", secrets.token_hex(16)], cwd=work, capture_output=True)
     assert stale.returncode != 0
-
     # The EK certificate chains to this session's CA.
     pem = subprocess.run(
         ["openssl", "x509", "-inform", "der"],
@@ -174,16 +170,32 @@ def test_attest_peer_boots_quotes_and_phones_home(uefi_netboot, attest_server): 
         capture_output=True,
         check=True,
     ).stdout
-    ca = uefi_netboot.ca
-    verify = [
-        "openssl",
-        "verify",
-        "-CAfile",
-        str(ca.root_pem),
-        "-untrusted",
-        str(ca.intermediate_pem),
-    ]
+    verify = ["openssl", "verify", "-CAfile", str(ca_root), "-untrusted", str(ca_inter)]
     assert subprocess.run(verify, input=pem, capture_output=True).returncode == 0
+    return evidence
+
+
+def _timings(serial_log: str) -> dict[str, float]:
+    """The agent's "CORRAL: timing <step> <seconds>" lines."""
+    found = {}
+    for line in serial_log.splitlines():
+        if line.startswith("CORRAL: timing "):
+            step, seconds = line.removeprefix("CORRAL: timing ").rsplit(" ", 1)
+            found[step] = float(seconds)
+    return found
+
+
+@pytest.mark.slow
+def test_attest_peer_boots_quotes_and_phones_home(uefi_netboot, tmp_path):  # noqa: F811
+    proto = ProtocolServer(tmp_path / "server", uki_url=uefi_netboot.uki_url)
+    with serve_protocol(proto) as port:
+        result = uefi_netboot.boot(port, timeout=150)
+    assert result.phoned_home, result.tail(40)
+    assert ATTEST_QUOTE_MADE in result.serial_log, result.tail(40)
+    (report,) = proto.callbacks
+    ca = uefi_netboot.ca
+    evidence = verify_evidence(proto, report, ca.root_pem, ca.intermediate_pem)
+    assert report["facts"]["mac"] == result.mac
 
     # PCR4 (iPXE, UKI, kernel) and PCR9 (LoadOptions, initrd) follow from the artifacts.
     pcr = dict(enumerate(v.hex() for v in quoted_pcr_values(evidence["pcrs"])))
@@ -194,7 +206,6 @@ def test_attest_peer_boots_quotes_and_phones_home(uefi_netboot, attest_server): 
     load_options = f"uki.efi {proto.chain_args}"
     assert report["facts"]["cmdline"] == load_options
     assert pcr[9] == predict_pcr9(load_options, uefi_netboot.artifacts.initrd)
-    assert report["facts"]["mac"] == result.mac
 
     timings = _timings(result.serial_log)
     server_side = proto.times["callback"] - proto.times["challenge"]
@@ -203,3 +214,63 @@ def test_attest_peer_boots_quotes_and_phones_home(uefi_netboot, attest_server): 
         f"{result.phoned_home_after:.1f} s; agent {timings}; "
         f"server saw challenge -> callback in {server_side:.2f} s"
     )
+
+
+def run_agent(tmp_path: Path, port: int, token: str, **env: str) -> str:
+    """Corral's agent on this host, with busybox's applets first on PATH (as in the
+    initramfs) and no TPM device; returns its output."""
+    tools = tmp_path / "busybox-bin"
+    if not tools.is_dir():
+        tools.mkdir()
+        subprocess.run([str(BUSYBOX), "--install", "-s", str(tools)], check=True)
+    agent_env = {
+        "PATH": f"{tools}:{os.environ['PATH']}",
+        "CORRAL_CALLBACK": f"http://{LOOPBACK}:{port}/boot/callback",
+        "CORRAL_TOKEN": token,
+        "CORRAL_HOSTNAME": "host-agent",
+        "CORRAL_WORKDIR": str(tmp_path / "agent"),
+        "CORRAL_TPM_DEVICE": str(tmp_path / "no-tpmrm0"),
+        **env,
+    }
+    run = subprocess.run(
+        [str(tools / "sh"), str(AGENT)], env=agent_env, capture_output=True, text=True, timeout=90
+    )
+    return run.stdout + run.stderr
+
+
+def test_attest_agent_sends_evidence_from_a_host_tpm(tmp_path):
+    """The whole protocol through the product's agent, minus firmware: a swtpm on TCP."""
+    ca = make_ca(tmp_path / "ca")
+    proto = ProtocolServer(tmp_path / "server")
+    with HostTPM(ca, tmp_path / "tpm") as tpm, serve_protocol(proto) as port:
+        out = run_agent(tmp_path, port, proto.token, TPM2TOOLS_TCTI=tpm.env["TPM2TOOLS_TCTI"])
+    assert "CORRAL: phone-home ok" in out and ATTEST_QUOTE_MADE in out, out
+    (report,) = proto.callbacks
+    evidence = verify_evidence(proto, report, ca.root_pem, ca.intermediate_pem)
+    assert evidence["eventlog"] == b""  # no securityfs log for a TPM on TCP
+    assert report["hostname"] == "host-agent"
+
+
+def test_attest_agent_refused_challenge_phones_home_without_attestation(tmp_path):
+    ca = make_ca(tmp_path / "ca")
+    proto = ProtocolServer(tmp_path / "server", refuse_challenge=True)
+    with HostTPM(ca, tmp_path / "tpm") as tpm, serve_protocol(proto) as port:
+        out = run_agent(tmp_path, port, proto.token, TPM2TOOLS_TCTI=tpm.env["TPM2TOOLS_TCTI"])
+    assert f'{ATTEST_REFUSED}: {{"detail": "Token refused."}}' in out, out
+    assert out.count("attestation challenge") == 1  # no retry after a 4xx
+    assert "CORRAL: phone-home ok" in out, out
+    (report,) = proto.callbacks
+    assert "attestation" not in report
+
+
+def test_attest_agent_without_tpm_phones_home_without_attestation(tmp_path):
+    proto = ProtocolServer(tmp_path / "server")
+    with serve_protocol(proto) as port:
+        out = run_agent(tmp_path, port, proto.token)
+        refused = run_agent(tmp_path, port, "not-the-token")
+    assert NO_TPM in out and "CORRAL: phone-home ok" in out, out
+    (report,) = proto.callbacks
+    assert "attestation" not in report and report["token"] == proto.token
+    assert "challenge" not in proto.times  # never asked for one
+    # A 4xx on the callback is final: one attempt, then "phone-home failed".
+    assert refused.count("callback attempt") == 1 and "CORRAL: phone-home failed" in refused

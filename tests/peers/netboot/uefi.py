@@ -16,6 +16,7 @@ import shutil
 import struct
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -293,7 +294,7 @@ class FileServer:
 
     port: int
     routes: dict[str, Path] = field(default_factory=dict)
-    requests: list[dict[str, str]] = field(default_factory=list)
+    requests: list[dict[str, object]] = field(default_factory=list)  # monotonic times
     guest_base_url: str = GUEST_FILES_URL
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -317,9 +318,10 @@ def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
         that slirp spawned for it)."""
 
         def _send(self, body: bool) -> None:
+            entry = {"method": self.command, "path": self.path, "started": time.monotonic()}
             with server.lock:
                 path = server.routes.get(self.path.split("?", 1)[0])
-                server.requests.append({"method": self.command, "path": self.path})
+                server.requests.append(entry)
             if path is None:
                 self.send_error(404)
                 return
@@ -330,6 +332,7 @@ def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
             if body:
                 with path.open("rb") as stream:
                     shutil.copyfileobj(stream, self.wfile, 1 << 16)
+            entry["finished"] = time.monotonic()  # the guest has (nearly) all of it
 
         def do_GET(self) -> None:
             self._send(body=True)
