@@ -8,7 +8,7 @@
 # The network must be up first (DHCP done); the agent does not configure interfaces.
 #
 # What an image needs:
-#   * busybox (sh, sed, awk, tr, base64, nc, timeout, wget for https:// only) or the
+#   * busybox (sh, sed, awk, tr, base64, nc, mkfifo, timeout, wget for https:// only) or the
 #     same tools from coreutils;
 #   * tpm2-tools 5.x (`tpm2` or the tpm2_* links: createek createak readpublic nvread
 #     startauthsession policysecret activatecredential flushcontext quote), its
@@ -101,12 +101,23 @@ corral_http_post() {
     port=${hostport##*:}
     [ "$port" = "$hostport" ] && port=80
     length=$(wc -c < "$2" | tr -d ' ')
-    {
+    # The request goes through a FIFO held open until nc exits (the server closed): on
+    # stdin EOF busybox nc half-closes the socket, and some servers (granian, hence
+    # Corral) then drop the connection without answering.
+    rm -f "$3.fifo"
+    mkfifo "$3.fifo" || return 1
+    timeout 30 nc "$host" "$port" < "$3.fifo" > "$3.raw" 2>"$3.err" &
+    nc_pid=$!
+    exec 3>"$3.fifo"
+    (
         printf 'POST %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: corral-attest/1\r\n' "$path" "$hostport"
         printf 'Content-Type: application/json\r\nContent-Length: %s\r\n' "$length"
         printf 'Connection: close\r\n\r\n'
         cat "$2"
-    } | timeout 30 nc "$host" "$port" > "$3.raw" 2>"$3.err"
+    ) >&3 2>/dev/null  # a subshell: SIGPIPE (nc gone) must not end the agent
+    wait "$nc_pid"
+    exec 3>&-
+    rm -f "$3.fifo"
     CORRAL_HTTP_STATUS=$(head -n1 "$3.raw" | sed -n 's/^HTTP\/[0-9.]* \([0-9][0-9][0-9]\).*/\1/p')
     awk 'b { print; next } { sub(/\r$/, "") } $0 == "" { b = 1 }' "$3.raw" > "$3"
     case "$CORRAL_HTTP_STATUS" in
