@@ -46,6 +46,10 @@ TRACKED: dict[str, dict[str, Any]] = {
     "provisioning.image": {"exclude_fields": ["created"]},
     "provisioning.subnet": {},
     "validation.gateprofile": {"exclude_fields": ["created", "updated"]},
+    # Who vouched for a platform's firmware, and who accepted a node's new TPM (a deleted
+    # identity); the verdicts themselves are evidence rows, like gate runs.
+    "attestation.firmwarereference": {"exclude_fields": ["signed_off"]},
+    "attestation.tpmidentity": {"exclude_fields": ["recorded", "last_attested"]},
     "drift.baseline": {"exclude_fields": ["updated"]},
     "core.webhooksubscription": {
         "mask_fields": ["secret"],

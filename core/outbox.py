@@ -45,6 +45,7 @@ EVENT_TYPES = (
     "health.action_held",
     "health.breaker_opened",
     "health.breaker_closed",
+    "attestation.finished",
 )
 PUMP_TASK = "core.tasks.pump"
 # What the broker client raises when it cannot publish (as inventory.operations): a pump not

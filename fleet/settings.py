@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "core",
     "inventory",
     "provisioning",
+    "attestation",
     "validation",
     "rma",
     "drift",

@@ -73,3 +73,10 @@ CORRAL_HEALTH_BREAKER_WINDOW_MINUTES = env.float(
 CORRAL_HEALTH_MAX_FUTURE_SECONDS = env.float("CORRAL_HEALTH_MAX_FUTURE_SECONDS", default=300.0)
 # Events held for capacity are considered again by beat for this long after they came.
 CORRAL_HEALTH_RETRY_HELD_MINUTES = env.float("CORRAL_HEALTH_RETRY_HELD_MINUTES", default=60.0)
+
+# Trust at join (docs/attestation.md). PEM files of the CAs that issue TPM endorsement-key
+# certificates (the TPM vendors' roots and intermediates); empty: EK certificates are not
+# chain-checked, and a node's EK is pinned at its first attested boot (trust on first use).
+CORRAL_TPM_CA_FILES = env.list("CORRAL_TPM_CA_FILES", default=[])
+# How long a node has between the attestation challenge and its quote.
+CORRAL_ATTESTATION_CHALLENGE_SECONDS = env.int("CORRAL_ATTESTATION_CHALLENGE_SECONDS", default=600)

@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from attestation.urls import boot_urlpatterns as attest_urlpatterns
 from provisioning.urls import boot_urlpatterns
 
 from . import tokens, views
@@ -18,6 +19,7 @@ api_patterns = [
     path("", include("core.api.urls")),
     path("", include("audit.api.urls")),
     path("", include("day2.api.urls")),
+    path("", include("attestation.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 
@@ -36,11 +38,13 @@ urlpatterns = [
     path("", include("health.urls")),
     path("", include("audit.urls")),
     path("", include("day2.urls")),
+    path("", include("attestation.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("boot/", include(boot_urlpatterns)),
+    path("boot/", include(attest_urlpatterns)),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),

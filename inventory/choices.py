@@ -98,3 +98,10 @@ FINISHED_OPERATION_STATUSES = frozenset(
         OperationStatus.SKIPPED,
     }
 )
+
+
+class AttestationPolicy(models.TextChoices):
+    """May a node without a TPM quote be admitted at this site? (docs/attestation.md)"""
+
+    REQUIRED = "required", "Attestation required"
+    ALLOW_UNATTESTED = "allow_unattested", "Unattested nodes allowed"

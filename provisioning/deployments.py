@@ -28,6 +28,7 @@ from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
 
+from . import signals
 from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
@@ -169,6 +170,7 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
         facts.update({k: report[k] for k in ("kernel",) if report.get(k)})
         facts["image"] = str(deployment.image)
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
+        signals.phoned_home.send(sender=Deployment, deployment=deployment, report=report)
         observed.record(node, "phone-home", observed.lenient(facts), at=now)
         minutes = (now - deployment.created).total_seconds() / 60
         try:

@@ -18,6 +18,8 @@ IMAGE_FIELDS = [
     "kernel_sha256",
     "initrd_sha256",
     "rootfs_sha256",
+    "uki_url",
+    "uki_sha256",
     "cmdline",
     "signature",
     "baseline",

@@ -24,6 +24,7 @@ from inventory import operations
 from inventory.choices import OperationStatus
 from inventory.models import Operation
 
+from . import uki
 from .models.images import Image, ImageState
 
 
@@ -89,7 +90,9 @@ class VerifyError(Exception):
     pass
 
 
-def _download_sha256(name: str, url: str) -> str:
+def _download_sha256(name: str, url: str, keep: list[bytes] | None = None) -> str:
+    """sha256 of the artifact at url, streamed; its bytes are appended to `keep` if given
+    (the UKI, whose measurements are computed from its content)."""
     cap = settings.CORRAL_IMAGE_MAX_BYTES
     digest, size = hashlib.sha256(), 0
     try:
@@ -103,6 +106,8 @@ def _download_sha256(name: str, url: str) -> str:
                         f"{name}: {url} is larger than the {cap} byte cap (CORRAL_IMAGE_MAX_BYTES)"
                     )
                 digest.update(chunk)
+                if keep is not None:
+                    keep.append(chunk)
     except requests.RequestException as exc:
         raise VerifyError(f"{name}: cannot download {url}: {type(exc).__name__}") from exc
     return digest.hexdigest()
@@ -136,14 +141,21 @@ def verify_and_publish(op: Operation) -> dict:
     if image.state != ImageState.DRAFT:
         return {"state": image.state}
     artifacts = image.artifacts()
+    measured: dict[str, str] = {}
     for index, (name, url, expected) in enumerate(artifacts):
         operations.report_progress(op, int(90 * index / len(artifacts)), f"checking {name}")
-        got = _download_sha256(name, url)
+        content: list[bytes] | None = [] if name == "uki" else None
+        got = _download_sha256(name, url, content)
         if got != expected:
             raise VerifyError(f"{name}: sha256 mismatch: expected {expected}, got {got}")
+        if content is not None:
+            try:
+                measured = uki.measurements(b"".join(content))
+            except uki.NotAUKI as exc:
+                raise VerifyError(f"uki: {exc}") from None
     verify_signature(image)
     Image.objects.filter(pk=image.pk, state=ImageState.DRAFT).update(
-        state=ImageState.PUBLISHED, published=timezone.now(), verify_error=""
+        state=ImageState.PUBLISHED, published=timezone.now(), verify_error="", measurements=measured
     )
     return {"state": ImageState.PUBLISHED, "artifacts": [a[0] for a in artifacts]}
 

@@ -53,6 +53,8 @@ class SiteFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"Hall {n}")
     slug = factory.Sequence(lambda n: f"hall{n}")
+    # The factory's machines have no TPM; attestation tests ask for "required".
+    attestation = "allow_unattested"
 
 
 class RackFactory(factory.django.DjangoModelFactory):

@@ -12,11 +12,14 @@ MAY_IMPORT = {
     "core": set(),
     "inventory": {"core"},
     "provisioning": {"inventory", "core"},
-    "validation": {"inventory", "provisioning", "core"},
+    # Attestation judges what provisioning booted; the gate (validation) runs it as a check.
+    # Provisioning announces a phone-home by signal, so it never imports attestation.
+    "attestation": {"inventory", "provisioning", "core"},
+    "validation": {"inventory", "provisioning", "attestation", "core"},
     "rma": {"inventory", "provisioning", "validation", "core"},
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
-    "drift": {"inventory", "provisioning", "validation", "core"},
+    "drift": {"inventory", "provisioning", "attestation", "validation", "core"},
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
     "reports": {"inventory", "provisioning", "validation", "rma", "core"},

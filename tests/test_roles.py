@@ -21,6 +21,7 @@ from day2.models import Campaign, CampaignNode
 from inventory.models import SiteRole
 from inventory.roletable import markdown, rows
 from reports.models import GpuPrice
+from tests.attestation.factories import make_attestation, make_reference
 from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
@@ -68,6 +69,9 @@ def needs(method: str, path: str) -> str:
         ("POST", "/api/v1/reports/prices/"),
         ("POST", "/api/v1/health-policies/"),
         ("POST", "/api/v1/health-breaker/close/"),
+        ("POST", "/api/v1/attestations/{pk}/sign-off/"),
+        ("POST", "/api/v1/nodes/{pk}/tpm/forget/"),
+        ("DELETE", "/api/v1/firmware-references/{pk}/"),
         ("DELETE", "/api/v1/sites/{pk}/"),
         ("DELETE", "/api/v1/racks/{pk}/"),
         ("DELETE", "/api/v1/nodes/{pk}/"),
@@ -121,6 +125,8 @@ def world(db):
         "campaigns": campaign_in(rack),
         "prices": GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5"),
         "health-policies": make_policy(),
+        "attestations": make_attestation(NodeFactory(rack=rack, rack_unit=44, model="QEMU q35")),
+        "firmware-references": make_reference(),
     }
 
 

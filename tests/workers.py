@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection
 
 from inventory.models import Operation
+from tests.peers.swtpm import tpm_ca_files
 
 QUEUES = "corral,site.dc1,site.dc2"
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +73,9 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         "CORRAL_LOCK_WAIT_SECONDS": "0.5",
         # Worker rows come back within a second of a test flushing the tables.
         "CORRAL_WORKER_HEARTBEAT_SECONDS": "0.5",
+        # EK certificates are checked against the session's swtpm CA (tests/peers/swtpm.py
+        # makes it there when an attestation test first asks for it).
+        "CORRAL_TPM_CA_FILES": ",".join(map(str, tpm_ca_files(tmp_path_factory))),
     }
     # Messages left by an earlier run name operation ids that mean other rows now.
     subprocess.run(

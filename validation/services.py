@@ -31,7 +31,7 @@ from provisioning import draining
 from provisioning.models import DeploymentStatus
 from provisioning.selectors import latest_deployment
 
-from . import ssh, steps
+from . import attest, ssh, steps
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus
 from .verdicts import NodeContext, Verdict, classify_run, judge_output, parse_profile
 from .verdicts.model import FAIL, RUN_PASS, RUN_RMA
@@ -93,7 +93,11 @@ def start_gate_run(node: Node, op: Operation, profile: GateProfile | None = None
             outcome_reason="superseded by a new gate run",
         )
         run = GateRun.objects.create(
-            node=node, profile=profile, spec=profile.spec, context=asdict(context), operation=op
+            node=node,
+            profile=profile,
+            spec=attest.with_attestation(profile.spec, node),
+            context=asdict(context),
+            operation=op,
         )
         steps.queue_step(run, 0)
     return run
@@ -120,12 +124,20 @@ def _cap(text: str) -> str:
 
 def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Verdict]:
     verdicts: list[Verdict] = []
+    for check in phase.checks:
+        if check.tool in attest.LOCAL_TOOLS:  # judged from evidence already here
+            verdict = attest.run_check(check, node)
+            _store(run, phase.name, check, verdict, None)
+            verdicts.append(verdict)
+    remote = [c for c in phase.checks if c.tool not in attest.LOCAL_TOOLS]
+    if not remote:
+        return verdicts
     target = ssh_target(node)
     try:
         with ssh.Session(target) as session:
             if target.known_host_key is None:
                 NodeHostKey.objects.get_or_create(node=node, defaults={"key": session.host_key})
-            for check in phase.checks:
+            for check in remote:
                 command, missing = _command_for(check.command, node, target)
                 if missing:
                     verdict = verdict_for_error(check, missing)
@@ -144,7 +156,7 @@ def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Ve
     except ssh.SSHError as exc:
         # No connection, or the node's host key changed: every check of the phase fails
         # with that reason, none is run.
-        for check in phase.checks:
+        for check in remote:
             verdict = verdict_for_error(check, str(exc))
             _store(run, phase.name, check, verdict, None)
             verdicts.append(verdict)

@@ -24,6 +24,9 @@ class ImageSerializer(serializers.ModelSerializer):
             "kernel_sha256",
             "initrd_sha256",
             "rootfs_sha256",
+            "uki_url",
+            "uki_sha256",
+            "measurements",
             "signature",
             "cmdline",
             "baseline",
@@ -32,7 +35,7 @@ class ImageSerializer(serializers.ModelSerializer):
             "verify_error",
             "nodes_running",
         ]
-        read_only_fields = ["state", "created", "published", "verify_error"]
+        read_only_fields = ["state", "measurements", "created", "published", "verify_error"]
 
 
 class DeploymentSerializer(serializers.ModelSerializer):

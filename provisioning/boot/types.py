@@ -159,6 +159,8 @@ class BootImage:
     rootfs_url: str
     cmdline: str
     sha256: Mapping[str, str] = field(default_factory=dict)
+    # A unified kernel image: UEFI nodes boot it instead (measured boot, attestable).
+    uki_url: str = ""
 
     def __post_init__(self) -> None:
         for attr in ("name", "version"):
@@ -167,6 +169,8 @@ class BootImage:
                 raise RenderError(f"image {attr} {value!r} is not a slug ([A-Za-z0-9_.-])")
         for attr in ("kernel_url", "initrd_url", "rootfs_url"):
             check_url(getattr(self, attr), f"image {attr}")
+        if self.uki_url:
+            check_url(self.uki_url, "image uki_url")
         if not isinstance(self.cmdline, str) or not self.cmdline.strip():
             raise RenderError("image cmdline template is empty")
         sums = {}

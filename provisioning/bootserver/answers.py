@@ -100,6 +100,7 @@ def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, Phone
         rootfs_url=image.rootfs_url or image.initrd_url,
         cmdline=image.cmdline,
         sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256},
+        uki_url=image.uki_url,
     )
     return boot_image, PhoneHome(callback_url=f"{base_url}/boot/callback", token=deployment.token)
 

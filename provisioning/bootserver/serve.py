@@ -26,7 +26,8 @@ from inventory.models import NetworkInterface
 from inventory.validators import normalise_mac
 
 from .. import deployments
-from ..boot import BootImage, BootTarget, PhoneHome
+from ..boot import BootImage, BootTarget, PhoneHome, RenderError, render_cmdline
+from ..models import Deployment
 from . import cache
 from .answers import FIELDS, BootSubject, answer, boot_inputs, subject_from_row, target_for
 
@@ -127,3 +128,24 @@ def deploying(
     if deployment is None:
         return None
     return target_for(found, arch), *boot_inputs(deployment, base_url)
+
+
+def deploy_load_options(deployment_id: int, base_url: str) -> str:
+    """What the kernel of a UKI deploy measures as its load options (PCR 9): iPXE's image
+    name, `uki` (templates/provisioning/boot/deploy.ipxe), then the command line rendered
+    for this deployment served from base_url; '' if it cannot be rendered."""
+    deployment = Deployment.objects.select_related("image").get(pk=deployment_id)
+    nic = (
+        NetworkInterface.objects.filter(node_id=deployment.node_id)
+        .order_by("-boot", "pk")
+        .values_list("mac", flat=True)
+        .first()
+    )
+    _, found = lookup(nic or "")
+    if found is None:
+        return ""
+    image, phone_home = boot_inputs(deployment, base_url)
+    try:
+        return f"uki {render_cmdline(target_for(found, 'x86_64'), image, phone_home)}"
+    except RenderError:
+        return ""

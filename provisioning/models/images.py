@@ -1,3 +1,4 @@
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
@@ -28,6 +29,21 @@ class Image(models.Model):
     kernel_sha256 = models.CharField(max_length=64, validators=[SHA256])
     initrd_sha256 = models.CharField(max_length=64, validators=[SHA256])
     rootfs_sha256 = models.CharField(max_length=64, validators=[SHA256], blank=True)
+    # A unified kernel image (systemd-stub + kernel + initrd in one EFI binary): UEFI nodes
+    # boot it, so firmware measures kernel and initrd and a TPM quote can prove them
+    # (docs/attestation.md). Its expected measurements are computed when it is published.
+    uki_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="Unified kernel image (EFI) booted by UEFI nodes: measured boot, attestable.",
+    )
+    uki_sha256 = models.CharField(max_length=64, validators=[SHA256], blank=True)
+    measurements = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="What UEFI measures when it boots the UKI (set on publish).",
+    )
     signature = models.TextField(
         blank=True, help_text="Base64 detached ed25519 signature of the image manifest."
     )
@@ -68,4 +84,12 @@ class Image(models.Model):
         ]
         if self.rootfs_url:
             items.append(("rootfs", self.rootfs_url, self.rootfs_sha256))
+        if self.uki_url:
+            items.append(("uki", self.uki_url, self.uki_sha256))
         return items
+
+    def clean(self) -> None:
+        if self.uki_url and not self.uki_sha256:
+            raise ValidationError({"uki_sha256": "Give the sha256 of the unified kernel image."})
+        if self.uki_sha256 and not self.uki_url:
+            raise ValidationError({"uki_url": "Give the URL of the unified kernel image."})

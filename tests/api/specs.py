@@ -29,6 +29,7 @@ from provisioning.models import BootRequest, Deployment, Image, Subnet
 from reports.models import GpuPrice
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
+from tests.attestation.specs import ATTESTATIONS, FIRMWARE_REFERENCES
 from tests.core.factories import make_subscription
 from tests.drift.factories import BaselineFactory, DriftEventFactory
 from tests.factories import (
@@ -78,6 +79,7 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     # Who changed credentials and roles, and when: admins only, and read-only for them too.
     "audit-log": (D, D, D, D, D),
     "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
+    **{s.basename: s.access for s in (ATTESTATIONS, FIRMWARE_REFERENCES)},  # evidence: admin
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -390,6 +392,8 @@ SPECS = (
     HEALTH_POLICIES,
     AUDIT_LOG,
     CAMPAIGNS,
+    ATTESTATIONS,
+    FIRMWARE_REFERENCES,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

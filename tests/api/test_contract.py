@@ -25,6 +25,7 @@ from provisioning.models import Deployment, Image
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS, make_campaign
+from tests.attestation.routes import forget_tpm, sign_off
 from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
@@ -309,6 +310,8 @@ ROUTES = (
     Route("node-health-events", "post", node_health_events, ACTORS, 201),
     Route("health-breaker", "get", breaker_state, READERS, 200),
     Route("health-breaker-close", "post", breaker_close, ADMINS, 200),
+    Route("attestation-sign-off", "post", sign_off, ADMINS, 201),
+    Route("node-tpm-forget", "post", forget_tpm, ADMINS, 204),
 )
 
 

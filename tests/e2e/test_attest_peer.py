@@ -37,7 +37,6 @@ from tests.peers.uefi_vm import (
     ATTEST_QUOTE_MADE,
     ATTEST_REFUSED,
     NO_TPM,
-    uefi_netboot,  # noqa: F401
 )
 from tests.peers.util import LOOPBACK
 

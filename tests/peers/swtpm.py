@@ -312,3 +312,20 @@ class HostTPM:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# The session's EK CA lives at a fixed place under pytest's base temp dir, so the Celery
+# worker (started before any attestation test) can be told where its trust anchors will be.
+SESSION_CA_DIR = "tpm-ca"
+
+
+def tpm_ca_files(tmp_path_factory) -> list[Path]:
+    """Root and intermediate of the session CA, as CORRAL_TPM_CA_FILES lists them."""
+    ca = LocalCA(tmp_path_factory.getbasetemp() / SESSION_CA_DIR)
+    return [ca.root_pem, ca.intermediate_pem]
+
+
+def session_ca(tmp_path_factory) -> LocalCA:
+    """The session's EK CA, made on first use (~1 s)."""
+    ca = LocalCA(tmp_path_factory.getbasetemp() / SESSION_CA_DIR)
+    return ca if ca.root_pem.exists() else make_ca(ca.root)

@@ -249,7 +249,7 @@ def uefi_netboot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UefiNetBo
         pytest.fail(f"attested-boot peer needs: {', '.join(missing)}")
     root = tmp_path_factory.mktemp("uefi-netboot")
     artifacts = build_uefi_artifacts(root / "artifacts")
-    ca = swtpm.make_ca(root / "ca")
+    ca = swtpm.session_ca(tmp_path_factory)
     routes = {UKI_NAME: artifacts.uki, UKI_VARIANT_NAME: artifacts.uki_variant}
     with ExitStack() as stack:
         files = stack.enter_context(serve_files(routes))

@@ -1,0 +1,15 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("attestations", views.AttestationViewSet, basename="attestation")
+router.register(
+    "firmware-references", views.FirmwareReferenceViewSet, basename="firmware-reference"
+)
+
+urlpatterns = [
+    path("nodes/<int:pk>/tpm/forget/", views.ForgetTPMView.as_view(), name="node-tpm-forget"),
+    *router.urls,
+]
