@@ -3,7 +3,7 @@ FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ipmitool \
+ && apt-get install -y --no-install-recommends ipmitool tpm2-tools \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home /app corral
 WORKDIR /app

@@ -66,7 +66,7 @@ def lab(uefi_netboot, sushy_emulator, celery_worker):
     GateProfile.objects.create(name="attest-only", spec=ATTEST_ONLY, is_default=True)
     files, art = uefi_netboot.files, uefi_netboot.artifacts
     kernel = installed_kernel()
-    # What publishing computes (provisioning.images; tests/provisioning/test_uki.py runs
+    # What publishing computes (provisioning.images; tests/provisioning/test_uki_publish.py runs
     # that path over HTTP), checked here against the peer's own Authenticode code.
     measured = uki.measurements(art.uki.read_bytes())
     assert measured["uki_authenticode"] == art.authenticode["uki"]
