@@ -85,7 +85,12 @@ def challenge(body: dict, base_url: str) -> dict:
     """Answer a booting node's challenge request: {nonce, credential} (hex, base64).
 
     base_url is where the node reached Corral, as in its command line's callback URL: the
-    load options it measured are re-rendered from it, to be compared with PCR 9."""
+    load options it measured are re-rendered from it, to be compared with PCR 9.
+
+    The token is checked first: a caller without one learns nothing about its key data
+    and starts no tpm2 process. It is checked again, under a row lock, before writing."""
+    with transaction.atomic():
+        _waiting_deployment(body.get("token"))
     ek_public = _b64(body, "ek_public")
     ak_public = _b64(body, "ak_public")
     ek_certificate = _b64(body, "ek_certificate", required=False)

@@ -71,6 +71,14 @@ def test_attest_challenge_refuses_a_token_that_opens_no_waiting_deployment(clien
     assert not Attestation.objects.exists()
 
 
+def test_attest_challenge_checks_the_token_before_reading_any_key(client):
+    """A caller without a token learns nothing about its key data and starts no tpm2
+    process: garbage keys with a bad token are refused as the token, not as the keys."""
+    body = {"token": "tok-" + "0" * 40, "ek_public": "AAAA", "ak_public": "not base64!"}
+    resp = post(client, ATTEST, body)
+    assert resp.status_code == 403 and resp.json() == {"detail": "Token refused."}
+
+
 def test_attest_challenge_refuses_a_node_no_longer_deploying(client, host_tpm):
     deployment = DeploymentFactory(node__state="ready")
     resp = post(client, ATTEST, host_tpm.challenge_request(deployment.token))
