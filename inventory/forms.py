@@ -11,7 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from .api.serializers import LabelListField, MACField
-from .choices import BMCProtocol, NodeRole
+from .choices import AttestationPolicy, BMCProtocol, NodeRole
 from .models import Rack, Site
 
 CONTROL = {"class": "form-control form-control-sm"}
@@ -171,6 +171,14 @@ class SiteForm(forms.Form):
         help_text="Names the site's worker queue (site.<slug>).",
     )
     description = forms.CharField(required=False, widget=forms.Textarea({**CONTROL, "rows": 3}))
+    attestation = forms.ChoiceField(
+        choices=AttestationPolicy.choices,
+        initial=AttestationPolicy.REQUIRED,
+        required=False,  # not sent: the site keeps its policy
+        widget=forms.Select(SELECT),
+        help_text="Whether nodes without a TPM quote may be admitted here (admins only; "
+        "docs/attestation.md).",
+    )
 
 
 class RackForm(forms.Form):

@@ -22,9 +22,9 @@ from .permissions import WRITE, can_somewhere, sites_where
 from .views import require
 
 
-def _save(form, serializer_class, instance, data: dict):
+def _save(form, serializer_class, instance, data: dict, request=None):
     """The saved object, or None with the serializer's errors on the form."""
-    serializer = serializer_class(instance, data=data)
+    serializer = serializer_class(instance, data=data, context={"request": request})
     if not serializer.is_valid():
         add_errors(form, serializer.errors)
         return None
@@ -38,11 +38,19 @@ def site_edit(request, pk: int | None = None):
     site = get_object_or_404(Site, pk=pk) if pk else None
     require(request, WRITE, on=site)  # None: a new site needs the role fleet-wide
     initial = (
-        {"name": site.name, "slug": site.slug, "description": site.description} if site else {}
+        {
+            "name": site.name,
+            "slug": site.slug,
+            "description": site.description,
+            "attestation": site.attestation,
+        }
+        if site
+        else {}
     )
     form = SiteForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        saved = _save(form, SiteSerializer, site, form.cleaned_data)
+        data = {k: v for k, v in form.cleaned_data.items() if v or k != "attestation"}
+        saved = _save(form, SiteSerializer, site, data, request)
         if saved is not None:
             messages.success(request, f"Saved site {saved.name}.")
             return redirect("inventory:rack_list")

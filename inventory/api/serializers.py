@@ -15,6 +15,7 @@ from ..choices import BMCProtocol
 from ..macs import MAC_PATTERN
 from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 from ..models.nodes import OBSERVED_FIELDS
+from ..permissions import ADMIN, can
 from ..validators import MAX_LABELS, TOO_MANY_LABELS, normalise_mac
 
 
@@ -49,7 +50,23 @@ class LabelListField(serializers.ListField):
 class SiteSerializer(serializers.ModelSerializer):
     class Meta:
         model = Site
-        fields = ["id", "name", "slug", "description", "created"]
+        fields = ["id", "name", "slug", "description", "attestation", "created"]
+
+    def validate_attestation(self, value: str) -> str:
+        """Whether unattested nodes may join is a trust decision: admins only
+        (docs/attestation.md). Others may send the current value back unchanged."""
+        current = (
+            self.instance.attestation
+            if self.instance is not None
+            else Site._meta.get_field("attestation").get_default()
+        )
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if value != current and (user is None or not can(user, ADMIN)):
+            raise drf.ValidationError(
+                "Only an admin may change a site's attestation policy (docs/attestation.md)."
+            )
+        return value
 
 
 class RackSerializer(serializers.ModelSerializer):
