@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
 from django.utils import timezone
 
+from attestation.selectors import UNATTESTED, Standing
 from inventory.models import Fact, Node, Rack, Site
 from provisioning.models import Image
 
@@ -123,8 +124,8 @@ def cells_for(node_ids: list[int]) -> dict[int, dict[str, CellView]]:
     return {nid: _cell_views(items, before) for nid, items in rows.items()}
 
 
-def row(node: Node, cells: dict[str, CellView]) -> dict[str, Any]:
-    """A matrix row as the API gives it."""
+def row(node: Node, cells: dict[str, CellView], trust: Standing = UNATTESTED) -> dict[str, Any]:
+    """A matrix row as the API gives it, with the node's attestation standing."""
     rack = node.rack
     state = getattr(node, "drift_state", None)
     return {
@@ -136,6 +137,7 @@ def row(node: Node, cells: dict[str, CellView]) -> dict[str, Any]:
         "drifted": state.drifted if state else [],
         "computed_at": state.computed_at.isoformat() if state else None,
         "cells": {name: view.as_api() for name, view in cells.items()},
+        "attestation": trust.as_api(),
     }
 
 

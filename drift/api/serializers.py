@@ -82,6 +82,16 @@ class CellSerializer(serializers.Serializer):
     gpus = serializers.ListField(child=serializers.DictField(), required=False)
 
 
+class AttestationStandingSerializer(serializers.Serializer):
+    """The node's latest TPM attestation (docs/attestation.md): attested, failed, changed
+    (attested before, its measurements differ now: drift) or unattested."""
+
+    status = serializers.ChoiceField(choices=["attested", "failed", "changed", "unattested"])
+    verified = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    attestation = serializers.IntegerField(allow_null=True)
+
+
 class DriftRowSerializer(serializers.Serializer):
     """Documents the row shape (rows are built by drift.selectors.row)."""
 
@@ -93,6 +103,7 @@ class DriftRowSerializer(serializers.Serializer):
     drifted = serializers.ListField(child=serializers.CharField())
     computed_at = serializers.DateTimeField(allow_null=True)
     cells = serializers.DictField(child=CellSerializer())
+    attestation = AttestationStandingSerializer()
 
 
 class ComponentSummarySerializer(serializers.Serializer):

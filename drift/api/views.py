@@ -11,6 +11,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from attestation import selectors as attestation
+from attestation.selectors import UNATTESTED
 from core.filters import FilterSet, IsoDateTimeFilter
 from inventory.permissions import ADMIN, actor_of
 
@@ -36,13 +38,14 @@ class DriftViewSet(viewsets.GenericViewSet):
         nodes = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(nodes)
         cells = selectors.cells_for([n.pk for n in page])
+        trust = attestation.standings([n.pk for n in page])
         component = request.query_params.get("component", "").strip()
         rows = []
         for node in page:
             mine = cells.get(node.pk, {})
             if component:
                 mine = {k: v for k, v in mine.items() if k == component}
-            rows.append(selectors.row(node, mine))
+            rows.append(selectors.row(node, mine, trust.get(node.pk, UNATTESTED)))
         return self.get_paginated_response(rows)
 
     @extend_schema(responses={200: s.SummarySerializer})
@@ -110,4 +113,5 @@ class NodeDriftView(APIView):
         """One node's matrix row, with per-GPU values."""
         node = get_object_or_404(selectors.nodes(), pk=pk)
         cells = selectors.cells_for([node.pk]).get(node.pk, {})
-        return Response(selectors.row(node, cells), status=status.HTTP_200_OK)
+        trust = attestation.standings([node.pk]).get(node.pk, UNATTESTED)
+        return Response(selectors.row(node, cells, trust), status=status.HTTP_200_OK)

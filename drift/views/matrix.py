@@ -17,6 +17,8 @@ from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
+from attestation import selectors as attestation
+from attestation.selectors import UNATTESTED, Standing
 from inventory import bulk
 from inventory import selectors as inventory_selectors
 from inventory.choices import NodeState
@@ -57,6 +59,7 @@ class Row:
     image: str
     cells: list[CellView | None]
     url: str = ""
+    attestation: Standing = UNATTESTED
 
 
 def filtered(params: QueryDict) -> DriftFilterSet:
@@ -89,6 +92,7 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
     page = _CountedPaginator(nodes, PAGE_SIZE, summary["nodes"]).get_page(params.get("page"))
     page_nodes = list(page.object_list)
     cells = selectors.cells_for([n.pk for n in page_nodes])
+    trust = attestation.standings([n.pk for n in page_nodes])
     rows = []
     for node in page_nodes:
         state = getattr(node, "drift_state", None)
@@ -100,6 +104,7 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
                 image=state.image if state else "",
                 cells=[mine.get(c["name"]) for c in cols],
                 url=node.get_absolute_url(),
+                attestation=trust.get(node.pk, UNATTESTED),
             )
         )
     return {

@@ -134,3 +134,32 @@ def test_attest_forget_tpm_deletes_the_pinned_identity():
     assert services.forget_tpm(node.pk, "user:admin") == 1
     assert list(TPMIdentity.objects.values_list("node", flat=True)) == [other.pk]
     assert services.forget_tpm(node.pk, "user:admin") == 0
+
+
+def test_attest_drift_matrix_shows_each_nodes_standing(client, users):
+    """Attested, failed, changed (attested before, measurements differ now: drift) and
+    unattested, in the matrix and its API, read in one query for the page."""
+    now = timezone.now()
+    good = make_attestation(status="passed", reason="attested", verified=now).node
+    bad = make_attestation(status="failed", verified=now).node  # never attested: failed
+    moved = make_attestation(
+        status="failed",
+        verified=now,
+        reason="attestation failed: PCR 4 differs (kernel ≠ image x:1)",
+        checks=[{"check": "image", "ok": False, "detail": "PCR 4 differs"}],
+    ).node
+    TPMIdentity.objects.create(node=moved, ek_fingerprint="ab" * 32, ek_public="AAAA")
+    never = NodeFactory()
+    client.force_login(users["technician"])
+    html = client.get("/drift/").content.decode()
+    for node, status in (
+        (good, "attested"),
+        (bad, "failed"),
+        (moved, "changed"),
+        (never, "unattested"),
+    ):
+        row = html.split(f'data-node="{node.hostname}"', 1)[1].split("</tr>", 1)[0]
+        assert f'data-attestation="{status}"' in row, (node.hostname, row)
+    rows = client.get("/api/v1/drift/", {"page_size": 50}).json()["results"]
+    shown = {r["hostname"]: r["attestation"]["status"] for r in rows}
+    assert shown[moved.hostname] == "changed" and shown[never.hostname] == "unattested"

@@ -170,12 +170,12 @@ def test_matrix_queries_do_not_grow_with_the_nodes(
     client.force_login(users["technician"])
     client.get(MATRIX)  # warm: session, content types
     # session, user, roles; summary (2 grouped reads + totals); one page of nodes; their
-    # cells; the image chooser; the page around the table: the nav's RMA count and groups,
-    # sites and racks for the filter form.
-    with django_assert_num_queries(14):
+    # cells; their attestation standings; the image chooser; the page around the table:
+    # the nav's RMA count and groups, sites and racks for the filter form.
+    with django_assert_num_queries(15):
         html = client.get(MATRIX).content.decode()
     assert len(hostnames(html)) == size
-    with django_assert_num_queries(10):  # the HTMX table: no filter-form choices
+    with django_assert_num_queries(11):  # the HTMX table: no filter-form choices
         client.get(MATRIX, {"only_drifted": "true"}, headers={"HX-Request": "true"})
 
 
