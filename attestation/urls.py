@@ -11,5 +11,7 @@ app_name = "attestation"
 
 urlpatterns = [
     path("attestations/<int:pk>/", views.attestation_detail, name="attestation_detail"),
+    path("attestations/<int:pk>/sign-off/", views.sign_off, name="sign_off"),
+    path("nodes/<int:pk>/tpm/forget/", views.forget_tpm, name="forget_tpm"),
     path("nodes/<int:pk>/attestation-panel/", views.node_panel, name="node_panel"),
 ]

@@ -1,30 +1,65 @@
-"""Attestation pages: one boot's verdict with its checks and PCRs; the node page panel."""
+"""Attestation pages: one boot's verdict with its checks and PCRs (and, for an admin, the
+sign-off that makes it its platform's firmware reference); the node page panel (and the
+admin's "accept a new TPM")."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, render
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from inventory.models import Node
+from inventory.permissions import ADMIN, VIEW, actor_of, can
+from inventory.views import require
 
-from . import selectors
+from . import selectors, services
 from .models import FirmwareReference, TPMIdentity
 
 
 @login_required
 def attestation_detail(request, pk: int):
+    require(request, VIEW)
     attestation = get_object_or_404(selectors.attestation_queryset(), pk=pk)
     reference = FirmwareReference.objects.filter(platform=attestation.node.model).first()
     pcrs = sorted(((int(k), v) for k, v in attestation.pcrs.items()), key=lambda kv: kv[0])
     return render(
         request,
         "attestation/attestation_detail.html",
-        {"attestation": attestation, "reference": reference, "pcrs": pcrs},
+        {
+            "attestation": attestation,
+            "reference": reference,
+            "pcrs": pcrs,
+            "can_sign_off": can(request.user, ADMIN),
+        },
     )
 
 
 @login_required
+@require_POST
+def sign_off(request, pk: int):
+    """Admin, fleet-wide: a reference applies to every node of the platform."""
+    require(request, ADMIN, on=None)
+    attestation = get_object_or_404(selectors.attestation_queryset(), pk=pk)
+    try:
+        reference = services.sign_off_reference(
+            attestation, actor_of(request.user), request.POST.get("note", "")[:2000]
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(
+            request,
+            f"Firmware reference for {reference.platform} signed off. Re-run the gates of "
+            f"{attestation.node.hostname} to judge this boot against it.",
+        )
+    return redirect("attestation:attestation_detail", pk=pk)
+
+
+@login_required
 def node_panel(request, pk: int):
+    require(request, VIEW)
     node = get_object_or_404(Node.objects.select_related("rack__site"), pk=pk)
     return render(
         request,
@@ -33,5 +68,18 @@ def node_panel(request, pk: int):
             "node": node,
             "attestations": selectors.for_node(node.pk),
             "tpm": TPMIdentity.objects.filter(node=node).first(),
+            "can_forget": can(request.user, ADMIN),
         },
     )
+
+
+@login_required
+@require_POST
+def forget_tpm(request, pk: int):
+    node = get_object_or_404(Node.objects.select_related("rack__site"), pk=pk)
+    require(request, ADMIN, on=node)
+    services.forget_tpm(node.pk, actor_of(request.user))
+    messages.success(
+        request, f"{node.hostname}'s TPM forgotten: its next attested boot pins the new one."
+    )
+    return redirect(node.get_absolute_url())
