@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SITE = {"name": "Demo hall 1", "slug": "demo"}
+# The demo machines are stand-ins without a TPM (docs/demo.md): the demo site admits them,
+# shown as unattested. A real site requires attestation (docs/attestation.md).
+SITE = {"name": "Demo hall 1", "slug": "demo", "attestation": "allow_unattested"}
 RACKS = [
     {"name": "r01", "row": "A", "position": 1, "fabric": "ib-400g", "power_budget_kw": 44},
     {"name": "r02", "row": "A", "position": 2, "fabric": "ib-400g", "power_budget_kw": 44},
