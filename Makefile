@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ bench-dash: $(STAMP)
 # to Slurm resuming the node, split into Corral's overhead and the waits outside it.
 bench-day2: $(STAMP)
 	$(BIN)/python -m devtools.bench_day2 --runs 3
+
+# Trust at join: what TPM attestation adds to a deploy (QEMU + OVMF + swtpm booting the UKI
+# with and without a TPM, the web server, a worker), and the server-side verify alone.
+bench-attest: $(STAMP)
+	$(BIN)/python -m devtools.bench_attest --runs 3
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -18,91 +18,40 @@ import time
 import pytest
 
 from attestation.models import Attestation, FirmwareReference, TPMIdentity
-from inventory.models import LifecycleEvent, NetworkInterface, Node
-from provisioning import uki
-from provisioning.models import Deployment, Image
-from tests.factories import NodeFactory, RackFactory, SiteFactory
-from tests.peers.netboot.artifacts import installed_kernel
+from inventory.models import LifecycleEvent, Node
+from provisioning.models import Deployment
+from tests.e2e import attest_lab
+from tests.e2e.attest_lab import PLATFORM
 from tests.peers.swtpm import HostTPM
 from tests.peers.uefi_vm import UKI_NAME
 from tests.workers import wait_operation
-from validation.models import CheckResult, GateProfile
+from validation.models import CheckResult
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-GUEST_APP = "http://10.0.2.100:8800"
-PLATFORM = "QEMU q35"
-ATTEST_ONLY = {
-    "name": "attest-only",
-    "title": "Attestation only",
-    "version": 1,
-    "gpu_models": ["H100-SXM"],
-    "fabrics": ["ib-400g"],
-    "phases": [
-        {
-            "name": "attestation",
-            "checks": [
-                {
-                    "name": "tpm-quote",
-                    "tool": "tpm-quote",
-                    "command": "corral: verify this boot's TPM quote",
-                    "timeout_s": 60,
-                }
-            ],
-        }
-    ],
-}
 
 
 @pytest.fixture
 def corral_web_env():
-    return {"ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100", "CORRAL_BOOT_BASE_URL": GUEST_APP}
+    return attest_lab.web_env()
 
 
 @pytest.fixture
 def lab(uefi_netboot, sushy_emulator, celery_worker):
     """A required-attestation site, a published UKI image, a node whose BMC is the
     emulator, and the attestation-only gate profile as the default."""
-    GateProfile.objects.update(is_default=False)
-    GateProfile.objects.create(name="attest-only", spec=ATTEST_ONLY, is_default=True)
-    files, art = uefi_netboot.files, uefi_netboot.artifacts
-    kernel = installed_kernel()
-    # What publishing computes (provisioning.images; tests/provisioning/test_uki_publish.py runs
-    # that path over HTTP), checked here against the peer's own Authenticode code.
-    measured = uki.measurements(art.uki.read_bytes())
-    assert measured["uki_authenticode"] == art.authenticode["uki"]
-    assert measured["kernel_authenticode"] == art.authenticode["vmlinuz"]
-    assert measured["initrd_sha256"] == art.initrd_sha256
-    image = Image.objects.create(
-        name="debian-uki",
-        version=art.kernel_version.replace("+", "-"),
-        state="published",
-        kernel_url=files.serve("vmlinuz", kernel.vmlinuz),
-        kernel_sha256=_sha256(kernel.vmlinuz),
-        initrd_url=files.serve("initrd.img", art.initrd),
-        initrd_sha256=art.initrd_sha256,
-        uki_url=uefi_netboot.uki_url,
-        uki_sha256=art.uki_sha256,
-        measurements=measured,
-    )
+    attest_lab.use_attest_only_profile()
+    image = attest_lab.publish_uki_image(uefi_netboot)
     mac, serial, uuid = "52:54:00:a7:00:01", "SN-ATTEST-01", "3c0e5a52-7d7e-4d47-9d52-a7a7a7a70001"
-    node = NodeFactory(
-        rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one", attestation="required")),
+    node = attest_lab.attest_node(
+        site="dc1",
+        policy="required",
         hostname="gpu-attest",
+        mac=mac,
         serial=serial,
-        model=PLATFORM,
-        nic=None,
-        bmc__address=sushy_emulator.address,
-        bmc__system_id=sushy_emulator.systems[2].uuid,
-        state="ready",
+        bmc_address=sushy_emulator.address,
+        system_id=sushy_emulator.systems[2].uuid,
     )
-    NetworkInterface.objects.create(node=node, mac=mac, boot=True)
     return {"image": image, "node": node, "mac": mac, "uuid": uuid}
-
-
-def _sha256(path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def deploy_and_boot(api, lab, uefi_netboot, corral_web, tpm):
