@@ -54,7 +54,7 @@ def _b64(body: dict, key: str, required: bool = True) -> bytes:
     value = body.get(key)
     if value in (None, "") and not required:
         return b""
-    if not isinstance(value, str) or len(value) > MAX_BLOB * 4 // 3 + 4:
+    if not value or not isinstance(value, str) or len(value) > MAX_BLOB * 4 // 3 + 4:
         raise Refused(400, f"{key}: give it base64-encoded (at most {MAX_BLOB} bytes)")
     try:
         return base64.b64decode(value, validate=True)
