@@ -21,6 +21,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -149,7 +151,9 @@ def receive_evidence(deployment: Deployment, report: dict) -> None:
             received=now,
         )
         return
-    expired = att.challenged and now - att.challenged > timedelta(seconds=_challenge_seconds())
+    expired = att.challenged and now - att.challenged > timedelta(
+        seconds=settings.CORRAL_ATTESTATION_CHALLENGE_SECONDS
+    )
     Attestation.objects.filter(pk=att.pk).update(
         status=AttestationStatus.RECEIVED,
         evidence=evidence,
@@ -158,20 +162,12 @@ def receive_evidence(deployment: Deployment, report: dict) -> None:
     )
 
 
-def _challenge_seconds() -> int:
-    from django.conf import settings
-
-    return settings.CORRAL_ATTESTATION_CHALLENGE_SECONDS
-
-
 def sign_off_reference(attestation: Attestation, actor: str, note: str = "") -> FirmwareReference:
     """Make this boot's firmware measurements the reference for its platform.
 
     Only a boot whose quote verified (signature, nonce, event log) can be signed off: its
     PCR values are then known to be what that TPM measured.
     """
-    from django.core.exceptions import ValidationError
-
     if not attestation.pcrs or not any(
         c["check"] == "event log" and c["ok"] for c in attestation.checks
     ):
