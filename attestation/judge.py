@@ -83,6 +83,9 @@ def _decode(att: Attestation) -> Evidence:
         pcrs=blob(ev.get("pcrs", "")),
         eventlog=blob(ev.get("eventlog", "")),
         answered_secret=blob(ev.get("secret", "")),
+        age_s=(att.received - att.challenged).total_seconds()
+        if att.received and att.challenged
+        else 0.0,
     )
 
 
@@ -102,6 +105,7 @@ def expected_for(node: Node, deployment: Deployment, att: Attestation) -> Expect
         loader=list(reference.loader) if reference else [],
         pinned_ek=pinned.first() or "",
         ca_certificates=trusted_cas(),
+        max_age_s=settings.CORRAL_ATTESTATION_CHALLENGE_SECONDS,
     )
 
 
@@ -133,37 +137,37 @@ def judge_node(node: Node) -> Judgement:
         evidence = _decode(att)
         report = verify(evidence, expected_for(node, deployment, att))
     except (binascii.Error, ValueError) as exc:
-        return _record(node, att, False, f"attestation failed: malformed evidence ({exc})", {})
+        return _record(node, att, False, f"attestation failed: malformed evidence ({exc})")
     except tpm.ToolsMissing as exc:
         # Not the node's fault: the run fails and says what to install.
         return Judgement("fail", f"attestation could not run: {exc}")
-    measurements = {
-        "loader": report.loader,
-        "applications": report.applications,
-        "pcr9": report.pcr9,
-        "ek_fingerprint": report.ek_fingerprint,
-        "ek_issuer": report.ek_issuer,
-    }
-    Attestation.objects.filter(pk=att.pk).update(
-        checks=[c.as_dict() for c in report.checks],
-        pcrs={str(k): v for k, v in report.pcrs.items()},
-        measurements=measurements,
-    )
-    return _record(node, att, report.ok, report.reason, measurements, report)
+    return _record(node, att, report.ok, report.reason, report)
 
 
 def _record(
-    node: Node,
-    att: Attestation,
-    ok: bool,
-    reason: str,
-    measurements: dict,
-    report: Report | None = None,
+    node: Node, att: Attestation, ok: bool, reason: str, report: Report | None = None
 ) -> Judgement:
+    """Store the verdict (and what the checks found) on the attestation, pin the TPM of
+    a node that passed, and announce it; one transaction."""
     now = timezone.now()
     status = AttestationStatus.PASSED if ok else AttestationStatus.FAILED
+    found = {}
+    if report is not None:
+        found = {
+            "checks": [c.as_dict() for c in report.checks],
+            "pcrs": {str(k): v for k, v in report.pcrs.items()},
+            "measurements": {
+                "loader": report.loader,
+                "applications": report.applications,
+                "pcr9": report.pcr9,
+                "ek_fingerprint": report.ek_fingerprint,
+                "ek_issuer": report.ek_issuer,
+            },
+        }
     with transaction.atomic():
-        Attestation.objects.filter(pk=att.pk).update(status=status, reason=reason, verified=now)
+        Attestation.objects.filter(pk=att.pk).update(
+            status=status, reason=reason, verified=now, **found
+        )
         if ok and report is not None:
             ek = report.ek_fingerprint
             identity, created = TPMIdentity.objects.get_or_create(
@@ -184,7 +188,7 @@ def _record(
                 "reason": reason,
                 "attestation": att.pk,
                 "image": str(att.deployment.image),
-                "ek_fingerprint": measurements.get("ek_fingerprint", ""),
+                "ek_fingerprint": report.ek_fingerprint if report else "",
             },
         )
     lines = [

@@ -19,9 +19,7 @@ import binascii
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -151,14 +149,8 @@ def receive_evidence(deployment: Deployment, report: dict) -> None:
             received=now,
         )
         return
-    expired = att.challenged and now - att.challenged > timedelta(
-        seconds=settings.CORRAL_ATTESTATION_CHALLENGE_SECONDS
-    )
     Attestation.objects.filter(pk=att.pk).update(
-        status=AttestationStatus.RECEIVED,
-        evidence=evidence,
-        received=now,
-        nonce="" if expired else att.nonce,
+        status=AttestationStatus.RECEIVED, evidence=evidence, received=now
     )
 
 

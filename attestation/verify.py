@@ -3,7 +3,7 @@
 Every check runs that can (so the evidence shows everything wrong, not only the first
 thing) and the first failure, in this order, is the one-line reason a technician reads:
 
-  challenge    Corral issued a nonce for this boot
+  challenge    Corral issued a nonce for this boot, and the quote came in time
   ek           the EK certificate chains to a trusted TPM CA and is this TPM's EK
   tpm          the EK is the one pinned for this node at its first attested boot
   nonce        the quote answers this boot's nonce (else: a replayed quote)
@@ -47,6 +47,7 @@ class Evidence:
     pcrs: bytes
     eventlog: bytes
     answered_secret: bytes
+    age_s: float = 0.0  # from the challenge to the quote's arrival
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Expected:
     loader: list[str] = field(default_factory=list)
     pinned_ek: str = ""  # the node's EK fingerprint, if one is pinned
     ca_certificates: list[x509.Certificate] = field(default_factory=list)
+    max_age_s: float = 600.0  # CORRAL_ATTESTATION_CHALLENGE_SECONDS
 
 
 @dataclass
@@ -102,6 +104,10 @@ def fingerprint(key: PublicKeyTypes) -> str:
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     return hashlib.sha256(der).hexdigest()
+
+
+def _span(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
 
 
 def load_options_digest(options: str) -> str:
@@ -286,6 +292,14 @@ def verify(ev: Evidence, exp: Expected) -> Report:
     report = Report()
     if not ev.nonce:
         report.add("challenge", False, "a quote came without a challenge for this boot")
+        return report
+    if ev.age_s > exp.max_age_s:
+        report.add(
+            "challenge",
+            False,
+            f"the quote came {_span(ev.age_s)} after its challenge; the limit is "
+            f"{_span(exp.max_age_s)} (CORRAL_ATTESTATION_CHALLENGE_SECONDS)",
+        )
         return report
     report.add("challenge", True, "nonce issued for this boot")
     _check_ek(ev, exp, report)

@@ -160,9 +160,13 @@ def test_attest_phone_home_without_attestation_stores_none(client, deployment):
     assert not Attestation.objects.exists()
 
 
-def test_attest_phone_home_after_the_challenge_expired_voids_the_nonce(
+def test_attest_quote_after_the_challenge_expired_fails_saying_so(
     client, deployment, host_tpm, settings
 ):
+    """A quote that came too late is kept, and the gate says it came too late (it used to
+    blank the nonce, and the node failed with "a quote came without a challenge")."""
+    from attestation.judge import judge_node
+
     challenge = post(client, ATTEST, host_tpm.challenge_request(deployment.token)).json()
     Attestation.objects.update(challenged=timezone.now() - timedelta(hours=1))
     settings.CORRAL_ATTESTATION_CHALLENGE_SECONDS = 600
@@ -171,4 +175,7 @@ def test_attest_phone_home_after_the_challenge_expired_voids_the_nonce(
     assert post(client, "/boot/callback", {**body, "attestation": evidence}).status_code == 200
     att = Attestation.objects.get()
     assert att.status == "received" and att.evidence == evidence
-    assert att.nonce == ""  # the gate then fails it: "a quote came without a challenge"
+    assert att.nonce == challenge["nonce"]  # kept: the evidence stays readable
+    judged = judge_node(deployment.node)
+    assert judged.status == "fail"
+    assert "the quote came 60 min after its challenge; the limit is 10 min" in judged.reason
