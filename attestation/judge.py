@@ -63,7 +63,7 @@ def trusted_cas() -> list[x509.Certificate]:
         try:
             certs.extend(x509.load_pem_x509_certificates(Path(path).read_bytes()))
         except (OSError, ValueError) as exc:
-            raise tpm.ToolsMissing(f"CORRAL_TPM_CA_FILES: cannot read {path} ({exc})") from None
+            raise tpm.VerifierUnavailable(f"CORRAL_TPM_CA_FILES: cannot read {path} ({exc})") from None
     return certs
 
 
@@ -138,7 +138,7 @@ def judge_node(node: Node) -> Judgement:
         report = verify(evidence, expected_for(node, deployment, att))
     except (binascii.Error, ValueError) as exc:
         return _record(node, att, False, f"attestation failed: malformed evidence ({exc})")
-    except tpm.ToolsMissing as exc:
+    except tpm.VerifierUnavailable as exc:
         # Not the node's fault: the run fails and says what to install.
         return Judgement("fail", f"attestation could not run: {exc}")
     return _record(node, att, report.ok, report.reason, report)

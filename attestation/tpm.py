@@ -38,8 +38,9 @@ class TPMToolError(ValueError):
     """tpm2-tools could not read what the node sent (a malformed structure)."""
 
 
-class ToolsMissing(RuntimeError):
-    """tpm2-tools is not installed where Corral verifies quotes."""
+class VerifierUnavailable(RuntimeError):
+    """This worker cannot verify quotes (tpm2-tools missing, trust anchors unreadable): a
+    fault of the installation, not of the node, and said so in the gate's reason."""
 
 
 def available() -> bool:
@@ -58,7 +59,7 @@ def _run(
     args: list[str], files: dict[str, bytes], what: str, collect: tuple[str, ...] = ()
 ) -> _Ran:
     if not available():
-        raise ToolsMissing("tpm2-tools is not installed (Debian package tpm2-tools)")
+        raise VerifierUnavailable("tpm2-tools is not installed (Debian package tpm2-tools)")
     with tempfile.TemporaryDirectory(prefix="corral-tpm-") as tmp:
         for name, data in files.items():
             Path(tmp, name).write_bytes(data)

@@ -10,6 +10,7 @@ from django.utils import timezone
 from attestation import services
 from attestation.judge import judge_node
 from attestation.models import Attestation, FirmwareReference, TPMIdentity
+from provisioning.models import Deployment
 from tests.attestation.factories import PCRS, VERIFIED, make_attestation
 from tests.factories import DeploymentFactory, NodeFactory, RackFactory, SiteFactory
 from validation.attest import with_attestation
@@ -163,3 +164,18 @@ def test_attest_drift_matrix_shows_each_nodes_standing(client, users):
     rows = client.get("/api/v1/drift/", {"page_size": 50}).json()["results"]
     shown = {r["hostname"]: r["attestation"]["status"] for r in rows}
     assert shown[moved.hostname] == "changed" and shown[never.hostname] == "unattested"
+
+
+def test_attest_unreadable_trust_anchors_are_the_installations_fault(settings):
+    """A CA file that cannot be read fails the check saying what to mend, not as the
+    node's malformed evidence."""
+    settings.CORRAL_TPM_CA_FILES = ["/nonexistent/ek-root.pem"]
+    att = make_attestation(evidence={"quote": ""}, checks=[], pcrs={})
+    Deployment.objects.filter(pk=att.deployment_id).update(
+        status="succeeded", phoned_home=timezone.now()
+    )
+    judged = judge_node(att.node)
+    assert judged.status == "fail"
+    assert judged.reason.startswith(
+        "attestation could not run: CORRAL_TPM_CA_FILES: cannot read /nonexistent/ek-root.pem"
+    )
