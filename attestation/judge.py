@@ -63,7 +63,8 @@ def trusted_cas() -> list[x509.Certificate]:
         try:
             certs.extend(x509.load_pem_x509_certificates(Path(path).read_bytes()))
         except (OSError, ValueError) as exc:
-            raise tpm.VerifierUnavailable(f"CORRAL_TPM_CA_FILES: cannot read {path} ({exc})") from None
+            why = f"CORRAL_TPM_CA_FILES: cannot read {path} ({exc})"
+            raise tpm.VerifierUnavailable(why) from None
     return certs
 
 
