@@ -13,8 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from core import jsonsafe
-from provisioning.bootserver.endpoints import boot_base_url
+from provisioning.bootserver.endpoints import boot_base_url, json_object
 
 from . import services
 
@@ -25,17 +24,9 @@ log = logging.getLogger("corral.attestation")
 @never_cache
 @require_POST
 def challenge(request: HttpRequest) -> JsonResponse:
-    try:
-        body = jsonsafe.loads(request.body or b"{}")
-        if not isinstance(body, dict):
-            raise ValueError
-    except jsonsafe.JSONRefused as exc:
-        return JsonResponse(exc.as_body(), status=400)
-    except ValueError:
-        return JsonResponse(
-            {"detail": "Send a JSON object: token, ek_public, ek_certificate, ak_public."},
-            status=400,
-        )
+    body = json_object(request, "of token, ek_public, ek_certificate and ak_public")
+    if isinstance(body, JsonResponse):
+        return body
     try:
         answer = services.challenge(body, boot_base_url(request))
     except services.Refused as exc:

@@ -85,18 +85,27 @@ def nocloud(request: HttpRequest, mac: str, part: str) -> HttpResponse:
     return HttpResponse(body, content_type="text/yaml; charset=utf-8")
 
 
+def json_object(request: HttpRequest, expected: str) -> dict | JsonResponse:
+    """The POSTed JSON object, or the 400 to answer: what a machine's POST to /boot/ is
+    read with (phone-home here, the attestation challenge). `expected` names what to send."""
+    try:
+        body = jsonsafe.loads(request.body or b"{}")
+    except jsonsafe.JSONRefused as exc:
+        return JsonResponse(exc.as_body(), status=400)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return JsonResponse({"detail": f"Send a JSON object {expected}."}, status=400)
+    return body
+
+
 @csrf_exempt
 @require_POST
 def callback(request: HttpRequest) -> JsonResponse:
     """Phone-home. 403 for any token that does not open this node's waiting deployment."""
-    try:
-        report = jsonsafe.loads(request.body or b"{}")
-        if not isinstance(report, dict):
-            raise ValueError
-    except jsonsafe.JSONRefused as exc:
-        return JsonResponse(exc.as_body(), status=400)
-    except ValueError:
-        return JsonResponse({"detail": "Send a JSON object with your token."}, status=400)
+    report = json_object(request, "with your token")
+    if isinstance(report, JsonResponse):
+        return report
     token = report.get("token")
     try:
         deployment, changed = deployments.phone_home(token, report, _client_ip(request))

@@ -111,7 +111,10 @@ def test_attest_challenge_says_which_field_is_malformed(
 @pytest.mark.parametrize("body", [b"[1, 2]", b"{not json"])
 def test_attest_challenge_wants_a_json_object(client, body):
     resp = client.post(ATTEST, body, content_type="application/json")
-    assert resp.status_code == 400 and "detail" in resp.json()
+    assert resp.status_code == 400
+    assert resp.json() == {
+        "detail": "Send a JSON object of token, ek_public, ek_certificate and ak_public."
+    }
 
 
 def test_attest_challenge_is_post_only(client):
