@@ -44,7 +44,7 @@ from pathlib import Path
 
 import requests
 
-from devtools.benchdb import ADMIN_URL, ROOT, fresh_django
+from devtools.benchdb import ADMIN_URL, fresh_django
 
 DB = "corral_bench_attest"
 TIMING = re.compile(r"CORRAL: timing (\S+) ([0-9.]+)")
@@ -204,7 +204,6 @@ def main() -> int:
 
 
 def run(args, work: Path, stack: ExitStack) -> int:
-    import subprocess
 
     from django.db import connection
 
@@ -213,12 +212,13 @@ def run(args, work: Path, stack: ExitStack) -> int:
     from tests.e2e import attest_lab
     from tests.factories import api_token, user_in
     from tests.peers import swtpm
-    from tests.peers.netboot.uefi import UKI_NAME, build_uefi_artifacts, serve_files
+    from tests.peers.netboot.artifacts import serve_files
+    from tests.peers.netboot.uefi import UKI_NAME, build_uefi_artifacts
     from tests.peers.redfish import run_sushy_emulator
     from tests.peers.uefi_vm import UefiNetBoot, missing_prerequisites
     from tests.peers.util import wait_for_port
     from tests.peers.web import start_web, stop_web
-    from tests.workers import CELERY, start_worker, stop_worker
+    from tests.workers import purge_queues, start_worker, stop_worker
 
     missing = missing_prerequisites()
     if missing:
@@ -240,13 +240,7 @@ def run(args, work: Path, stack: ExitStack) -> int:
         "CORRAL_TPM_CA_FILES": f"{ca.root_pem},{ca.intermediate_pem}",
     }
     queues = "corral,site.attest-req,site.attest-open"
-    subprocess.run(
-        [*CELERY, "purge", "-f", "-Q", f"{queues},webhooks"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-    )
+    purge_queues(env, f"{queues},webhooks")
     worker = start_worker(env, work / "worker.log", queues=queues)
     stack.callback(stop_worker, worker)
 

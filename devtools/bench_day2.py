@@ -32,7 +32,7 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from devtools.benchdb import ADMIN_URL, ROOT, fresh_django
+from devtools.benchdb import ADMIN_URL, fresh_django
 
 DB = "corral_bench_day2"
 WRAPPER = """#!/bin/sh
@@ -127,7 +127,6 @@ def main() -> int:
 
 
 def run(args, work: Path, stack: ExitStack) -> int:
-    import subprocess
 
     from django.db import connection
 
@@ -142,7 +141,7 @@ def run(args, work: Path, stack: ExitStack) -> int:
     from tests.peers.sshd import running_sshd
     from tests.peers.util import wait_for_port
     from tests.peers.web import start_web, stop_web
-    from tests.workers import CELERY, start_worker, stop_worker
+    from tests.workers import purge_queues, start_worker, stop_worker
 
     missing = missing_prerequisites()
     if missing:
@@ -181,13 +180,7 @@ def run(args, work: Path, stack: ExitStack) -> int:
         "CORRAL_SLURM_BIN_DIR": str(work / "slurm-bin"),
     }
     queues = f"corral,site.{scenario.SITE}"
-    subprocess.run(
-        [*CELERY, "purge", "-f", "-Q", f"{queues},webhooks"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-    )
+    purge_queues(env, f"{queues},webhooks")
     worker = start_worker(env, work / "worker.log", "-B", queues=queues)
     stack.callback(stop_worker, worker)
 

@@ -77,21 +77,26 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         # makes it there when an attestation test first asks for it).
         "CORRAL_TPM_CA_FILES": ",".join(map(str, tpm_ca_files(tmp_path_factory))),
     }
-    # Messages left by an earlier run name operation ids that mean other rows now.
-    subprocess.run(
-        [*CELERY, "purge", "-f", "-Q", QUEUES],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-        timeout=60,
-    )
+    purge_queues(env, QUEUES)
     worker = start_worker(env, tmp_path_factory.mktemp("celery") / "worker.log")
     yield worker
     stop_worker(worker)
 
 
 CELERY = [sys.executable, "-m", "celery", "-A", "fleet"]
+
+
+def purge_queues(env: dict[str, str], queues: str) -> None:
+    """Drop messages an earlier run left: they name operation ids that mean other rows now
+    (the session worker and the benchmarks start on a fresh database)."""
+    subprocess.run(
+        [*CELERY, "purge", "-f", "-Q", queues],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
 
 
 def start_worker(env: dict[str, str], log: Path, *extra: str, queues: str = QUEUES) -> Worker:

@@ -242,6 +242,21 @@ class VM:
         self.kill()
 
 
+def guest_forwards(app_port: int, files_port: int | None) -> list[str]:
+    """slirp guestfwd options: the guest's app and file-server addresses, each connection
+    a fresh `busybox nc` to the host's loopback port (one chardev would serve only the
+    first connection)."""
+    forwards = [
+        f"guestfwd=tcp:{GUEST_APP_ADDR}:{GUEST_APP_PORT}-cmd:{BUSYBOX} nc {LOOPBACK} {app_port}"
+    ]
+    if files_port is not None:
+        forwards.append(
+            f"guestfwd=tcp:{GUEST_FILES_ADDR}:{GUEST_FILES_PORT}"
+            f"-cmd:{BUSYBOX} nc {LOOPBACK} {files_port}"
+        )
+    return forwards
+
+
 def _qemu_argv(
     workdir: Path,
     *,
@@ -253,14 +268,7 @@ def _qemu_argv(
     files_port: int | None,
     memory_mb: int,
 ) -> list[str]:
-    forwards = [
-        f"guestfwd=tcp:{GUEST_APP_ADDR}:{GUEST_APP_PORT}-cmd:{BUSYBOX} nc {LOOPBACK} {app_port}"
-    ]
-    if files_port is not None:
-        forwards.append(
-            f"guestfwd=tcp:{GUEST_FILES_ADDR}:{GUEST_FILES_PORT}"
-            f"-cmd:{BUSYBOX} nc {LOOPBACK} {files_port}"
-        )
+    forwards = guest_forwards(app_port, files_port)
     netdev = ",".join(
         [
             "user",

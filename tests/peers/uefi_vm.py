@@ -33,18 +33,15 @@ from pathlib import Path
 import pytest
 
 from tests.peers import swtpm
-from tests.peers.netboot.artifacts import BUSYBOX, GUEST_FILES_ADDR, GUEST_FILES_PORT
+from tests.peers.netboot.artifacts import FileServer, serve_files
 from tests.peers.netboot.uefi import (
     UKI_NAME,
     UKI_VARIANT_NAME,
-    FileServer,
     UefiArtifacts,
     build_uefi_artifacts,
-    serve_files,
 )
 from tests.peers.netboot.uefi import missing_prerequisites as missing_artifacts
-from tests.peers.qemu import GUEST_APP_ADDR, GUEST_APP_PORT, GUEST_APP_URL, QEMU, VM, VMResult
-from tests.peers.util import LOOPBACK
+from tests.peers.qemu import GUEST_APP_URL, QEMU, VM, VMResult, guest_forwards
 
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
@@ -87,14 +84,7 @@ def _qemu_argv(
     tpm_sock: Path | None,
     memory_mb: int,
 ) -> list[str]:
-    forwards = [
-        f"guestfwd=tcp:{GUEST_APP_ADDR}:{GUEST_APP_PORT}-cmd:{BUSYBOX} nc {LOOPBACK} {app_port}"
-    ]
-    if files_port is not None:
-        forwards.append(
-            f"guestfwd=tcp:{GUEST_FILES_ADDR}:{GUEST_FILES_PORT}"
-            f"-cmd:{BUSYBOX} nc {LOOPBACK} {files_port}"
-        )
+    forwards = guest_forwards(app_port, files_port)
     netdev = ",".join(["user", "id=n0", "restrict=on", f"bootfile={boot_url}", *forwards])
     tpm = []
     if tpm_sock is not None:

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -196,53 +197,74 @@ def build_boot_artifacts(dest_dir: Path) -> BootArtifacts:
 
 
 @dataclass
-class ArtifactServer:
-    """The running static server: host port, guest-visible URLs, digests, request log."""
+class FileServer:
+    """Static files by URL path, swappable while VMs boot (serve() takes effect at the
+    next request), with a log of every request. Guests reach it at guest_base_url through
+    slirp's guestfwd; the host at host_base_url. HTTP only: Debian's iPXE (2019) has no
+    HTTPS."""
 
     port: int
-    artifacts: BootArtifacts
+    routes: dict[str, Path] = field(default_factory=dict)
+    # method, path, user_agent; started and finished (monotonic) for timings
+    requests: list[dict[str, object]] = field(default_factory=list)
     guest_base_url: str = GUEST_FILES_URL
-    requests: list[dict[str, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def serve(self, name: str, path: Path) -> str:
+        """Serve path at /name (replacing what was there); returns the guest URL."""
+        with self.lock:
+            self.routes["/" + name.lstrip("/")] = path
+        return self.url(name)
+
+    def url(self, name: str) -> str:
+        return f"{self.guest_base_url}/{name.lstrip('/')}"
 
     @property
     def host_base_url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
+
+@dataclass
+class ArtifactServer(FileServer):
+    """The legacy netboot peer's server: the kernel and initrd, and their digests."""
+
+    artifacts: BootArtifacts | None = None
+
     @property
     def kernel_url(self) -> str:
         """Guest-side URL of the kernel (what an iPXE script or an Image record holds)."""
-        return f"{self.guest_base_url}/{KERNEL_NAME}"
+        return self.url(KERNEL_NAME)
 
     @property
     def initrd_url(self) -> str:
-        return f"{self.guest_base_url}/{INITRD_NAME}"
+        return self.url(INITRD_NAME)
 
     @property
     def kernel_sha256(self) -> str:
+        assert self.artifacts is not None
         return self.artifacts.kernel_sha256
 
     @property
     def initrd_sha256(self) -> str:
+        assert self.artifacts is not None
         return self.artifacts.initrd_sha256
 
 
-def _handler(server: ArtifactServer, lock: threading.Lock) -> type[BaseHTTPRequestHandler]:
-    files = {f"/{KERNEL_NAME}": server.artifacts.kernel, f"/{INITRD_NAME}": server.artifacts.initrd}
-
+def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        """GET/HEAD of exactly two files; HTTP/1.0, so each request closes its connection
-        and with it the busybox nc that slirp spawned for it."""
+        """GET/HEAD; HTTP/1.0, so each request closes its connection (and with it the
+        busybox nc that slirp spawned for it)."""
 
         def _send(self, body: bool) -> None:
-            path = files.get(self.path.split("?", 1)[0])
-            with lock:
-                server.requests.append(
-                    {
-                        "method": self.command,
-                        "path": self.path,
-                        "user_agent": self.headers.get("User-Agent", ""),
-                    }
-                )
+            entry: dict[str, object] = {
+                "method": self.command,
+                "path": self.path,
+                "user_agent": self.headers.get("User-Agent", ""),
+                "started": time.monotonic(),
+            }
+            with server.lock:
+                path = server.routes.get(self.path.split("?", 1)[0])
+                server.requests.append(entry)
             if path is None:
                 self.send_error(404)
                 return
@@ -253,6 +275,7 @@ def _handler(server: ArtifactServer, lock: threading.Lock) -> type[BaseHTTPReque
             if body:
                 with path.open("rb") as stream:
                     shutil.copyfileobj(stream, self.wfile, 1 << 16)
+            entry["finished"] = time.monotonic()  # the guest has (nearly) all of it
 
         def do_GET(self) -> None:
             self._send(body=True)
@@ -267,17 +290,17 @@ def _handler(server: ArtifactServer, lock: threading.Lock) -> type[BaseHTTPReque
 
 
 @contextmanager
-def serve_artifacts(artifacts: BootArtifacts) -> Iterator[ArtifactServer]:
-    """Serve kernel and initrd on 127.0.0.1 (a free port) for as long as the block runs.
-
-    The guest reaches it at ArtifactServer.guest_base_url (http://10.0.2.101:8801) once
-    the VM is started with files_port=server.port; the host can check it at
-    host_base_url. HTTP only: Debian's iPXE build (2019) has no HTTPS.
-    """
+def serve_files(
+    routes: dict[str, Path] | None = None, server: FileServer | None = None
+) -> Iterator[FileServer]:
+    """Run a FileServer on 127.0.0.1 (a free port) for as long as the block runs."""
     httpd = ThreadingHTTPServer((LOOPBACK, 0), BaseHTTPRequestHandler)
     httpd.daemon_threads = True
-    server = ArtifactServer(port=httpd.server_address[1], artifacts=artifacts)
-    httpd.RequestHandlerClass = _handler(server, threading.Lock())
+    server = server or FileServer(port=0)
+    server.port = httpd.server_address[1]
+    for name, path in (routes or {}).items():
+        server.serve(name, path)
+    httpd.RequestHandlerClass = _handler(server)
     thread = threading.Thread(target=httpd.serve_forever, name="netboot-files", daemon=True)
     thread.start()
     try:
@@ -286,3 +309,13 @@ def serve_artifacts(artifacts: BootArtifacts) -> Iterator[ArtifactServer]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def serve_artifacts(artifacts: BootArtifacts) -> Iterator[ArtifactServer]:
+    """Serve kernel and initrd; the guest reaches them once the VM is started with
+    files_port=server.port."""
+    server = ArtifactServer(port=0, artifacts=artifacts)
+    routes = {KERNEL_NAME: artifacts.kernel, INITRD_NAME: artifacts.initrd}
+    with serve_files(routes, server):
+        yield server

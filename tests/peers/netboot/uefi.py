@@ -15,23 +15,17 @@ import hashlib
 import shutil
 import struct
 import subprocess
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.peers.netboot.artifacts import (
     BUSYBOX,
-    GUEST_FILES_URL,
     UDHCPC_SCRIPT,
     NetbootUnavailable,
     installed_kernel,
     sha256_file,
 )
-from tests.peers.util import LOOPBACK, REPO_ROOT
+from tests.peers.util import REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 INIT_SCRIPT = HERE / "init-attest.sh"
@@ -100,7 +94,10 @@ def missing_prerequisites() -> list[str]:
 
 def authenticode_sha256(path: Path) -> str:
     """The PE image hash UEFI measures into PCR4: the file minus the checksum, the
-    certificate-table entry and the certificate table (PE/COFF spec, Authenticode)."""
+    certificate-table entry and the certificate table (PE/COFF spec, Authenticode).
+
+    Deliberately not provisioning.uki's: written from the spec with struct, not pefile,
+    so the tests compare Corral's digests against an independent computation."""
     data = path.read_bytes()
     pe = struct.unpack_from("<I", data, 0x3C)[0]
     sections, opt_size = struct.unpack_from("<H12xH", data, pe + 6)
@@ -285,81 +282,3 @@ def build_uefi_artifacts(dest: Path) -> UefiArtifacts:
     shutil.copyfile(IPXE_EFI, boot / "BOOTX64.EFI")
     stamp_file.write_text(stamp)
     return _result(dest, kernel.version)
-
-
-@dataclass
-class FileServer:
-    """Static files by URL path, swappable while VMs boot (serve() takes effect at the
-    next request). Guests reach it at guest_base_url through slirp's guestfwd."""
-
-    port: int
-    routes: dict[str, Path] = field(default_factory=dict)
-    requests: list[dict[str, object]] = field(default_factory=list)  # monotonic times
-    guest_base_url: str = GUEST_FILES_URL
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def serve(self, name: str, path: Path) -> str:
-        """Serve path at /name (replacing what was there); returns the guest URL."""
-        with self.lock:
-            self.routes["/" + name.lstrip("/")] = path
-        return self.url(name)
-
-    def url(self, name: str) -> str:
-        return f"{self.guest_base_url}/{name.lstrip('/')}"
-
-    @property
-    def host_base_url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
-
-
-def _handler(server: FileServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        """GET/HEAD; HTTP/1.0, so each request closes its connection (and the nc
-        that slirp spawned for it)."""
-
-        def _send(self, body: bool) -> None:
-            entry = {"method": self.command, "path": self.path, "started": time.monotonic()}
-            with server.lock:
-                path = server.routes.get(self.path.split("?", 1)[0])
-                server.requests.append(entry)
-            if path is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Content-Length", str(path.stat().st_size))
-            self.end_headers()
-            if body:
-                with path.open("rb") as stream:
-                    shutil.copyfileobj(stream, self.wfile, 1 << 16)
-            entry["finished"] = time.monotonic()  # the guest has (nearly) all of it
-
-        def do_GET(self) -> None:
-            self._send(body=True)
-
-        def do_HEAD(self) -> None:
-            self._send(body=False)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    return Handler
-
-
-@contextmanager
-def serve_files(routes: dict[str, Path] | None = None) -> Iterator[FileServer]:
-    """A FileServer on 127.0.0.1 (free port) for as long as the block runs."""
-    httpd = ThreadingHTTPServer((LOOPBACK, 0), BaseHTTPRequestHandler)
-    httpd.daemon_threads = True
-    server = FileServer(port=httpd.server_address[1])
-    for name, path in (routes or {}).items():
-        server.serve(name, path)
-    httpd.RequestHandlerClass = _handler(server)
-    thread = threading.Thread(target=httpd.serve_forever, name="uefi-files", daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
