@@ -204,7 +204,6 @@ def main() -> int:
 
 
 def run(args, work: Path, stack: ExitStack) -> int:
-
     from django.db import connection
 
     from attestation import services

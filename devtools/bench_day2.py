@@ -127,7 +127,6 @@ def main() -> int:
 
 
 def run(args, work: Path, stack: ExitStack) -> int:
-
     from django.db import connection
 
     from tests.day2 import scenario
