@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
 from inventory.choices import NodeState
-from inventory.models import Node, Site
+from inventory.models import NetworkInterface, Node, Site
 
 from .schedulers.slurm_text import compress_hostlist
 
@@ -36,10 +36,12 @@ class SlurmNode:
     render without a database)."""
 
     hostname: str
+    address: str = ""  # NodeAddr: the boot interface's IP, "" where Corral has none
     gpu_model: str = ""
     gpu_count: int = 0
     cpus: int | None = None
     memory_mb: int | None = None
+    inspected: bool = False
     labels: tuple[str, ...] = ()
     site: str = ""  # slug; "" for a node in no rack
     rack: str = ""
@@ -68,15 +70,44 @@ def _where(site: str | None) -> str:
     return f"site {site}" if site else "every site"
 
 
+def _nodes(count: int) -> str:
+    return f"{count} node" if count == 1 else f"{count} nodes"
+
+
+def _defaults_note(node: SlurmNode) -> str | None:
+    """Why CPUs or RealMemory are left to Slurm's defaults, if they are: a node not
+    inspected yet wants an inspection; one inspected without them has a BMC that does not
+    report them, and inspecting again would read the same answer."""
+    missing = [
+        (what, word)
+        for what, word, value in (
+            ("CPU cores", "CPUs", node.cpus),
+            ("memory", "RealMemory", node.memory_mb),
+        )
+        if not value
+    ]
+    if not missing:
+        return None
+    left = "/".join(word for _, word in missing)
+    if not node.inspected:
+        return f"# {node.hostname}: not inspected yet, {left} left to Slurm"
+    reported = " or ".join(what for what, _ in missing)
+    return f"# {node.hostname}: inspected, but its BMC reported no {reported}: {left} left to Slurm"
+
+
 def render_nodes(nodes: Iterable[SlurmNode], site: str | None = None) -> str:
-    """slurm.conf NodeName lines. CPUs and RealMemory come from inspection; a node not
-    inspected yet leaves them to Slurm's defaults, and a comment says so."""
+    """slurm.conf NodeName lines. NodeAddr is written where Corral knows the address:
+    without it slurmctld resolves each NodeName, and one its resolver does not know costs
+    ~10 s and leaves the node out. CPUs and RealMemory come from inspection; where they
+    are missing Slurm's defaults apply, and a comment says why."""
     nodes = sorted(nodes, key=lambda n: n.hostname)
-    lines = [f"# slurm.conf NodeName lines from Corral ({_where(site)}): {len(nodes)} nodes"]
+    lines = [f"# slurm.conf NodeName lines from Corral ({_where(site)}): {_nodes(len(nodes))}"]
     lines += _renamed((n.gpu_model for n in nodes if n.gpu_count), "GPU model")
     lines += _renamed((label for n in nodes for label in n.labels), "label")
     for node in nodes:
         words = [f"NodeName={node.hostname}"]
+        if node.address:
+            words.append(f"NodeAddr={node.address}")
         if node.cpus:
             words.append(f"CPUs={node.cpus}")
         if node.memory_mb:
@@ -93,8 +124,8 @@ def render_nodes(nodes: Iterable[SlurmNode], site: str | None = None) -> str:
         if features:
             words.append(f"Features={','.join(features)}")
         words.append("State=UNKNOWN")
-        if not (node.cpus and node.memory_mb):
-            lines.append(f"# {node.hostname}: not inspected yet, CPUs/RealMemory left to Slurm")
+        if note := _defaults_note(node):
+            lines.append(note)
         lines.append(" ".join(words))
     return "\n".join(lines) + "\n"
 
@@ -140,7 +171,7 @@ def render_topology(nodes: Iterable[SlurmNode], site: str | None = None) -> str:
 def render_gres(nodes: Iterable[SlurmNode], site: str | None = None) -> str:
     """gres.conf: each node's GPUs as /dev/nvidia0..N-1 (what the NVIDIA driver creates)."""
     nodes = sorted((n for n in nodes if n.gpu_count), key=lambda n: n.hostname)
-    lines = [f"# gres.conf from Corral ({_where(site)}): {len(nodes)} nodes with GPUs"]
+    lines = [f"# gres.conf from Corral ({_where(site)}): {_nodes(len(nodes))} with GPUs"]
     lines += _renamed((n.gpu_model for n in nodes), "GPU model")
     for node in nodes:
         files = (
@@ -163,16 +194,20 @@ def _int(value: object) -> int | None:
 
 def slurm_node(node: Node) -> SlurmNode:
     """The export's view of a node: CPUs are logical CPUs (threads, else cores) and memory
-    is MiB, as slurm.conf counts them, from the last inspection's hardware facts."""
+    is MiB, as slurm.conf counts them, from the last inspection's hardware facts. The
+    address is `export()`'s `boot_ip` annotation: the boot NIC's IP, the one the DHCP
+    exports reserve for the host (other NICs' addresses are fabric rails and the like)."""
     facts = node.hardware_facts or {}
     gib = facts.get("memory_gib")
     rack = node.rack
     return SlurmNode(
         hostname=node.hostname,
+        address=getattr(node, "boot_ip", None) or "",
         gpu_model=node.gpu_model,
         gpu_count=node.gpu_count,
         cpus=_int(facts.get("cpu_threads")) or _int(facts.get("cpu_cores")),
         memory_mb=_int(int(gib * 1024)) if isinstance(gib, int | float) else None,
+        inspected=node.inspected_at is not None,
         labels=tuple(label.name for label in node.labels.all()),
         site=rack.site.slug if rack else "",
         rack=rack.name if rack else "",
@@ -199,5 +234,11 @@ def export(part: str, site: str | None = None) -> str:
     if site:
         slug = find_site(site).slug
         nodes = nodes.filter(rack__site__slug=slug)
-    rows = nodes.select_related("rack__site").prefetch_related("labels").order_by("hostname")
+    boot_ip = NetworkInterface.objects.filter(node=OuterRef("pk"), boot=True).values("ip")[:1]
+    rows = (
+        nodes.select_related("rack__site")
+        .prefetch_related("labels")
+        .annotate(boot_ip=Subquery(boot_ip))
+        .order_by("hostname")
+    )
     return RENDERERS[part]([slurm_node(n) for n in rows], slug)

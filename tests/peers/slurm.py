@@ -2,8 +2,9 @@
 127.0.0.1 with ports of their own, for the Slurm adapter and the exports.
 
 The NodeName lines, topology.conf and gres.conf are Corral's own exports (the pure
-renderers in provisioning.slurm_export), with only the loopback addresses added, so every
-run also proves slurmctld accepts what Corral writes. Fake GPUs are character devices
+renderers in provisioning.slurm_export), with only each slurmd's port and, where Corral
+wrote no NodeAddr, 127.0.0.1 added, so every run also proves slurmctld accepts what
+Corral writes. Fake GPUs are character devices
 (gres.conf refuses plain files); munged runs with its own key and socket, which slurm.conf
 names in AuthInfo. The session's cluster is reset between tests (jobs cancelled, nodes
 resumed) rather than restarted; `running_slurm` starts a separate one on other files.
@@ -218,12 +219,17 @@ def _munged(stack: ExitStack) -> Path:
 
 
 def loopback_node_lines(nodes_part: str, ports: dict[str, int]) -> str:
-    """Corral's NodeName lines with where each slurmd listens on this host added."""
+    """Corral's NodeName lines with where each slurmd listens on this host added: its
+    port, and 127.0.0.1 where Corral wrote no NodeAddr (one it wrote is kept, so a test
+    that gives a node a loopback address sees slurmctld reach the slurmd there)."""
     lines = []
     for line in nodes_part.splitlines():
         if line.startswith("NodeName="):
             name = line.split()[0].removeprefix("NodeName=")
-            line += f" NodeHostname=localhost NodeAddr={LOOPBACK} Port={ports[name]}"
+            line += " NodeHostname=localhost"
+            if " NodeAddr=" not in line:
+                line += f" NodeAddr={LOOPBACK}"
+            line += f" Port={ports[name]}"
         lines.append(line)
     return "\n".join(lines) + "\n"
 
