@@ -83,7 +83,7 @@ def gpu_mismatch(expected_count: int, expected_model: str, hardware: dict[str, A
         return None
     expected = f"{expected_count} × {expected_model}"
     if not expected_model:
-        expected = f"{expected_count} GPUs"
+        expected = f"{expected_count} GPUs" if expected_count != 1 else "1 GPU"
     reported = f"{len(gpus)} GPUs" if len(gpus) != 1 else "1 GPU"
     if gpus:
         counts: dict[str, int] = {}

@@ -38,6 +38,7 @@ def test_messages_say_what_was_expected_and_what_was_reported():
     assert gpu_mismatch(4, "", {"gpus": [{"model": None}]}) == (
         "expected 4 GPUs, BMC reports 1 × unknown model"
     )
+    assert gpu_mismatch(1, "", {"gpus": []}) == "expected 1 GPU, BMC reports 0 GPUs"
     assert gpu_mismatch(0, "H100-SXM", {"gpus": [h100]}) is None
     # A part that failed to read is named, since it may be where the GPUs went.
     partial = {"gpus": [], "unavailable": {"processors": "BMC at x answered HTTP 500 for /P"}}
