@@ -45,9 +45,11 @@ SPECTACULAR_SETTINGS = {
         "CampaignStatusEnum": "day2.models.campaigns.CampaignStatus",
         "CampaignMemberStatusEnum": "day2.models.campaigns.MemberStatus",
     },
-    # Error answers every operation can give, declared once (fleet/schema.py).
+    # Error answers every operation can give, declared once (fleet/schema.py); each
+    # operation tagged with its domain, each domain described (fleet/schema_tags.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "fleet.schema.add_error_responses",
+        "fleet.schema_tags.tag_by_domain",
     ],
 }

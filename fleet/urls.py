@@ -6,9 +6,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from attestation.urls import boot_urlpatterns as attest_urlpatterns
 from provisioning.urls import boot_urlpatterns
 
-from . import tokens, views
+from . import apiroot, tokens, views
 
 api_patterns = [
+    # One root for the whole API; the apps' routers make none (SimpleRouter).
+    path("", apiroot.APIRoot.as_view(), name="api-root"),
     path("", include("inventory.api.urls")),
     path("", include("provisioning.api.urls")),
     path("", include("validation.api.urls")),

@@ -1,9 +1,9 @@
 from django.urls import path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from . import views
 
-router = DefaultRouter()
+router = SimpleRouter()
 router.register("attestations", views.AttestationViewSet, basename="attestation")
 router.register(
     "firmware-references", views.FirmwareReferenceViewSet, basename="firmware-reference"

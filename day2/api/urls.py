@@ -1,8 +1,8 @@
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from . import views
 
-router = DefaultRouter()
+router = SimpleRouter()
 router.register("campaigns", views.CampaignViewSet, basename="campaign")
 
 urlpatterns = router.urls

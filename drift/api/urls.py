@@ -1,9 +1,9 @@
 from django.urls import path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from . import views
 
-router = DefaultRouter()
+router = SimpleRouter()
 router.register("drift/events", views.DriftEventViewSet, basename="drift-event")
 router.register("drift", views.DriftViewSet, basename="drift")
 router.register("baselines", views.BaselineViewSet)

@@ -1,9 +1,9 @@
 from django.urls import path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from . import views
 
-router = DefaultRouter()
+router = SimpleRouter()
 router.register("health-events", views.HealthEventViewSet, basename="health-event")
 router.register("health-policies", views.HealthPolicyViewSet, basename="health-policy")
 

@@ -1,10 +1,10 @@
 from django.urls import path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from . import views
 from .facts import NodeFactsView
 
-router = DefaultRouter()
+router = SimpleRouter()
 router.register("sites", views.SiteViewSet)
 router.register("racks", views.RackViewSet)
 router.register("nodes", views.NodeViewSet)

@@ -53,7 +53,7 @@ def test_every_generated_module_imports(client_package):
 @pytest.mark.slow
 def test_an_integrators_script_runs_with_the_generated_client(client_package, corral_web):
     from corral_client import AuthenticatedClient
-    from corral_client.api.v1 import v1_nodes_actions_create, v1_nodes_list
+    from corral_client.api.nodes import v1_nodes_actions_create, v1_nodes_list
     from corral_client.models import (
         Conflict,
         NodeActionRequest,
