@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from .models import Attestation, AttestationStatus, TPMIdentity
 
@@ -51,11 +51,15 @@ def standings(node_ids: Iterable[int]) -> dict[int, Standing]:
     """Each node's latest judged attestation as a Standing; nodes never judged are absent
     (UNATTESTED). One query."""
     pinned = TPMIdentity.objects.filter(node_id=OuterRef("node_id"))
+    # The latest judged row of each node by a correlated subquery, not DISTINCT ON: the
+    # same query runs on SQLite (`make run`) and PostgreSQL.
+    latest = Attestation.objects.filter(
+        node_id=OuterRef("node_id"), verified__isnull=False
+    ).order_by("-verified", "-id")
     rows = (
         Attestation.objects.filter(node_id__in=list(node_ids), verified__isnull=False)
+        .filter(pk=Subquery(latest.values("pk")[:1]))
         .annotate(pinned=Exists(pinned))
-        .order_by("node_id", "-verified", "-id")
-        .distinct("node_id")
         .values("id", "node_id", "status", "reason", "verified", "checks", "pinned")
     )
     out = {}

@@ -34,8 +34,9 @@ def say(msg: str) -> None:
     print(f"corral: {msg}", flush=True)
 
 
-def ensure_env_file() -> None:
-    env = ROOT / ".env"
+def ensure_env_file(env: Path = ROOT / ".env") -> None:
+    """The .env `make run` writes once; the embedded-default walk writes one the same way
+    into its own folder (tests/embedded/instance.py)."""
     if env.exists():
         return
     env.write_text(

@@ -17,28 +17,10 @@ import yaml
 from django.core.management import call_command
 from django.db import transaction
 
-from day2.models import Campaign, CampaignNode
 from inventory.models import SiteRole
 from inventory.roletable import markdown, rows
-from reports.models import GpuPrice
-from tests.attestation.factories import make_attestation, make_reference
-from tests.core.factories import make_delivery, make_subscription
-from tests.drift.factories import BaselineFactory
-from tests.factories import (
-    DraftImageFactory,
-    GateProfileFactory,
-    GateRunFactory,
-    ImageFactory,
-    InterfaceFactory,
-    NodeFactory,
-    OperationFactory,
-    RackFactory,
-    RMACaseFactory,
-    SiteFactory,
-    SubnetFactory,
-    user_in,
-)
-from tests.health.factories import make_policy
+from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
+from tests.world import build_world
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITES = ("post", "put", "patch", "delete")
@@ -104,38 +86,7 @@ def test_integration_writes_inventory_and_technicians_run_actions(method, path, 
 @pytest.fixture
 def world(db):
     """One object behind every {pk} of the API, all in site A."""
-    site = SiteFactory(slug="hall-a", name="Hall A")
-    rack = RackFactory(site=site)
-    node = NodeFactory(rack=rack, rack_unit=1)
-    sub = make_subscription()
-    return {
-        "sites": site,
-        "racks": rack,
-        "nodes": node,
-        "interfaces": InterfaceFactory(node=NodeFactory(rack=rack, rack_unit=10, nic=None)),
-        "images": DraftImageFactory(),
-        "subnets": SubnetFactory(site=site),
-        "gate-profiles": GateProfileFactory(),
-        "gate-runs": GateRunFactory(node=NodeFactory(rack=rack, rack_unit=20)),
-        "rma-cases": RMACaseFactory(node=NodeFactory(rack=rack, rack_unit=30, state="rma")),
-        "webhooks": sub,
-        "deliveries": make_delivery(sub),
-        "baselines": BaselineFactory(),
-        "operations": OperationFactory(node=NodeFactory(rack=rack, rack_unit=40)),
-        "campaigns": campaign_in(rack),
-        "prices": GpuPrice.objects.create(gpu_model="H100-SXM", price_per_gpu_hour="2.5"),
-        "health-policies": make_policy(),
-        "attestations": make_attestation(NodeFactory(rack=rack, rack_unit=44, model="QEMU q35")),
-        "firmware-references": make_reference(),
-    }
-
-
-def campaign_in(rack) -> Campaign:
-    campaign = Campaign.objects.create(name="walk", image=ImageFactory(), actor="user:x")
-    CampaignNode.objects.create(
-        campaign=campaign, node=NodeFactory(rack=rack, rack_unit=36), status="succeeded"
-    )
-    return campaign
+    return build_world()
 
 
 def schema_writes() -> list[tuple[str, str]]:

@@ -37,9 +37,10 @@ class WebServer:
         return self.log.read_text(errors="replace")
 
 
-def start_web(log: Path, extra_env: dict[str, str]) -> WebServer:
+def start_web(log: Path, extra_env: dict[str, str | None]) -> WebServer:
     """Start a one-worker server, boot-storm mode on with short intervals; it listens
-    once its worker has started (see wait_for_port)."""
+    once its worker has started (see wait_for_port). A None in `extra_env` unsets that
+    variable."""
     port = free_port()
     env = {
         **os.environ,
@@ -50,6 +51,7 @@ def start_web(log: Path, extra_env: dict[str, str]) -> WebServer:
         "GRANIAN_WORKERS": "1",
         **extra_env,
     }
+    env = {name: value for name, value in env.items() if value is not None}
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "fleet.serve", "--host", LOOPBACK, "--port", str(port)],
