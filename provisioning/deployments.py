@@ -28,13 +28,13 @@ from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
 
-from . import signals
+from . import bmc_answers, signals
 from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
 from .models.images import ImageState
 from .runner import bmc_io
-from .services import bmc_settings
+from .services import bmc_settings, wait_for_power
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +115,14 @@ def deploy(node: Node, op: Operation) -> dict:
         operations.report_progress(op, 50, f"power {action}")
         with bmc_io():
             driver.power.set_power(action)
+            # What the node list shows from now on is what the BMC says, not the state
+            # the last refresh saw before this power-on (bmc_answers).
+            state = wait_for_power(driver, POWER_ON)
+        health = bmc_answers.read_health(driver)
     finally:
-        driver.close()
+        with bmc_io():
+            driver.close()
+    bmc_answers.record(node, state, health)
     Deployment.objects.filter(pk=deployment.pk).update(boot_started=timezone.now())
     operations.report_progress(op, 100, "powered; waiting for the node to phone home")
     return {"deployment": deployment.pk, "image": str(image)}

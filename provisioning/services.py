@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from inventory import facts as observed
 from inventory import operations
-from inventory.choices import NodeState, PowerState
+from inventory.choices import NodeState
 from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
 
-from . import inspection, signals
+from . import bmc_answers, inspection
 from .drivers import (
     ACTION_CYCLE,
     ACTION_OFF,
@@ -56,23 +56,19 @@ def bmc_settings(node: Node) -> BMCSettings:
     return BMCSettings.from_mapping(bmc.protocol, bmc.settings_mapping())
 
 
-def _record_power(node: Node, state: str) -> None:
-    now = timezone.now()
-    value = state if state in PowerState.values else PowerState.UNKNOWN
-    Node.objects.filter(pk=node.pk).update(power_state=value, power_state_at=now, bmc_message="")
-
-
 def power(node: Node, op: Operation) -> dict:
     action, target = POWER_ACTIONS[op.kind]
     driver = get_driver(bmc_settings(node))
     operations.report_progress(op, 10, f"asking the BMC to power {action}")
-    with bmc_io():
-        try:
+    try:
+        with bmc_io():
             driver.power.set_power(action)
             state = wait_for_power(driver, target)
-        finally:
+        health = bmc_answers.read_health(driver)
+    finally:
+        with bmc_io():
             driver.close()
-    _record_power(node, state)
+    bmc_answers.record(node, state, health)
     if state != target:
         # Accepted but not applied in time: say so rather than record a silent success.
         raise BMCTransientError(
@@ -113,6 +109,7 @@ def inspect(node: Node, op: Operation) -> dict:
         state, hardware, firmware = inspection.read_bmc(
             driver, lambda percent, what: operations.report_progress(op, percent, what)
         )
+        health = bmc_answers.read_health(driver)
     finally:
         with bmc_io():
             driver.close()
@@ -121,13 +118,9 @@ def inspect(node: Node, op: Operation) -> dict:
     )
     now = timezone.now()
     Node.objects.filter(pk=node.pk).update(
-        hardware_facts=hardware,
-        firmware_facts=firmware,
-        inspected_at=now,
-        power_state=state if state in PowerState.values else PowerState.UNKNOWN,
-        power_state_at=now,
-        bmc_message="",
+        hardware_facts=hardware, firmware_facts=firmware, inspected_at=now
     )
+    bmc_answers.record(node, state, health)
     observed.record(
         node,
         node.bmc.protocol,
@@ -165,32 +158,18 @@ def refresh_power(node: Node) -> None:
             bmc_health="unreachable" if isinstance(exc, BMCTransientError) else "error",
             bmc_health_at=now,
             bmc_message=str(exc)[:2000],
-            power_state_at=now,
-        )
+        )  # the power state stays what the BMC last said, with the time it said it
         return
-    Node.objects.filter(pk=node.pk).update(
-        power_state=state if state in PowerState.values else PowerState.UNKNOWN,
-        power_state_at=now,
-        bmc_health=health.status,
-        bmc_health_at=now,
-        bmc_message="",
-    )
-    if health.status != node.bmc_health:  # listeners above provisioning (health) decide
-        signals.bmc_health_changed.send_robust(
-            sender=Node,
-            node=node,
-            old=node.bmc_health,
-            new=health.status,
-            detail=signals.health_detail(health),
-        )
+    bmc_answers.record(node, state, health)
 
 
 def nodes_due_for_refresh(limit: int = 500) -> list[int]:
+    """Nodes whose BMC was last asked (answered or not: bmc_health_at) longest ago."""
     cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_POWER_REFRESH_SECONDS)
     return list(
         Node.objects.filter(bmc__isnull=False, reservation__isnull=True)
         .exclude(state=NodeState.DECOMMISSIONED)
-        .filter(Q(power_state_at__isnull=True) | Q(power_state_at__lt=cutoff))
-        .order_by(F("power_state_at").asc(nulls_first=True))
+        .filter(Q(bmc_health_at__isnull=True) | Q(bmc_health_at__lt=cutoff))
+        .order_by(F("bmc_health_at").asc(nulls_first=True))
         .values_list("pk", flat=True)[:limit]
     )
