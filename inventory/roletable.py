@@ -5,10 +5,16 @@ enumerator), its view built for the method and action, and asked what it require
 (`inventory.api.scoping.required_capability`, the function fleet.api.RolePermission
 uses). `manage.py role_table` writes docs/roles.md from this, and a test keeps the file
 true, so the documentation cannot drift from the permission checks.
+
+Another page that says who may call its endpoints embeds their rows the same way, between
+`<!-- role_table PREFIX -->` and `<!-- /role_table -->` (docs/webhooks.md): `refresh()`
+rewrites those blocks, the command runs it on every page of docs/, and
+tests/test_role_docs.py fails while one is stale.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .api.scoping import required_capability
@@ -60,10 +66,36 @@ def markdown() -> str:
         "role fleet-wide. Reading needs any role, held anywhere (the audit trail: an",
         "admin fleet-wide).",
         "",
+        *table(rows()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def table(of: list[Row]) -> list[str]:
+    lines = [
         "| Method | Path | Needs | " + " | ".join(ROLES) + " |",
         "|---|---|---|" + "---|" * len(ROLES),
     ]
-    for row in rows():
+    for row in of:
         marks = " | ".join("yes" if r in row.roles else "–" for r in ROLES)
         lines.append(f"| {row.method} | `{row.path}` | {row.capability} | {marks} |")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+BLOCK = re.compile(r"(<!-- role_table (\S+) -->\n).*?(<!-- /role_table -->)", re.S)
+
+
+def refresh(text: str) -> str:
+    """`text` with each embedded block holding the current rows of the paths under its
+    prefix (a prefix no endpoint has is an error: the page names something not served)."""
+    if not BLOCK.search(text):
+        return text
+    every = rows()
+
+    def block(match: re.Match) -> str:
+        of = [row for row in every if row.path.startswith(match[2])]
+        if not of:
+            raise ValueError(f"no API endpoint under {match[2]}")
+        return match[1] + "\n".join(table(of)) + "\n" + match[3]
+
+    return BLOCK.sub(block, text)

@@ -3,11 +3,14 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from inventory.roletable import markdown
+from inventory.roletable import markdown, refresh
 
 
 class Command(BaseCommand):
-    help = "Write docs/roles.md: which role may call which API endpoint (from the code)."
+    help = (
+        "Write docs/roles.md: which role may call which API endpoint (from the code), and "
+        "the role tables other pages of docs/ embed (<!-- role_table PREFIX -->)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -19,6 +22,13 @@ class Command(BaseCommand):
         if print_only:
             self.stdout.write(text, ending="")
             return
-        target = Path(settings.BASE_DIR) / "docs" / "roles.md"
+        docs = Path(settings.BASE_DIR) / "docs"
+        target = docs / "roles.md"
         target.write_text(text)
         self.stdout.write(f"Wrote {target}")
+        for page in sorted(docs.glob("*.md")):
+            old = page.read_text()
+            new = refresh(old)
+            if new != old:
+                page.write_text(new)
+                self.stdout.write(f"Updated the role tables in {page}")
