@@ -8,6 +8,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.idempotency import IDEMPOTENCY, idempotent
 from inventory.api.conditional import IF_MATCH, etag_of, guarded
 from inventory.api.scoping import check_each
 from inventory.permissions import ACT, actor_of
@@ -17,14 +18,6 @@ from ..filtersets import CaseFilterSet
 from ..models import Case
 from ..workflow import NAMES
 from . import serializers as s
-from .idempotency import HEADER, idempotent
-
-IDEMPOTENCY = OpenApiParameter(
-    HEADER,
-    OpenApiTypes.STR,
-    OpenApiParameter.HEADER,
-    description="Send the same write twice, applied once: the second is answered as the first.",
-)
 
 
 def _actor(request) -> str:

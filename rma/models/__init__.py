@@ -1,5 +1,4 @@
 from .cases import Case, Part
 from .events import CaseEvent
-from .idempotency import IdempotencyRecord
 
-__all__ = ["Case", "CaseEvent", "IdempotencyRecord", "Part"]
+__all__ = ["Case", "CaseEvent", "Part"]
