@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.idempotency import HEADER as IDEMPOTENCY_KEY
+
 # PUT/PATCH of these take `If-Match` (412 when the row changed since it was read).
 IF_MATCH_PATHS = ("/api/v1/nodes/{id}/", "/api/v1/racks/{id}/", "/api/v1/rma-cases/{id}/")
 WRITES = frozenset({"post", "put", "patch", "delete"})
@@ -79,10 +81,23 @@ def _errors_of(path: str, method: str, operation: dict) -> dict[str, dict]:
         answers["412"] = _answer(
             "`If-Match` names a version that is no longer current: read it again.", "Error"
         )
+    if _takes_idempotency_key(operation):
+        answers["422"] = _answer(
+            f"This `{IDEMPOTENCY_KEY}` was already used (by you) for another method, path or "
+            "body: use a new key for a new write.",
+            "Error",
+        )
     if "requestBody" in operation:
         answers["413"] = _answer("The request body is too large.", "Error")
         answers["415"] = _answer("Send the declared content type.", "Error")
     return answers
+
+
+def _takes_idempotency_key(operation: dict) -> bool:
+    return any(
+        p.get("in") == "header" and p.get("name") == IDEMPOTENCY_KEY
+        for p in operation.get("parameters", [])
+    )
 
 
 def _is_paginated(operation: dict) -> bool:

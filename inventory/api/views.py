@@ -13,6 +13,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from core.filters import FilterBackend
+from core.idempotency import IDEMPOTENCY, idempotent
 
 from .. import bulk, import_operations, imports, selectors, services
 from ..actions import ACTIONS
@@ -47,7 +48,18 @@ class ScopedWrites:
         super().perform_update(serializer)  # type: ignore[misc]
 
 
-class SiteViewSet(ScopedWrites, viewsets.ModelViewSet):
+class IdempotentCreates:
+    """POST of a new object honours `Idempotency-Key` (core.idempotency): an automation
+    retrying an enrolment after a timeout gets its 201, not a 400 saying the serial is
+    taken by the node its first try created."""
+
+    @extend_schema(parameters=[IDEMPOTENCY])
+    def create(self, request, *args, **kwargs):
+        create = super().create  # type: ignore[misc]
+        return idempotent(request, request_actor(request), lambda: create(request, *args, **kwargs))
+
+
+class SiteViewSet(IdempotentCreates, ScopedWrites, viewsets.ModelViewSet):
     queryset = Site.objects.all()
     serializer_class = s.SiteSerializer
     filterset_class = SiteFilterSet
@@ -93,11 +105,15 @@ def start_bulk(request, nodes, name: str, rack=None) -> Response:
 def accepted(op: Operation) -> Response:
     """202 with the operation to poll. The work is committed by now, so a database
     connection lost while describing it must not answer 503 ("nothing recorded"): the
-    answer then comes from what the request already holds (without its children's ids)."""
+    answer then comes from what the request already holds (without its children's ids).
+    Under an `Idempotency-Key` the work commits with its key after this answer is built:
+    a connection lost here lost the work too, and the 503 is the truth."""
     try:
         op.refresh_from_db()
         data = s.OperationSerializer(op).data
     except (OperationalError, InterfaceError):
+        if connections[DEFAULT_DB_ALIAS].in_atomic_block:
+            raise
         connections[DEFAULT_DB_ALIAS].close()
         op._prefetched_objects_cache = {"children": Operation.objects.none()}
         data = s.OperationSerializer(op).data
@@ -105,7 +121,7 @@ def accepted(op: Operation) -> Response:
 
 
 @CONDITIONAL
-class RackViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
+class RackViewSet(IdempotentCreates, ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
     queryset = Rack.objects.select_related("site")
     serializer_class = s.RackSerializer
     filterset_class = RackFilterSet
@@ -117,25 +133,29 @@ class RackViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         request=s.NodeActionSerializer,
         responses={202: s.OperationSerializer},
         operation_id="racks_bulk_action",
-        parameters=[BULK_ACTION],
+        parameters=[BULK_ACTION, IDEMPOTENCY],
     )
     @action(
         detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
     )
     def run_action(self, request, pk=None, name=None):
         """Run an action on every node of the rack; one aggregate Operation with children."""
-        rack = self.get_object()
-        nodes = (
-            Node.objects.filter(rack=rack)
-            .exclude(state=NodeState.DECOMMISSIONED)
-            .select_related("rack__site")
-            .order_by("rack_unit", "pk")
-        )
-        return start_bulk(request, nodes, name, rack=rack)
+
+        def apply() -> Response:
+            rack = self.get_object()
+            nodes = (
+                Node.objects.filter(rack=rack)
+                .exclude(state=NodeState.DECOMMISSIONED)
+                .select_related("rack__site")
+                .order_by("rack_unit", "pk")
+            )
+            return start_bulk(request, nodes, name, rack=rack)
+
+        return idempotent(request, request_actor(request), apply)
 
 
 @CONDITIONAL
-class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
+class NodeViewSet(IdempotentCreates, ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
     queryset = selectors.node_detail_queryset()
     serializer_class = s.NodeSerializer
     filterset_class = NodeFilterSet
@@ -151,26 +171,30 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         request=s.BulkActionSerializer,
         responses={202: s.OperationSerializer},
         operation_id="nodes_bulk_action",
-        parameters=[BULK_ACTION],
+        parameters=[BULK_ACTION, IDEMPOTENCY],
     )
     @action(
         detail=False, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
     )
     def bulk_action(self, request, name=None):
         """Run an action on a selection of nodes (`{"nodes": [ids]}`)."""
-        body = s.BulkActionSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        ids = body.validated_data["nodes"]
-        nodes = list(
-            Node.objects.filter(pk__in=ids)
-            .select_related("rack__site")
-            .order_by("rack_id", "rack_unit", "pk")
-        )
-        missing = sorted(set(ids) - {n.pk for n in nodes})
-        if missing:
-            raise ValidationError({"nodes": f"No such nodes: {missing}."})
-        check_each(request, ACT, nodes)
-        return start_bulk(request, nodes, name)
+
+        def apply() -> Response:
+            body = s.BulkActionSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            ids = body.validated_data["nodes"]
+            nodes = list(
+                Node.objects.filter(pk__in=ids)
+                .select_related("rack__site")
+                .order_by("rack_id", "rack_unit", "pk")
+            )
+            missing = sorted(set(ids) - {n.pk for n in nodes})
+            if missing:
+                raise ValidationError({"nodes": f"No such nodes: {missing}."})
+            check_each(request, ACT, nodes)
+            return start_bulk(request, nodes, name)
+
+        return idempotent(request, request_actor(request), apply)
 
     @extend_schema(
         request={"multipart/form-data": s.NodeImportSerializer},
@@ -182,6 +206,7 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
             ),
         },
         operation_id="nodes_import",
+        parameters=[IDEMPOTENCY],
     )
     @action(
         detail=False,
@@ -203,21 +228,25 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         if not can(request.user, WRITE):
             # Rows name their sites and are checked by a worker, after the answer.
             raise PermissionDenied("A CSV import needs the write role fleet-wide.")
-        body = s.NodeImportSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        upload = body.validated_data["file"]
-        try:
-            op = import_operations.start_import(
-                upload,
-                request_actor(request),
-                upload.name,
-                update=body.validated_data["update"],
-            )
-        except imports.ImportRefused as exc:
-            raise ValidationError({"file": [str(exc)]})
-        response = accepted(op)
-        response["Location"] = request.build_absolute_uri(op.get_absolute_url())
-        return response
+
+        def apply() -> Response:
+            body = s.NodeImportSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            upload = body.validated_data["file"]
+            try:
+                op = import_operations.start_import(
+                    upload,
+                    request_actor(request),
+                    upload.name,
+                    update=body.validated_data["update"],
+                )
+            except imports.ImportRefused as exc:
+                raise ValidationError({"file": [str(exc)]})
+            response = accepted(op)
+            response["Location"] = request.build_absolute_uri(op.get_absolute_url())
+            return response
+
+        return idempotent(request, request_actor(request), apply)
 
     @extend_schema(responses=s.ActionInfoSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="actions", pagination_class=None)
@@ -231,7 +260,7 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
             202: s.OperationSerializer,
             409: OpenApiResponse(description="Illegal in this state, or the node is locked."),
         },
-        parameters=[NODE_ACTION],
+        parameters=[NODE_ACTION, IDEMPOTENCY],
     )
     @action(
         detail=True,
@@ -240,23 +269,28 @@ class NodeViewSet(ConditionalUpdates, ScopedWrites, viewsets.ModelViewSet):
         write_capability=ACT,
     )
     def run_action(self, request, pk=None, name=None):
-        """Start an action; returns the Operation to poll."""
-        node = self.get_object()
-        if name not in ACTIONS:
-            raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}.")
-        body = s.NodeActionSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        op = services.start_action(
-            node,
-            name,
-            request_actor(request),
-            reason=body.validated_data["reason"],
-            params=body.validated_data["params"],
-        )
-        return accepted(op)
+        """Start an action; returns the Operation to poll. With an `Idempotency-Key` a retry
+        is answered with the first 202, not a 409 from the state the first one moved to."""
+
+        def apply() -> Response:
+            node = self.get_object()
+            if name not in ACTIONS:
+                raise NotFound(f"No action '{name}'. Actions: {', '.join(ACTIONS)}.")
+            body = s.NodeActionSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            op = services.start_action(
+                node,
+                name,
+                request_actor(request),
+                reason=body.validated_data["reason"],
+                params=body.validated_data["params"],
+            )
+            return accepted(op)
+
+        return idempotent(request, request_actor(request), apply)
 
 
-class InterfaceViewSet(viewsets.ModelViewSet):
+class InterfaceViewSet(IdempotentCreates, viewsets.ModelViewSet):
     queryset = NetworkInterface.objects.select_related("node")
     serializer_class = s.NodeInterfaceSerializer
     filterset_fields = ["node", "boot", "fabric_rail"]
@@ -297,9 +331,14 @@ class OperationViewSet(viewsets.ReadOnlyModelViewSet):
             200: s.OperationSerializer,
             409: OpenApiResponse(description="Not cancellable (its kind, ended, too far)."),
         },
+        parameters=[IDEMPOTENCY],
     )
     @action(detail=True, methods=["post"], write_capability=ACT)
     def cancel(self, request, pk=None):
         """Cancel a running chain (recycle): it stops where it stands and says so."""
-        op = services.cancel_operation(self.get_object(), request_actor(request))
-        return Response(s.OperationSerializer(op, context={"request": request}).data)
+
+        def apply() -> Response:
+            op = services.cancel_operation(self.get_object(), request_actor(request))
+            return Response(s.OperationSerializer(op, context={"request": request}).data)
+
+        return idempotent(request, request_actor(request), apply)
