@@ -10,6 +10,7 @@ worker overlapping hundreds of nodes must not hold a database connection per nod
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import timedelta
 
@@ -38,6 +39,8 @@ from .drivers import (
     get_driver,
 )
 from .runner import bmc_io
+
+log = logging.getLogger(__name__)
 
 # Corral action -> (driver power action, the power state it should end in).
 POWER_ACTIONS = {
@@ -154,11 +157,16 @@ def refresh_power(node: Node) -> None:
             finally:
                 driver.close()
     except BMCError as exc:
+        message = str(exc)[:2000]
         Node.objects.filter(pk=node.pk).update(
             bmc_health="unreachable" if isinstance(exc, BMCTransientError) else "error",
             bmc_health_at=now,
-            bmc_message=str(exc)[:2000],
+            bmc_message=message,
         )  # the power state stays what the BMC last said, with the time it said it
+        # An expected answer, not Corral's error: said once (the node shows it meanwhile),
+        # not at each of beat's refreshes while the password stays wrong.
+        level = logging.DEBUG if message == node.bmc_message else logging.WARNING
+        log.log(level, "power refresh of %s: %s", node, message)
         return
     bmc_answers.record(node, state, health)
 

@@ -29,9 +29,11 @@ from provisioning.drivers.base import (
     BMCUnsupportedError,
     scrub,
 )
+from provisioning.drivers.redfish.sushy_log import quiet_sushy
 from provisioning.drivers.settings import BMCSettings
 
 LOG = logging.getLogger(__name__)
+quiet_sushy()  # its lines repeat, at ERROR, what to_bmc_error turns into a BMCError
 
 # One retry of a GET answered 5xx; 0 would make sushy fall back to 3 connection attempts.
 SERVER_SIDE_RETRIES = 1
