@@ -27,6 +27,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from core import outbox
+from core.text import plural
 from inventory import services as inventory
 from inventory.actions import get_action
 from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState
@@ -220,7 +221,8 @@ def _maybe_pause(campaign: Campaign, members: list[CampaignNode]) -> None:
             campaign,
             "pause",
             "system",
-            f"{failed} of {len(counted)} nodes failed (more than {campaign.pause_failed_pct} %)",
+            f"{failed} of {plural(len(counted), 'node')} failed "
+            f"(more than {campaign.pause_failed_pct} %)",
         )
 
 

@@ -20,6 +20,8 @@ def overview(request):
     sites, totals = selectors.fleet_overview()
     states = [(s, label, STATE_COLOURS[s], totals.get(s, 0)) for s, label in NodeState.choices]
     running, running_count = activity.running_now()
+    validating, validating_count = validation_selectors.validating_queue()
+    overdue, overdue_count = selectors.overdue_nodes()
     return render(
         request,
         "fleet/overview.html",
@@ -27,7 +29,10 @@ def overview(request):
             "sites": sites,
             "states": states,
             "total": sum(totals.values()),
-            "validating": validation_selectors.validating_queue(),
+            "validating": validating,
+            "validating_count": validating_count,
+            "overdue": overdue,
+            "overdue_count": overdue_count,
             "unserved": selectors.unserved_queues(),
             "failing_webhooks": webhook_selectors.failing_subscriptions(),
             "health_breaker": health_selectors.open_breaker(),

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from core.text import plural
 from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState
 from inventory.models import Node, Operation
 
@@ -65,7 +66,7 @@ def _share_hold(
     if out + 1 <= limit:
         return None
     return (
-        f"held: {scope} {name} already has {out} of {total} nodes out of service "
+        f"held: {scope} {name} already has {out} of {plural(total, 'node')} out of service "
         f"(limit {percent:g} %, at least {minimum}: {limit} may be out)"
     )
 

@@ -16,6 +16,8 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_POST
 
+from core.text import plural
+
 from . import bulk, selectors
 from .actions import ACTIONS
 from .choices import NodeState
@@ -136,7 +138,9 @@ def _labels(request, name: str):
             messages.error(request, " ".join(exc.messages))
         else:
             done = "added to" if add else "removed from"
-            messages.success(request, f"Label {label} {done} {changed} of {len(nodes)} nodes.")
+            messages.success(
+                request, f"Label {label} {done} {changed} of {plural(len(nodes), 'node')}."
+            )
     return _progress(request, None)
 
 

@@ -37,6 +37,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from core.actors import acting_as
+from core.text import plural
 
 from . import operations
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
@@ -163,7 +164,7 @@ class OperationTracker(Tracker):
         """Inside the write transaction: the nodes, the end and the file's deletion commit
         together."""
         ImportUpload.objects.filter(operation_id=self.op.pk).delete()
-        message = f"imported {report.created:,} nodes"
+        message = f"imported {plural(report.created, 'node')}"
         if report.updated:
             message += f", updated {report.updated:,}"
         Operation.objects.filter(pk=self.op.pk).update(message=message)

@@ -26,6 +26,7 @@ from django.utils.module_loading import import_string
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from core import outbox
+from core.text import plural
 
 from .actions import get_action
 from .choices import (
@@ -264,7 +265,7 @@ def refresh_parent(parent_id: int) -> None:
         fields.update(
             status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
             finished=timezone.now(),
-            error=f"{failed} of {total - skipped} nodes failed" if failed else "",
+            error=f"{failed} of {plural(total - skipped, 'node')} failed" if failed else "",
             message=bulk_summary(total - failed - skipped, failed, skipped),
             result={"succeeded": total - failed - skipped, "failed": failed, "skipped": skipped},
         )

@@ -7,12 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
 
 from . import workers
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     DEFAULT_QUEUE,
     STATE_COLOURS,
+    TRANSITIONAL_STATES,
     NodeState,
     OperationStatus,
 )
@@ -168,3 +170,13 @@ def unserved_queues() -> list[tuple[str, int]]:
         waiting[Site.queue_for_slug(slug) if slug else DEFAULT_QUEUE] += row["n"]
     listened = workers.listened_queues()
     return sorted((q, n) for q, n in waiting.items() if q not in listened)
+
+
+def overdue_nodes(limit: int = 10) -> tuple[list[Node], int]:
+    """Nodes still in a transitional state past their deadline, oldest first, and how
+    many there are: work the watchdog should have ended (is beat running?), shown above
+    what is merely in progress."""
+    overdue = Node.objects.filter(
+        state__in=TRANSITIONAL_STATES, deadline__lt=timezone.now()
+    ).select_related("rack__site")
+    return list(overdue.order_by("deadline", "pk")[:limit]), overdue.count()

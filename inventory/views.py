@@ -13,6 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.text import plural
+
 from . import bulk, bulk_bar, import_operations, imports, operations, selectors, services
 from .actions import ACTIONS, available_actions
 from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
@@ -328,7 +330,7 @@ def node_import(request):
             form.add_error("file", str(exc))
         else:
             if operation and operation.status == OperationStatus.SUCCEEDED:
-                done = f"Imported {operation.result['created']} nodes"
+                done = f"Imported {plural(operation.result['created'], 'node')}"
                 if update:
                     done += f", updated {operation.result['updated']}"
                 messages.success(request, f"{done}.")

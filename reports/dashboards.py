@@ -14,6 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from core.text import plural
 from inventory.choices import NodeState
 from inventory.models import Node, Site
 
@@ -215,7 +216,7 @@ def tiles(kpis: dict[str, Any]) -> list[dict[str, str]]:
             "id": "kpi-in-service",
             "label": "GPUs in service / total",
             "value": f"{kpis['gpus_in_service']:,} / {kpis['gpus_total']:,}",
-            "note": f"{kpis['nodes_total']:,} nodes",
+            "note": plural(kpis["nodes_total"], "node"),
         },
         {
             "id": "kpi-sellable",

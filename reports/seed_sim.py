@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from inventory.choices import TRANSITIONAL_STATES
 from inventory.lifecycle import TRANSITIONS
 
 MINUTE = 60.0
@@ -223,9 +224,25 @@ class NodeSim:
             while self.state != "decommissioned":
                 handlers[self.state]()
         except _Now:
-            pass
+            self._rest()
         self.history.final = self.state
         return self.history
+
+    def _rest(self) -> None:
+        """End the history in the last state a node rests in. A seeded node left mid-way
+        (validating, deploying, ...) looked like live work on the overview, with a gate
+        run at 0 % and actions that fail for want of a BMC; seeded history never does."""
+        steps = self.history.steps
+        while steps and steps[-1].dst in TRANSITIONAL_STATES:
+            steps.pop()
+        self.state = steps[-1].dst if steps else "enrolled"
+        cut = steps[-1].at if steps else float("-inf")
+        history = self.history
+        history.burns = [b for b in history.burns if b.finished is not None and b.started <= cut]
+        history.repairs = [r for r in history.repairs if r.opened <= cut]
+        for repair in history.repairs:
+            if repair.closed is not None and repair.closed > cut:
+                repair.closed, repair.resolution = None, ""
 
     # --- one handler per state: how long the node stays, and where it goes next --------
 

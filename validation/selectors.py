@@ -70,11 +70,9 @@ def node_runs(node: Node, limit: int = 5) -> list[GateRun]:
     )
 
 
-def validating_queue() -> list[tuple[GateRun, int, SoakInfo | None]]:
-    """Running gate runs with their progress, for the fleet overview."""
-    runs = (
-        GateRun.objects.filter(status=RunStatus.RUNNING)
-        .select_related("node", "profile")
-        .order_by("started")
-    )
-    return [(run, progress(run), soak_info(run)) for run in runs]
+def validating_queue(limit: int = 10) -> tuple[list[tuple[GateRun, int, SoakInfo | None]], int]:
+    """The longest-running gate runs with their progress, for the fleet overview, and how
+    many run: a site validating hundreds of nodes must not push failures off the page."""
+    running = GateRun.objects.filter(status=RunStatus.RUNNING)
+    runs = running.select_related("node", "profile").order_by("started", "pk")[:limit]
+    return [(run, progress(run), soak_info(run)) for run in runs], running.count()

@@ -11,8 +11,11 @@ def copy(apps, schema_editor):
     old = apps.get_model("rma", "IdempotencyRecord")._meta.db_table
     new = apps.get_model("core", "IdempotencyRecord")._meta.db_table
     columns = "actor, key, fingerprint, status_code, body, created"
+    # An empty JSON object in each backend's spelling: SQLite (`make run`) keeps JSON as
+    # text and knows no ::jsonb cast.
+    empty = "'{}'::jsonb" if schema_editor.connection.vendor == "postgresql" else "'{}'"
     schema_editor.execute(
-        f"INSERT INTO {new} ({columns}, headers) SELECT {columns}, '{{}}'::jsonb FROM {old}"
+        f"INSERT INTO {new} ({columns}, headers) SELECT {columns}, {empty} FROM {old}"
     )
 
 

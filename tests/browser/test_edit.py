@@ -96,7 +96,7 @@ def test_fixing_a_multi_system_bmc_then_every_edit_page(corral_web, page, shot, 
     )
     page.click("#import-preview")
     expect(page.locator("#import-preview-result")).to_contain_text(
-        "would create 1 and update 0 nodes"
+        "would create 1 node and update 0"
     )
     shot(page, "edit-11-import-preview")
     assert not Node.objects.filter(hostname="gpu00001").exists()

@@ -147,7 +147,7 @@ def test_preview_writes_nothing_and_lists_what_would_happen(client, users, rack)
     resp = client.post(url, {"file": upload, "preview": "1", "update": "on"})
     html = resp.content.decode()
     assert resp.status_code == 200 and "Preview: nothing was written" in html
-    assert "would create 2 and update 1 nodes" in html
+    assert "would create 2 nodes and update 1" in html
     assert Node.objects.get(serial="SN-A1").hostname == "before"
     assert Node.objects.count() == 1
     # Without update, the enrolled serial is a problem, listed with the others.

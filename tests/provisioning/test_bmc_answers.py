@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from inventory.models import Node
 from provisioning import deployments, services
-from tests.factories import ImageFactory, NodeFactory, OperationFactory
+from tests.factories import ImageFactory, NodeFactory, OperationFactory, put_in
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def test_bmc_health_follows_a_fixed_password_at_the_next_inspection(sushy_emulat
 
     node.bmc.give_password(sushy_emulator_auth.password)
     node.bmc.save()
-    Node.objects.filter(pk=node.pk).update(state="inspecting")
+    put_in(node, "inspecting")
     node = Node.objects.select_related("bmc").get(pk=node.pk)
     services.inspect(node, OperationFactory(node=node, kind="inspect", status="running"))
     node.refresh_from_db()

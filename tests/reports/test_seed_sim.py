@@ -1,11 +1,12 @@
 """The simulation alone (no database): thousands of node-years, fast, so the rare paths
-(hardware faults, decommissioning, mid-flight states) are all exercised."""
+(hardware faults, decommissioning, histories cut short by `now`) are all exercised."""
 
 import random
 from collections import Counter
 
 import pytest
 
+from inventory.choices import TRANSITIONAL_STATES
 from inventory.lifecycle import EVENTS, TRANSITIONS
 from reports.seed import plan_racks
 from reports.seed_sim import DAY, GATE_FAIL_BY_GPU, NodeSim, burn_checks
@@ -37,12 +38,19 @@ def test_histories_are_legal_ordered_and_in_the_past(histories):
         assert history.final == state
 
 
-def test_every_path_and_mid_flight_states_occur(histories):
+def test_every_path_occurs_and_no_history_ends_mid_flight(histories):
     events = Counter(s.event for _, h in histories for s in h.steps)
     assert set(events) == set(EVENTS), set(EVENTS) - set(events)
     finals = Counter(h.final for _, h in histories)
-    for state in ("in_service", "validating", "rma", "failed", "draining", "decommissioned"):
+    for state in ("in_service", "ready", "drained", "rma", "failed", "decommissioned"):
         assert finals[state], (state, finals)
+    # A seeded node in validating, deploying, ... looked like live work on the overview
+    # (a gate run at 0 %, actions failing for want of a BMC): issue 29.
+    assert not set(finals) & TRANSITIONAL_STATES, finals
+    assert all(b.finished is not None for _, h in histories for b in h.burns)
+    assert all(
+        (r.closed is None) == (h.final == "rma") for _, h in histories for r in h.repairs[-1:]
+    )
     assert finals["decommissioned"] < 0.1 * len(histories)  # a few, not a cull
     print(f"\nfinal states of {len(histories)} nodes: {dict(finals)}")
 

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.text import plural
 from inventory.imports import COLUMNS, import_nodes
 
 
@@ -19,4 +20,4 @@ class Command(BaseCommand):
             for error in report.errors:
                 self.stderr.write(str(error))
             raise CommandError(f"{len(report.errors)} problems; nothing was imported.")
-        self.stdout.write(self.style.SUCCESS(f"Imported {report.created} nodes."))
+        self.stdout.write(self.style.SUCCESS(f"Imported {plural(report.created, 'node')}."))
