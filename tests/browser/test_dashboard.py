@@ -60,7 +60,7 @@ def test_technician_filters_opens_a_node_and_drains_it(
 
     page.fill("#id_gpu_model", "")
     page.fill("#id_q", "gpu-busy")
-    expect(page.locator("#node-count")).to_have_text("1 nodes")
+    expect(page.locator("#node-count")).to_have_text("1 node")
     page.click("text=gpu-busy")
     expect(page.locator("h1")).to_have_text("gpu-busy")
     expect(page.locator("#node-state")).to_contain_text("In service")

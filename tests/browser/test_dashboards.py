@@ -114,7 +114,7 @@ def test_a_manager_lands_on_drawn_charts_and_filters_them_in_place(
     page.locator("#chart-lost-by-cause g.point path").first.click(force=True)
     expect(page.locator("h1")).to_have_text("Nodes")
     assert "site=dc2" in page.url and "state=enrolled" in page.url
-    expect(page.locator("#node-count")).to_have_text("1 nodes")
+    expect(page.locator("#node-count")).to_have_text("1 node")
 
     outside = [url for url in requests if not url.startswith(f"{corral_web}/")]
     assert not outside, outside

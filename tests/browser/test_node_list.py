@@ -44,7 +44,7 @@ def test_filter_sort_select_and_drain_from_the_node_list(
 
     # A MAC as printed on a sticker (dashes, capitals), typed, no Enter.
     page.locator("#id_q").press_sequentially("3C-EC-EF-01-01-A2", delay=20)
-    expect(page.locator("#node-count")).to_have_text("1 nodes")
+    expect(page.locator("#node-count")).to_have_text("1 node")
     assert hostnames(page) == ["gpu-s2"]
     page.fill("#id_q", "")
     expect(page.locator("#node-count")).to_have_text("5 nodes")
