@@ -4,9 +4,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from inventory.permissions import ROLES
-from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token, user_in
 
 # Real peers, shared by every test directory (session-scoped: one process each per run).
+from tests.embedded.instance import embedded  # noqa: F401
+from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token, user_in
 from tests.peers.faulty_http import faulty_redfish  # noqa: F401
 from tests.peers.ipmi import ipmi_bmc, ipmi_sim, ipmi_sim_factory  # noqa: F401
 from tests.peers.mockups import (  # noqa: F401

@@ -47,19 +47,36 @@ def is_csp_violation(text: str) -> bool:
     return "Content Security Policy" in text or text.startswith("CSP violation")
 
 
+def watch(page) -> list[str]:
+    """Everything a person's browser would flag, as it happens: console errors (htmx
+    reports its own, e.g. htmx:syntax:error, there; so does the Content Security Policy),
+    uncaught exceptions, and any answer of 500 or more to the page or a request it made.
+    A test that provokes an error on purpose (a 4xx it then shows) removes it itself."""
+    problems: list[str] = []
+
+    def console(msg) -> None:
+        if msg.type == "error" or is_csp_violation(msg.text):
+            where = msg.location.get("url", "") if msg.location else ""
+            problems.append(f"console {msg.type}: {msg.text} ({where})")
+
+    def response(resp) -> None:
+        if resp.status >= 500:
+            problems.append(f"{resp.status} from {resp.request.method} {resp.url}")
+
+    page.on("console", console)
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.on("response", response)
+    return problems
+
+
 @pytest.fixture
 def page(browser):
-    """A page in a fresh context; every browser test fails if the page hit the Content
-    Security Policy (a refused script, style, eval or connection) or threw an error."""
+    """A page in a fresh context; every browser test fails if the page logged a console
+    error (a refused script or style, htmx's own errors), threw, or got a 5xx."""
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     context.add_init_script(REPORT_VIOLATIONS)
     page = context.new_page()
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda msg: problems.append(msg.text) if is_csp_violation(msg.text) else None,
-    )
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    problems = watch(page)
     page.csp_problems = problems  # type: ignore[attr-defined]
     yield page
     context.close()

@@ -75,8 +75,9 @@ def seed(folder: Path, env: dict[str, str | None]) -> dict:
     return json.loads(out.read_text())
 
 
-def start_embedded(tmp_path_factory) -> Iterator[Embedded]:
-    """One seeded embedded instance, served until the caller is done with it."""
+@pytest.fixture(scope="session")
+def embedded(tmp_path_factory) -> Iterator[Embedded]:
+    """One seeded embedded (SQLite) instance per test process, served until it ends."""
     folder = tmp_path_factory.mktemp("embedded")
     env = embedded_env(folder)
     seeded = seed(folder, env)

@@ -89,6 +89,7 @@ class Visit:
     url: str
     status: int
     route: str  # url name
+    content_type: str = ""
 
 
 @dataclass
@@ -116,7 +117,9 @@ class Walk:
             return None
         self.per_route[name].add(full)
         resp = self.session.get(self.base + full, allow_redirects=False, timeout=60)
-        self.visits.append(Visit(full, resp.status_code, name))
+        self.visits.append(
+            Visit(full, resp.status_code, name, resp.headers.get("content-type", ""))
+        )
         self._note_ids(match, path, resp)
         return resp
 

@@ -1,0 +1,59 @@
+"""A role's way into the embedded instance: a browser-like session through the login form
+and an API session with its token, and one role's whole walk (pages, then API)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import requests
+
+from tests.embedded.instance import Embedded
+from tests.embedded.walk import Walk, routes
+
+
+def login(embedded: Embedded, role: str) -> requests.Session:
+    """A browser's session: the login form, its CSRF token, the redirect it lands on."""
+    session = requests.Session()
+    session.get(f"{embedded.url}/login/", timeout=30)
+    creds = embedded.logins[role]
+    resp = session.post(
+        f"{embedded.url}/login/",
+        data={
+            "username": creds["username"],
+            "password": creds["password"],
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        headers={"Referer": f"{embedded.url}/login/"},
+        allow_redirects=False,
+        timeout=60,
+    )
+    assert resp.status_code == 302, f"{role} could not log in: {resp.status_code}"
+    return session
+
+
+def token_session(embedded: Embedded, role: str) -> requests.Session:
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {embedded.logins[role]['token']}"
+    return session
+
+
+def walk_as(embedded: Embedded, role: str) -> tuple[Walk, Walk]:
+    """The role's walk of the pages (logged in) and of the API (its token): what the pages
+    link to, then every route of the URL conf filled with ids the walk saw."""
+    from provisioning import dhcp, slurm_export
+
+    named = {"fmt": list(dhcp.FORMATS), "part": list(slurm_export.PARTS)}
+    ids = defaultdict(list, {head: list(v) for head, v in embedded.ids.items()})
+    api = Walk(embedded.url, token_session(embedded, role), ids=ids)
+    api.crawl("/api/v1/")
+    pages = Walk(embedded.url, login(embedded, role), ids=ids)
+    pages.crawl("/")
+    if role == "admin":
+        pages.crawl("/admin/")
+    # The API first: its lists hold the ids of what no page links to.
+    for walk, is_api in ((api, True), (pages, False)):
+        for route in routes():
+            if route.pattern.startswith("api/v1/") == is_api:
+                for url in walk.fill(route, named):
+                    walk.get(url)
+    return pages, api
