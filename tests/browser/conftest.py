@@ -77,7 +77,7 @@ def page(browser):
     context.add_init_script(REPORT_VIOLATIONS)
     page = context.new_page()
     problems = watch(page)
-    page.csp_problems = problems  # type: ignore[attr-defined]
+    page.problems = problems  # type: ignore[attr-defined]
     yield page
     context.close()
     assert problems == [], problems

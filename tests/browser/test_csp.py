@@ -62,4 +62,4 @@ def test_main_pages_work_under_the_policy(corral_web, page, shot, settings, drif
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("Corral API")
     expect(page.locator(".opblock").first).to_be_visible()
     shot(page, "csp-02-api-docs")
-    assert page.csp_problems == []
+    assert page.problems == []
