@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest $(PYTEST_PARALLEL)
+	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 
 # Minutes, not tens of minutes: everything but the tests marked slow (QEMU, DHCP servers in
 # network namespaces, full end-to-end flows) or browser (Chromium).

@@ -92,3 +92,10 @@ def test_an_integrator_reads_the_api_docs_and_the_import_page(embedded, page, sh
     page.goto(f"{embedded.url}/nodes/import/")
     expect(page.locator("main h1")).to_be_visible()
     assert every_page(page, embedded, "integration") == []
+
+
+def test_an_admin_opens_every_page_without_a_console_error(embedded, page):
+    """The admin reaches the pages the others do not (baselines, attestation sign-off,
+    the edit forms); they run the same scripts."""
+    login(page, embedded, "admin")
+    assert every_page(page, embedded, "admin") == []
