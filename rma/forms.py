@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from inventory.permissions import site_of
 
 from .choices import Resolution
 from .models import Case
-from .selectors import assignable_users
+from .selectors import assignable_users, refusal
 
 
 class _Styled:
@@ -36,7 +40,13 @@ class CaseEditForm(_Styled, forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["assignee"].queryset = assignable_users()
+        # Who may work this case; the current assignee too, even after losing the role, so
+        # editing another field does not quietly unassign them.
+        eligible = assignable_users(site_of(self.instance.node)).values("pk")
+        current = self.instance.assignee_id
+        self.fields["assignee"].queryset = (
+            get_user_model().objects.filter(Q(pk__in=eligible) | Q(pk=current)).order_by("username")
+        )
         self.fields["assignee"].empty_label = "nobody"
         found = self.instance.suspected_component or {}
         self.fields["suspected_name"].initial = found.get("name", "")
@@ -104,3 +114,14 @@ class BulkAssignForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["assignee"].queryset = assignable_users()
+
+    def clean(self) -> dict[str, Any]:
+        """Offered means able to work some site's cases; each ticked case is checked against
+        its own site (a technician of dc1 takes no dc2 case)."""
+        data = super().clean()
+        cases, user = data.get("cases"), data.get("assignee")
+        if cases is not None and user is not None:
+            why = refusal(user, list(cases.select_related("node__rack")))
+            if why:
+                self.add_error("assignee", why)
+        return data

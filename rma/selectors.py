@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.db.models import Case as When_
-from django.db.models import IntegerField, QuerySet, Value, When
+from django.db.models import Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 
-from inventory.models import Site
+from inventory.models import Site, SiteRole
+from inventory.permissions import site_of
+from inventory.roles import ACT, ROLE_CAPABILITIES
 from validation.models import CheckResult, GateRun
 from validation.parsers.base import ParseError
 from validation.parsers.xid import XidEvent, parse_xid
@@ -69,9 +72,63 @@ def sorted_cases(queryset: QuerySet[Case], sort: str) -> tuple[QuerySet[Case], s
     return queryset.order_by(*order), sort
 
 
-def assignable_users():
-    """Who a case can be given to: active accounts, by username."""
-    return get_user_model().objects.filter(is_active=True).order_by("username")
+# The roles whose holders work cases (ACT): technician, integration, admin.
+WORKING_ROLES = [role for role, caps in ROLE_CAPABILITIES.items() if ACT in caps]
+ANYWHERE = "anywhere"  # assignable_users(): a working role in any site will do
+
+
+def assignable_users(site: int | None | str = ANYWHERE) -> QuerySet:
+    """Who a case can be given to, by username: the one rule of the case page, the queue's
+    bulk assign and the API. A case goes to someone who may work it (inventory.permissions'
+    ACT, through a group, as a superuser, or a site role in `site`; None, an unracked
+    node's case, takes a fleet-wide role) and can log in: an account that is inactive, or
+    has no usable password (the token-only service accounts `corral_token` makes), is a
+    script, not a person who will pull the GPU."""
+    users = get_user_model().objects
+    may = Q(is_superuser=True) | Q(
+        Exists(
+            users.model.groups.through.objects.filter(
+                user_id=OuterRef("pk"), group__name__in=WORKING_ROLES
+            )
+        )
+    )
+    if site is not None:
+        roles = SiteRole.objects.filter(user_id=OuterRef("pk"), role__in=WORKING_ROLES)
+        may |= Q(Exists(roles if site == ANYWHERE else roles.filter(site_id=site)))
+    return (
+        users.filter(may, is_active=True)
+        .exclude(password__startswith=UNUSABLE_PASSWORD_PREFIX)
+        .exclude(password="")
+        .order_by("username")
+    )
+
+
+def unworkable(user, cases: list[Case]) -> list[Case]:
+    """The cases `user` may not be given (assignable_users() for each case's site), in one
+    query per site among them."""
+    by_site: dict[int | None, list[Case]] = {}
+    for case in cases:
+        by_site.setdefault(site_of(case.node), []).append(case)
+    return [
+        case
+        for site, group in by_site.items()
+        if not assignable_users(site).filter(pk=user.pk).exists()
+        for case in group
+    ]
+
+
+def refusal(user, cases: list[Case]) -> str | None:
+    """Why `user` may not be given these cases (the form's and the API's error), or None."""
+    refused = unworkable(user, cases)
+    if not refused:
+        return None
+    shown = ", ".join(str(case) for case in refused[:10])
+    more = f" and {len(refused) - 10} more" if len(refused) > 10 else ""
+    return (
+        f"{user.get_username()} cannot work {shown}{more}: cases go to an active person "
+        f"(not an API-token account) holding the {' or '.join(WORKING_ROLES)} role "
+        "fleet-wide or in the case's site."
+    )
 
 
 def sites() -> QuerySet[Site]:

@@ -9,6 +9,7 @@ from core import strict as serializers
 
 from ..choices import Priority, Resolution
 from ..models import Case, CaseEvent, Part
+from ..selectors import refusal
 from ..workflow import allowed_from
 
 COMPONENT_KEYS = ("name", "serial", "pci_address", "uuid", "model", "slot")
@@ -120,6 +121,17 @@ class CaseSerializer(serializers.ModelSerializer):
                 )
         return super().to_internal_value(data)
 
+    def validate_assignee(self, value: Any) -> Any:
+        """Only someone who may work the case (rma.selectors.assignable_users); keeping an
+        assignee who has since lost the role is no new assignment, so it passes."""
+        case = self.instance
+        if value is None or case is None or value.pk == case.assignee_id:
+            return value
+        why = refusal(value, [case])
+        if why:
+            raise serializers.ValidationError(why)
+        return value
+
     def validate_suspected_component(self, value: Any) -> dict[str, str]:
         if not isinstance(value, dict):
             raise serializers.ValidationError('An object, e.g. {"name": "GPU 3", "serial": …}.')
@@ -162,6 +174,15 @@ class BulkAssignSerializer(serializers.Serializer):
         if missing:
             raise serializers.ValidationError(f"No RMA case {', '.join(map(str, missing))}.")
         return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        user = attrs["assignee"]
+        if user is not None:
+            cases = Case.objects.filter(pk__in=attrs["cases"]).select_related("node__rack")
+            why = refusal(user, list(cases))
+            if why:
+                raise serializers.ValidationError({"assignee": [why]})
+        return attrs
 
 
 PRIORITIES = Priority.values

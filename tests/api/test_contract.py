@@ -10,7 +10,6 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import get_resolver
@@ -39,6 +38,7 @@ from tests.factories import (
     SubnetFactory,
     api_token,
     start_deploy,
+    user_in,
 )
 from tests.health.routes import breaker_close, breaker_state, node_health_events
 from validation.models import GateRun
@@ -161,7 +161,7 @@ def rma_part():
 
 def rma_assign():
     case = RMACaseFactory()
-    user = User.objects.create(username="tech-on-call")
+    user = user_in("technician", "tech-on-call")  # cases go to someone who may work them
     return (
         "/api/v1/rma-cases/assign/",
         {"cases": [case.pk], "assignee": user.username},

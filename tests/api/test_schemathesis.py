@@ -67,7 +67,8 @@ BUSINESS_RULE_400 = {
     "POST /api/v1/baselines/": "components are component names with versions",
     "POST /api/v1/nodes/import/": "the file is CSV text with the import's columns",
     "POST /api/v1/nodes/actions/{name}/": "the nodes named must exist",
-    "POST /api/v1/rma-cases/assign/": "the cases and the assignee must exist",
+    "POST /api/v1/rma-cases/assign/": "the cases and the assignee must exist, and the "
+    "assignee may work them (rma.selectors.assignable_users)",
     "POST /api/v1/health-events/": "the hostnames must exist; an XID code is a number; "
     "`at` not in the future",
     "POST /api/v1/nodes/{id}/health-events/": "an XID code is a number; `at` not in the future",
