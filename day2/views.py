@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from inventory.permissions import ACT, VIEW, actor_of, can, can_somewhere, site_of
-from inventory.views import require
+from inventory.views import require, require_somewhere
 
 from . import campaigns, selectors
 from .campaign_flow import IllegalCampaignTransition, allowed_events
@@ -27,7 +27,7 @@ def campaign_list(request):
     require(request, VIEW)
     form = CampaignForm()
     if request.method == "POST":
-        require(request, ACT)
+        require_somewhere(request, ACT)  # and each selected node below
         form = CampaignForm(request.POST)
         if form.is_valid():
             try:

@@ -62,14 +62,25 @@ _NOWHERE = object()
 
 
 def require(request, capability: str, on: object = _NOWHERE) -> None:
-    """403 unless the user may. Reading needs `view` in any site; a write on an object
-    needs the capability in that object's site (`on`), as the API checks it."""
-    if capability == VIEW or on is _NOWHERE and capability != WRITE:
+    """403 unless the user may. Reading needs `view` in any site; anything else needs the
+    capability in the site of `on`, or, without an object, fleet-wide: what belongs to no
+    site (baselines, the audit trail) is not a site role's (issue 36: a site's admin
+    edited the fleet's baselines, a site's technician reimaged another site's nodes).
+    A page that checks each object it then acts on uses require_somewhere first."""
+    if capability == VIEW:
         allowed = can_somewhere(request.user, capability)
     else:
         allowed = can(request.user, capability, site_of(on) if on is not _NOWHERE else None)
     if not allowed:
         raise PermissionDenied(refusal(capability, on))
+
+
+def require_somewhere(request, capability: str) -> None:
+    """403 unless the user holds the capability fleet-wide or in some site: the entry
+    check of a page that then checks every object it acts on (require(..., on=obj) or
+    inventory.permissions.refused_on)."""
+    if not can_somewhere(request.user, capability):
+        raise PermissionDenied(refusal(capability, None))
 
 
 def refusal(capability: str, on: object = _NOWHERE) -> str:

@@ -22,7 +22,7 @@ from attestation.selectors import UNATTESTED, Standing
 from inventory import bulk
 from inventory import selectors as inventory_selectors
 from inventory.choices import NodeState
-from inventory.permissions import ACT, VIEW, actor_of, can
+from inventory.permissions import ACT, VIEW, actor_of, can, refused_on
 from inventory.services import UnknownAction
 from provisioning.deployments import image_choices
 
@@ -30,7 +30,7 @@ from .. import selectors
 from ..filtersets import DriftFilterSet
 from ..forms import ReimageForm
 from ..selectors import CellView
-from . import page_links, require, with_params
+from . import page_links, require, require_somewhere, with_params
 
 PAGE_SIZE = 50
 CSV_CHUNK = 500
@@ -145,9 +145,9 @@ def matrix(request):
 def reimage(request):
     """Deploy an image on the ticked nodes through inventory's bulk path: one operation, a
     child per node, and a node that cannot be deployed now gets a failed child saying why."""
-    require(request, ACT)
+    require_somewhere(request, ACT)  # and every ticked node below, as the API does
     form = ReimageForm(request.POST)
-    operation = None
+    operation, status = None, 200
     if not form.is_valid():
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
     else:
@@ -155,7 +155,11 @@ def reimage(request):
         found = selectors.nodes_in(ids)
         picked = [found[i] for i in ids if i in found]
         image = form.cleaned_data["image"] or _most_common_image(ids)
-        if not picked:
+        refused = refused_on(request.user, ACT, picked)
+        if refused:
+            messages.error(request, f"Reimage not started: {refused}")
+            status = 403
+        elif not picked:
             messages.error(request, "None of the ticked nodes exists any more.")
         elif not image:
             messages.error(
@@ -167,7 +171,7 @@ def reimage(request):
     context["operation"] = operation
     if operation is not None:
         context["children"] = inventory_selectors.operation_children(operation)
-    return _render(request, context)
+    return _render(request, context, status=status)
 
 
 def _most_common_image(ids: list[int]) -> str:

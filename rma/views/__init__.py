@@ -2,6 +2,6 @@
 checked in the views (inventory.views.require, as every page does), never only in
 templates."""
 
-from inventory.views import page_links, require, with_params
+from inventory.views import page_links, require, require_somewhere, with_params
 
-__all__ = ["page_links", "require", "with_params"]
+__all__ = ["page_links", "require", "require_somewhere", "with_params"]
