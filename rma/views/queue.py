@@ -17,7 +17,7 @@ from inventory.permissions import ACT, VIEW, actor_of, can_somewhere
 from .. import selectors, services
 from ..filtersets import CaseFilterSet
 from ..forms import BulkAssignForm
-from . import page_links, require, with_params
+from . import page_links, require, require_somewhere, with_params
 
 PAGE_SIZE = 50
 SORT_COLUMNS = ("priority", "opened", "sla_due", "status", "updated")
@@ -87,7 +87,7 @@ def case_list(request):
 @require_POST
 def case_assign(request):
     """Bulk assign from the queue; answers with the table (same filters, sort and page)."""
-    require(request, ACT)
+    require_somewhere(request, ACT)  # and each case below
     form = BulkAssignForm(request.POST)
     if form.is_valid():
         cases = list(form.cleaned_data["cases"].select_related("node__rack"))
