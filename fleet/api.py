@@ -21,6 +21,13 @@ class RolePermission(BasePermission):
         capability = required_capability(view, request.method)
         if request.method in SAFE_METHODS and capability != VIEW:
             return can(request.user, capability)  # a restricted read spans every site
+        if getattr(view, "action", None) == "create" and not getattr(view, "places", False):
+            # What a create makes belongs to no site (a policy, a baseline, a webhook, an
+            # image, a price) unless the view says it checks where each one lands
+            # (`places = True`, inventory.api.scoping): the role is needed fleet-wide. A
+            # site's admin made fleet-wide policies that acted on other sites (issue 36).
+            self.message = "Your role does not allow this: it needs the role fleet-wide."
+            return can(request.user, capability)
         return can_somewhere(request.user, capability)
 
     def has_object_permission(self, request, view, obj) -> bool:

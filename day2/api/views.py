@@ -35,6 +35,7 @@ class CampaignViewSet(
     filterset_class = CampaignFilterSet
     ordering_fields = ["created", "status", "name"]
     write_capability = ACT
+    places = True  # create checks every node it will reimage (check_each)
 
     def get_serializer_class(self):
         if self.action == "create":

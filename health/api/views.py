@@ -39,6 +39,7 @@ class HealthEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     ordering_fields = ["at", "received"]
     ordering = ["-at", "-id"]
     write_capability = ACT
+    places = True  # create checks every event's node (check_each)
 
     @extend_schema(
         request=s.BulkEventsSerializer, responses={201: s.HealthEventSerializer(many=True)}

@@ -39,6 +39,8 @@ def request_actor(request) -> str:
 class ScopedWrites:
     """Creates and moves are checked where they land (inventory.api.scoping)."""
 
+    places = True  # fleet.api.RolePermission lets a site role create here
+
     def perform_create(self, serializer):
         check_target(self, serializer.validated_data)
         super().perform_create(serializer)  # type: ignore[misc]
@@ -294,6 +296,8 @@ class InterfaceViewSet(IdempotentCreates, viewsets.ModelViewSet):
     queryset = NetworkInterface.objects.select_related("node")
     serializer_class = s.NodeInterfaceSerializer
     filterset_fields = ["node", "boot", "fabric_rail"]
+
+    places = True  # perform_create checks the node's site
 
     def perform_create(self, serializer):
         check_target(self, serializer.validated_data)

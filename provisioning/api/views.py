@@ -73,6 +73,7 @@ class SubnetViewSet(viewsets.ModelViewSet):
     serializer_class = s.SubnetSerializer
     filterset_fields = ["site"]
     write_capability = ADMIN  # where nodes boot from (DHCP): admins, fleet-wide or per site
+    places = True  # perform_create checks the subnet's site
 
     def perform_create(self, serializer):
         check_target(self, serializer.validated_data)
