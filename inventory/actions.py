@@ -192,5 +192,19 @@ def get_action(name: str) -> Action | None:
     return ACTIONS.get(name)
 
 
+def label_of(kind: str) -> str:
+    """What a person reads for an operation's kind (messages and pages; the API, webhooks,
+    filters and URLs keep the kind itself): the action's label, "Power on (bulk)" for a
+    bulk or rack action, and another operation's kind (import_nodes, publish_image, admit)
+    said in words."""
+    action = ACTIONS.get(kind)
+    if action is not None:
+        return action.label
+    bulk_of = kind.removeprefix("bulk_")  # inventory.bulk's aggregate: bulk_<action>
+    if bulk_of != kind and bulk_of in ACTIONS:
+        return f"{ACTIONS[bulk_of].label} (bulk)"
+    return kind.replace("_", " ").capitalize()
+
+
 def available_actions(state: str) -> list[Action]:
     return [a for a in ACTIONS.values() if state in a.allowed_states]

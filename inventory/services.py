@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from . import enrolment, operations
-from .actions import ACTIONS, Action, available_actions, get_action
+from .actions import ACTIONS, Action, available_actions, get_action, label_of
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     TRANSITIONAL_STATES,
@@ -41,10 +41,13 @@ class ActionNotAllowed(Exception):
 
     def __init__(self, node: Node, action: str):
         self.node, self.action, self.state = node, action, node.state
-        self.allowed = [a.name for a in available_actions(node.state)]
+        possible = available_actions(node.state)
+        self.allowed = [a.name for a in possible]  # names, for the API's `allowed`
+        # The message is read by people (pages, skipped bulk children, the API's detail):
+        # the buttons' labels, not the internal names.
         super().__init__(
-            f"{node} is {node.state}: '{action}' is not allowed in that state "
-            f"(allowed: {', '.join(self.allowed) or 'none'})"
+            f"{node} is {node.state}: '{label_of(action)}' is not allowed in that state "
+            f"(allowed: {', '.join(a.label for a in possible) or 'none'})"
         )
 
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.text import plural
 
 from . import bulk, bulk_bar, import_operations, imports, operations, selectors, services
-from .actions import ACTIONS, available_actions
+from .actions import ACTIONS, available_actions, label_of
 from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
 from .filtersets import NodeFilterSet
 from .forms import ImportForm
@@ -248,7 +248,7 @@ def node_action(request, pk: int, name: str):
             reason=request.POST.get("reason", ""),
             params=params,
         )
-        messages.success(request, f"{name.replace('_', ' ').capitalize()} started.")
+        messages.success(request, f"{label_of(name)} started.")
     except services.UnknownAction:
         messages.error(request, f"There is no action '{name}'.")
     except (services.ActionNotAllowed, IllegalTransition, NodeLocked) as exc:

@@ -4,6 +4,7 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
+from inventory.actions import label_of
 from inventory.choices import POWER_COLOURS, STATE_COLOURS, NodeState
 from inventory.permissions import can as _can
 
@@ -25,6 +26,13 @@ def state_badge(state: str):
 def power_badge(state: str):
     colour = POWER_COLOURS.get(state, "light")
     return format_html('<span class="badge text-bg-{} border">{}</span>', colour, state or "?")
+
+
+@register.filter
+def action_label(kind: str) -> str:
+    """`{{ op.kind|action_label }}`: "Power on" where people read, `power_on` left to the
+    API, filters and links (inventory.actions.label_of)."""
+    return label_of(kind or "")
 
 
 @register.filter

@@ -72,7 +72,7 @@ def test_shift_lead_reads_the_night_and_filters_activity(corral_web, page, shot,
     page.set_viewport_size({"width": 1440, "height": 900})
     login(page, corral_web, "lead")  # waits for the login to land before moving on
     page.goto(f"{corral_web}/fleet/")
-    expect(page.locator("#running-now")).to_contain_text("bulk_power_on")
+    expect(page.locator("#running-now")).to_contain_text("Power on (bulk)")
     expect(page.locator("#latest-failures")).to_contain_text("bus bandwidth 310 GB/s < 380")
     shot(page, "activity-01-overview")
 

@@ -79,7 +79,7 @@ def test_filter_sort_select_and_drain_from_the_node_list(
     for node in ready:
         row = progress.locator(f"tr[data-node={node.hostname}]")
         expect(row).to_contain_text("skipped")
-        expect(row).to_contain_text(re.compile("is ready: 'drain' is not allowed"))
+        expect(row).to_contain_text(re.compile("is ready: 'Drain' is not allowed"))
     for node in serving:
         expect(progress.locator(f"tr[data-node={node.hostname}]")).to_contain_text("succeeded")
     # The table reloads when it ends (sort kept): the drained nodes show their new state.

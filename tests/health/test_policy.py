@@ -86,7 +86,7 @@ def test_recycle_is_not_started_in_a_state_that_does_not_allow_it(site):
     node = NodeFactory(state="deploying")
     event = report(node, 79)
     assert event.status == "not_started" and event.outcome.startswith("not started:")
-    assert "'recycle' is not allowed" in event.outcome
+    assert "'Recycle' is not allowed" in event.outcome
     assert not Operation.objects.exists()
 
 

@@ -73,9 +73,15 @@ def test_activity_shows_what_ran_with_status_reason_duration_and_children(client
     assert resp.status_code == 200
     html = rows(resp)
     assert 'id="nav-activity"' in html
-    # The kind field suggests the actions' kinds, their bulk forms and their events.
-    for kind in ("recycle", "bulk_power_on", "import_nodes", "repaired"):
-        assert f'<option value="{kind}">' in html
+    # The kind field suggests the actions' kinds, their bulk forms and their events, each
+    # with the words people know it by.
+    for kind, label in (
+        ("recycle", "Recycle"),
+        ("bulk_power_on", "Power on (bulk)"),
+        ("import_nodes", "Import nodes"),
+        ("repaired", "Mark repaired"),
+    ):
+        assert f'<option value="{kind}" label="{label}">' in html
     assert "gate nccl-allreduce failed: bus bandwidth 310 GB/s &lt; 380" in html
     assert "42 min 5 s" in html
     # The bulk parent's children by status, and a link to its rack.

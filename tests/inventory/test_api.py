@@ -153,7 +153,7 @@ def test_illegal_action_is_a_409_listing_what_is_allowed(api, node):
     assert resp.data["state"] == "enrolled"
     assert "drain" not in resp.data["allowed"]
     assert {"inspect", "decommission"} <= set(resp.data["allowed"])
-    assert "'drain' is not allowed" in resp.data["detail"]
+    assert "'Drain' is not allowed" in resp.data["detail"]
     assert not node.events.exists()
 
 
