@@ -62,9 +62,10 @@ def markdown() -> str:
         "A role held through a group holds fleet-wide; a site role (admin: Inventory ›",
         "Site roles) holds in one site: writes and actions are checked against the site of",
         "the object they change or create (a node's, through its rack). What belongs to no",
-        "site (images, gate profiles, webhooks, an unracked node, a CSV import) needs the",
-        "role fleet-wide. Reading needs any role, held anywhere (the audit trail: an",
-        "admin fleet-wide).",
+        "site (images, gate profiles, baselines, health policies, GPU prices, webhooks, an",
+        "unracked node, a CSV import) needs the role fleet-wide, to create it too; the pages",
+        "check the same (a site's technician reimages that site's nodes only). Reading",
+        "needs any role, held anywhere (the audit trail: an admin fleet-wide).",
         "",
         *table(rows()),
     ]
