@@ -17,6 +17,7 @@ import secrets
 import subprocess
 import sys
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 
 from cryptography.fernet import Fernet
@@ -67,6 +68,26 @@ def admin_login() -> tuple[str, str]:
     )
     manage("shell", "-v", "0", "-c", code)
     return "admin", password
+
+
+def web_url(port: int) -> str:
+    """The address `make run` serves on and prints (CORRAL_PUBLIC_URL's default is 8000's)."""
+    return f"http://127.0.0.1:{port}"
+
+
+def set_public_url(
+    port: int, env: MutableMapping[str, str] = os.environ, env_file: Path = ROOT / ".env"
+) -> None:
+    """Links in webhook payloads and evidence bundles lead where this run serves (CORRAL_PORT
+    may move it off 8000), unless the person set CORRAL_PUBLIC_URL, in the environment or
+    in .env (the environment would win over .env, so it is left unset then)."""
+    if "CORRAL_PUBLIC_URL" in env:
+        return
+    lines = env_file.read_text().splitlines() if env_file.exists() else []
+    names = (line.strip().removeprefix("export ").split("=", 1)[0].strip() for line in lines)
+    if "CORRAL_PUBLIC_URL" in names:
+        return
+    env["CORRAL_PUBLIC_URL"] = web_url(port)
 
 
 def port_free(port: int) -> bool:
@@ -181,6 +202,7 @@ def main() -> int:
     ensure_env_file()
     port = ports()
     web_port, bmc_port = port["CORRAL_PORT"], port["CORRAL_DEMO_REDFISH_PORT"]
+    set_public_url(web_port)  # before any process starts: they all inherit it
     say("migrating the database")
     manage("migrate", "--noinput", "-v", "0")
     manage("collectstatic", "--noinput", "-v", "0")
@@ -208,8 +230,8 @@ def main() -> int:
             wait_for(web_port, "the web server")
             if subprocess.run([PY, "-m", "devtools.demo_setup", *setup], cwd=ROOT).returncode:
                 say("the demo set-up did not finish (see above); Corral itself is running")
-            say(f"open http://127.0.0.1:{web_port}/  login: {user} / {password}")
-            say(f"API docs http://127.0.0.1:{web_port}/api/docs/ · logs in .demo/logs")
+            say(f"open {web_url(web_port)}/  login: {user} / {password}")
+            say(f"API docs {web_url(web_port)}/api/docs/ · logs in .demo/logs")
             say("Ctrl-C stops; a process that exits is started again")
             supervisor.run()
     except KeyboardInterrupt:

@@ -375,8 +375,6 @@ CORRAL_BMC_RETRY_BASE_SECONDS = env.float("CORRAL_BMC_RETRY_BASE_SECONDS", defau
 # After a power request, read the state back until it matches (BMCs apply it late).
 CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)
 CORRAL_POWER_POLL_SECONDS = env.float("CORRAL_POWER_POLL_SECONDS", default=2.0)
-# Absolute links in webhook payloads (and anything else sent outside) start with this.
-CORRAL_PUBLIC_URL = env.str("CORRAL_PUBLIC_URL", default="http://localhost:8000").rstrip("/")
 # Day-2 settings (webhooks, RMA, drift) live beside this file to keep it readable.
 from fleet.settings_day2 import *  # noqa: E402, F403
 

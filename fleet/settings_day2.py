@@ -3,9 +3,42 @@ fleet.settings, which imports everything here."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 env = environ.Env()
+
+
+def _public_url(value: str) -> str:
+    """CORRAL_PUBLIC_URL checked once, at start-up: a value that is no http(s) URL would
+    otherwise go out in every webhook payload and evidence bundle as a link that leads
+    nowhere, and be found by a vendor, not by whoever set it."""
+    url = value.strip().rstrip("/")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises on a port that is no number or out of range)
+    except ValueError:
+        parts = urlsplit("")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or any(c.isspace() for c in url)
+    ):
+        raise ImproperlyConfigured(
+            f"CORRAL_PUBLIC_URL {value!r} is not an http:// or https:// address "
+            "(e.g. https://corral.example.net): the links Corral sends out start with it"
+        )
+    return url
+
+
+# Absolute links in webhook payloads and RMA evidence bundles (anything read outside
+# Corral) start with this: the address people reach Corral at. The default is the one
+# `make run` prints (devtools/run.py sets it to the port it serves on).
+CORRAL_PUBLIC_URL = _public_url(env.str("CORRAL_PUBLIC_URL", default="http://127.0.0.1:8000"))
 
 # Outbound webhooks (core/, docs/webhooks.md). Pumps run on their own queue so a slow
 # receiver never holds a worker slot that node operations need.
