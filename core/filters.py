@@ -11,6 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 from django_filters.fields import IsoDateTimeField  # type: ignore[import-untyped]
+from rest_framework import filters as drf_filters
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
 
@@ -92,6 +93,10 @@ class FilterBackend(django_filters.rest_framework.DjangoFilterBackend):
 
     filterset_base = FilterSet
 
+    def filter_queryset(self, request: Any, queryset: Any, view: Any) -> Any:
+        refuse_unknown_parameters(request, queryset, view)
+        return super().filter_queryset(request, queryset, view)
+
     def get_filterset(self, request: Any, queryset: Any, view: Any) -> Any:
         filterset = super().get_filterset(request, queryset, view)
         if filterset is not None:
@@ -106,3 +111,49 @@ class FilterBackend(django_filters.rest_framework.DjangoFilterBackend):
                     {name: ["Give a date and time (ISO 8601), or leave it out."] for name in empty}
                 )
         return filterset
+
+
+class SearchFilter(drf_filters.SearchFilter):
+    """DRF's search, declared in the schema only where the view searches (search_fields):
+    elsewhere `?search=` did nothing and is refused (FilterBackend.known)."""
+
+    def get_schema_operation_parameters(self, view: Any) -> list:
+        if not getattr(view, "search_fields", None):
+            return []
+        return super().get_schema_operation_parameters(view)
+
+
+def known_parameters(request: Any, queryset: Any, view: Any) -> set[str]:
+    """What a list takes: its filters, `ordering` where it sorts, `search` where it
+    searches, the paginator's parameters, `format`, and what the view reads itself
+    (`extra_query_params`)."""
+    names = {"format", *getattr(view, "extra_query_params", ())}
+    for backend in getattr(view, "filter_backends", ()):
+        if issubclass(backend, django_filters.rest_framework.DjangoFilterBackend):
+            filterset_class = backend().get_filterset_class(view, queryset)
+            if filterset_class is not None:
+                names |= set(filterset_class.base_filters)
+        elif issubclass(backend, drf_filters.OrderingFilter):
+            names.add(backend.ordering_param)
+        elif issubclass(backend, drf_filters.SearchFilter) and getattr(view, "search_fields", None):
+            names.add(backend.search_param)
+    paginator = getattr(view, "paginator", None)
+    for attr in ("page_query_param", "page_size_query_param"):
+        if getattr(paginator, attr, None):
+            names.add(getattr(paginator, attr))
+    return names
+
+
+def refuse_unknown_parameters(request: Any, queryset: Any, view: Any) -> None:
+    """A list asked with a parameter it does not know is a 400 naming it and what the
+    list takes (issue 36: `?hostnme=` or `?search=` were ignored and the whole fleet
+    answered, and a script acting on the result acts on everything)."""
+    if request.method != "GET" or getattr(view, "detail", None) is not False:
+        return
+    known = known_parameters(request, queryset, view)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        offered = ", ".join(sorted(known - {"format"}))
+        raise DRFValidationError(
+            {name: [f"Unknown parameter; this list takes: {offered}."] for name in unknown}
+        )

@@ -15,9 +15,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["fleet.api.RolePermission"],
     "DEFAULT_FILTER_BACKENDS": [
-        "core.filters.FilterBackend",  # strict booleans and integers
+        "core.filters.FilterBackend",  # strict booleans and integers; unknown parameters: 400
         "rest_framework.filters.OrderingFilter",
-        "rest_framework.filters.SearchFilter",
+        "core.filters.SearchFilter",  # declared only where a view searches
     ],
     # JSON only, bounded and storable (fleet.parsers); the CSV import adds multipart.
     "DEFAULT_PARSER_CLASSES": ["fleet.parsers.SafeJSONParser"],

@@ -33,6 +33,7 @@ class DriftViewSet(viewsets.GenericViewSet):
     queryset = selectors.nodes()
     filterset_class = DriftFilterSet
     serializer_class = s.DriftRowSerializer
+    extra_query_params = ("component",)  # read by list()
 
     def list(self, request):
         nodes = self.filter_queryset(self.get_queryset())
