@@ -105,7 +105,8 @@ def node_bulk(request):
             messages.error(request, " ".join(exc.messages))
         else:
             label = ACTIONS[name].label
-            messages.success(request, f"{label} started on {len(nodes)} nodes: operation #{op.pk}.")
+            on = plural(len(nodes), "node")
+            messages.success(request, f"{label} started on {on}: operation #{op.pk}.")
             return _progress(request, op)
     return _progress(request, None)
 

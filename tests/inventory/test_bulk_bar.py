@@ -130,3 +130,11 @@ def test_labels_are_added_and_removed_by_a_writer_only(client, users, rack):
         HTTP_HX_REQUEST="true",
     ).content.decode()  # fmt: skip
     assert "Labels are single words." in html
+
+
+def test_a_bulk_action_on_one_node_says_one_node(client, users, rack):
+    node = NodeFactory(rack=rack, state="in_service")
+    client.force_login(users["technician"])
+    resp = client.post(BULK, {"action": "drain", "nodes": [node.pk]}, HTTP_HX_REQUEST="true")
+    op = Operation.objects.get(kind="bulk_drain")
+    assert f"Drain started on 1 node: operation #{op.pk}." in resp.content.decode()
