@@ -16,6 +16,8 @@ from typing import IO
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import transaction
 
+from core import csvsafe
+
 from . import enrolment, services
 from .macs import mac_or_none as normalise_mac_or_none
 from .models import Node, Rack
@@ -339,9 +341,9 @@ def preview(source: IO | bytes | str, update: bool = False) -> ImportReport:
 def template_csv() -> str:
     """The header of every column and one example row."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=[*COLUMNS, *OPTIONAL], lineterminator="\n")
-    writer.writeheader()
-    writer.writerow(EXAMPLE)
+    writer = csvsafe.writer(out, lineterminator="\n")
+    writer.writerow([*COLUMNS, *OPTIONAL])
+    writer.writerow([EXAMPLE[name] for name in (*COLUMNS, *OPTIONAL)])
     return out.getvalue()
 
 

@@ -5,7 +5,6 @@ reports.dashboards; this file only picks, links and renders."""
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,6 +13,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from core import csvsafe
 from inventory.permissions import VIEW
 from inventory.views import require
 
@@ -149,7 +149,7 @@ def chart_csv(request, chart: str):
     header, rows = table(form.scope(), threshold_value(None))
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{chart}.csv"'
-    writer = csv.writer(response)
+    writer = csvsafe.writer(response)
     writer.writerow(header)
     writer.writerows(rows)
     return response

@@ -4,7 +4,6 @@ header (selectors.header: never reads the OK cells), one page of nodes and their
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from attestation import selectors as attestation
 from attestation.selectors import UNATTESTED, Standing
+from core import csvsafe
 from inventory import bulk
 from inventory import selectors as inventory_selectors
 from inventory.choices import NodeState
@@ -219,7 +219,7 @@ class _Echo:
 
 
 def _csv_lines(names: list[str], ids: list[int]) -> Iterator[str]:
-    writer = csv.writer(_Echo())
+    writer = csvsafe.writer(_Echo())
     header = ["hostname", "site", "rack", "state", "drifted"]
     for name in names:
         header += [f"{name} observed", f"{name} status"]

@@ -198,6 +198,23 @@ def test_csv_export_has_one_row_per_node_with_the_filters(client, users, drift_f
     assert len(rows) == 3
 
 
+def test_csv_export_quotes_what_a_spreadsheet_would_run(client, users, hgx_baseline):
+    """A rack name or a firmware version read from a BMC is someone else's text: a cell
+    that could start a formula is written behind a quote (core.csvsafe), a plain negative
+    number as it is."""
+    rack = RackFactory(site=SiteFactory(slug="dc9"), name='=HYPERLINK("http://x","y")')
+    node = NodeFactory(rack=rack, hostname="n-evil", model=MODEL)
+    report(node, bmc="@SUM(1)", driver="-3.5", vbios=["+cmd"] * 8)
+    client.force_login(users["manager"])
+    resp = client.get(reverse("drift:export"))
+    rows = list(csv.DictReader(io.StringIO(b"".join(resp.streaming_content).decode())))
+    row = next(r for r in rows if r["hostname"] == "n-evil")
+    assert row["rack"] == '\'=HYPERLINK("http://x","y")'
+    assert row["firmware.BMC observed"] == "'@SUM(1)"
+    assert row["gpu.vbios observed"] == "'+cmd"
+    assert row["driver observed"] == "-3.5"
+
+
 def test_csv_export_reads_in_chunks(client, users, hgx_baseline, django_assert_max_num_queries):
     import drift.views.matrix as matrix
 

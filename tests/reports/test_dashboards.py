@@ -150,6 +150,22 @@ def test_csvs_carry_units_and_the_figures(manager, rack):
     assert bad.status_code == 400 and b"from:" in bad.content
 
 
+def test_csvs_quote_what_a_spreadsheet_would_run(manager, site):
+    """Rack names and GPU models are typed by people: a cell that could start a formula is
+    written behind a quote (core.csvsafe); the figures stay numbers."""
+    _, other = fleet(RackFactory(site=site, name='=HYPERLINK("http://x","y")'))
+    other.gpu_model = "@SUM(1)"
+    other.save(update_fields=["gpu_model"])
+    with time_machine.travel(NOW, tick=False):
+        racks = manager.get(reverse("reports:chart_csv", args=["racks"]), WINDOW)
+        yields = manager.get(reverse("reports:chart_csv", args=["yield"]), WINDOW)
+    rows = {r["site"]: r for r in csv.DictReader(io.StringIO(racks.content.decode()))}
+    assert rows["dc1"]["rack"] == '\'=HYPERLINK("http://x","y")'
+    assert rows["dc1"]["gpus"] == "8" and rows["dc2"]["rack"] == "b01"
+    rows = {r["passed"]: r for r in csv.DictReader(io.StringIO(yields.content.decode()))}
+    assert rows["0"]["gpu_model"] == "'@SUM(1)" and rows["0"]["yield_percent"] == "0.0"
+
+
 def test_a_bad_from_shows_the_error_inline(manager, rack):
     fleet(rack)
     for headers in ({}, {"HX_Request": "true"}):
