@@ -19,6 +19,7 @@ answer is one that never leaves the server's event loop. So:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -113,7 +114,64 @@ async def application(scope: dict, receive, send) -> None:
     elif scope["type"] == "lifespan":
         await _lifespan(receive, send)
     else:
+        if scope["type"] == "http" and _chunked(scope):
+            framed = await _with_length(scope, receive, send)
+            if framed is None:
+                return
+            scope, receive = framed
         await django_app(scope, _coroutine(receive), send)
+
+
+def _chunked(scope: dict) -> bool:
+    names = {key for key, _ in scope["headers"]}
+    return b"content-length" not in names and b"transfer-encoding" in names
+
+
+async def _with_length(scope: dict, receive, send):
+    """A body sent chunked (no Content-Length) read whole and given its length. WSGI, and
+    DRF after it, read a request without Content-Length as empty: a chunked PATCH answered
+    200 and changed nothing (issue 36). Bodies past DATA_UPLOAD_MAX_MEMORY_SIZE are a 413
+    (send those with a Content-Length); (new scope, receive) or None once answered."""
+    from fleet.parsers import too_large_detail
+
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if limit and size > limit:
+            body = json.dumps({"detail": too_large_detail()}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 413,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return None
+        if not message.get("more_body"):
+            break
+    body = b"".join(chunks)
+    headers = [(k, v) for k, v in scope["headers"] if k != b"transfer-encoding"]
+    headers.append((b"content-length", str(len(body)).encode()))
+    replayed = False
+
+    async def replay() -> dict:
+        nonlocal replayed
+        if replayed:
+            return await receive()  # a disconnect, in its time
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return {**scope, "headers": headers}, replay
 
 
 def _coroutine(receive):
