@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
@@ -43,13 +44,15 @@ def start_bulk_action(
     skipped child saying why (no failure of that node: it was never tried); one another
     operation holds gets a failed child naming the holder.
 
-    Raises UnknownAction or ValidationError (no reason where one is needed, bad params)
-    before anything is written.
+    Raises UnknownAction or ValidationError (no reason where one is needed, bad params,
+    no nodes) before anything is written.
     """
     action = resolve_action(name)
     check_reason(action, reason)
     params = validate_params(action, params or {})
     nodes = list(nodes)
+    if not nodes:
+        raise nothing_to_do(action, rack)
     stagger = settings.CORRAL_POWER_ON_STAGGER if name in operations.STAGGERED else 0
     parent = Operation.objects.create(
         kind=f"bulk_{name}",
@@ -80,6 +83,15 @@ def start_bulk_action(
     operations.refresh_parent(parent.pk)
     parent.refresh_from_db()
     return parent
+
+
+def nothing_to_do(action: Action, rack: Rack | None) -> ValidationError:
+    """No nodes (an empty rack, or one holding only decommissioned nodes): refused, not
+    started. An aggregate Operation ends when its last child does, so one without
+    children would stay running for ever; and an integrator powering on an empty rack has
+    the wrong rack, which they want to hear about."""
+    where = f"Rack {rack} has no nodes" if rack is not None else "No nodes given"
+    return ValidationError({"nodes": f"{where}: '{action.label}' was not started."})
 
 
 def _fan_out_oob(

@@ -298,7 +298,11 @@ def rack_action(request, pk: int, name: str):
         messages.error(request, f"'{name}' is not a rack action.")
         return redirect(rack)
     nodes = rack.nodes.exclude(state=NodeState.DECOMMISSIONED).order_by("rack_unit", "pk")
-    op = bulk.start_bulk_action(nodes, name, actor_of(request.user), rack=rack)
+    try:
+        op = bulk.start_bulk_action(nodes, name, actor_of(request.user), rack=rack)
+    except ValidationError as exc:  # an empty rack: the API's 400, said on the page
+        messages.error(request, " ".join(exc.messages))
+        op = None
     if not request.htmx:
         return redirect(rack)
     return render(

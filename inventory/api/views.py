@@ -133,7 +133,13 @@ class RackViewSet(IdempotentCreates, ConditionalUpdates, ScopedWrites, viewsets.
 
     @extend_schema(
         request=s.NodeActionSerializer,
-        responses={202: s.OperationSerializer},
+        responses={
+            202: s.OperationSerializer,
+            400: OpenApiResponse(
+                description="Bad input, or the rack has no nodes to act on (none but "
+                "decommissioned ones): `nodes` says so, and nothing was started."
+            ),
+        },
         operation_id="racks_bulk_action",
         parameters=[BULK_ACTION, IDEMPOTENCY],
     )
@@ -141,7 +147,8 @@ class RackViewSet(IdempotentCreates, ConditionalUpdates, ScopedWrites, viewsets.
         detail=True, methods=["post"], url_path=r"actions/(?P<name>[a-z_]+)", write_capability=ACT
     )
     def run_action(self, request, pk=None, name=None):
-        """Run an action on every node of the rack; one aggregate Operation with children."""
+        """Run an action on every node of the rack (decommissioned ones left out); one
+        aggregate Operation with children. An empty rack is a 400 (bulk.nothing_to_do)."""
 
         def apply() -> Response:
             rack = self.get_object()
