@@ -52,8 +52,8 @@ TRACKED: dict[str, dict[str, Any]] = {
     "attestation.tpmidentity": {"exclude_fields": ["recorded", "last_attested"]},
     "drift.baseline": {"exclude_fields": ["updated"]},
     "core.webhooksubscription": {
-        "mask_fields": ["secret"],
-        **SECRET,
+        "mask_fields": ["secret", "url"],  # a URL may hold the receiver's credential
+        "mask_callable": "audit.redact.redact_secret_or_url",
         # delivery health and the pump's lease, written by the delivery machinery
         "exclude_fields": [
             "failing",

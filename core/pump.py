@@ -29,6 +29,7 @@ from . import backoff
 from .delivery import Outcome, post
 from .models import Delivery, DeliveryStatus, WebhookSubscription
 from .outbox import send_pump
+from .urlsafe import redact_url
 
 log = logging.getLogger(__name__)
 RESULT_FIELDS = [
@@ -224,7 +225,12 @@ class Pump:
         if delivery not in self.results:
             delivery.last_attempt = delivery.last_attempt or now
             self.results.append(delivery)
-        log.warning("webhook delivery %s to %s failed for good: %s", delivery.pk, self.sub.url, why)
+        log.warning(
+            "webhook delivery %s to %s failed for good: %s",
+            delivery.pk,
+            redact_url(self.sub.url),
+            why,
+        )
 
     def flush(self, force: bool = False) -> None:
         stale = time.monotonic() - self.flushed_at >= FLUSH_SECONDS

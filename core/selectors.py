@@ -9,6 +9,7 @@ from django.db.models import Count, Q
 
 from .models import Delivery, WebhookSubscription
 from .models.events import DeliveryStatus
+from .urlsafe import redact_url
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ def failing_subscriptions() -> list[FailingSubscription]:
     )
     return [
         FailingSubscription(
-            s.pk, s.url, s.description, s.failing_since, s.waiting, _last_error(s.pk)
+            s.pk, redact_url(s.url), s.description, s.failing_since, s.waiting, _last_error(s.pk)
         )
         for s in subs
     ]

@@ -15,6 +15,7 @@ from django.utils import timezone
 from .ids import new_secret
 from .models import Delivery, DeliveryStatus, WebhookAudit, WebhookSubscription
 from .outbox import kick, send_pump
+from .urlsafe import redact_url
 from .validators import check_events, check_url
 
 log = logging.getLogger(__name__)
@@ -22,9 +23,12 @@ EDITABLE = ("url", "events", "description", "enabled")
 
 
 def _audit(sub: WebhookSubscription, action: str, actor: str, changes: dict | None = None) -> None:
-    WebhookAudit.objects.create(
-        subscription_pk=sub.pk, action=action, actor=actor, changes=changes or {}
-    )
+    """Who changed a subscription; its URL as core.urlsafe shows it (it may hold the
+    receiver's credential)."""
+    changes = dict(changes or {})
+    if "url" in changes:
+        changes["url"] = redact_url(changes["url"])
+    WebhookAudit.objects.create(subscription_pk=sub.pk, action=action, actor=actor, changes=changes)
     log.info("webhook subscription %s %s by %s %s", sub.pk, action, actor, changes or "")
 
 

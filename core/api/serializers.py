@@ -13,6 +13,7 @@ from core import strict as serializers
 
 from ..models import Delivery, DeliveryStatus, WebhookSubscription
 from ..outbox import EVENT_TYPES
+from ..urlsafe import redact_url
 from ..validators import check_events, check_url
 
 
@@ -45,7 +46,11 @@ class EventListField(serializers.ListField):
 
 
 class WebhookSubscriptionSerializer(serializers.ModelSerializer):
-    url = HTTPURLField(max_length=500)
+    url = HTTPURLField(
+        max_length=500,
+        help_text="Where deliveries go. Read back without what may be a credential "
+        "(userinfo, query values, the path past its first segment: core.urlsafe).",
+    )
     events = EventListField(
         child=serializers.CharField(max_length=40),
         help_text=f"Event types: {', '.join(EVENT_TYPES)}.",
@@ -81,6 +86,11 @@ class WebhookSubscriptionSerializer(serializers.ModelSerializer):
 
     def validate_url(self, value: str) -> str:
         return _django_to_drf(check_url, value)
+
+    def to_representation(self, instance: Any) -> dict:
+        data = super().to_representation(instance)
+        data["url"] = redact_url(data["url"])  # a credential in it is never sent back
+        return data
 
     def validate_events(self, value: list) -> list[str]:
         return _django_to_drf(check_events, value)
