@@ -43,6 +43,15 @@ def test_a_technician_of_hall_a_cannot_reimage_hall_b_from_the_drift_page(client
         )
         assert resp.status_code == 403
         assert halls["b"].hostname in resp.content.decode()
+    # From the page (htmx), the refusal is shown where the table is: htmx swaps no 4xx.
+    resp = client.post(
+        reverse("drift:reimage"),
+        {"nodes": [halls["b"].pk], "image": f"{image.name}:{image.version}"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert resp.status_code == 200
+    shown = resp.content.decode().replace("&#x27;", "'")
+    assert f"Reimage not started: Your role does not allow 'act' on: {halls['b']}" in shown
     assert not Operation.objects.exists()  # nothing started, not even on hall A's node
 
 

@@ -158,7 +158,8 @@ def reimage(request):
         refused = refused_on(request.user, ACT, picked)
         if refused:
             messages.error(request, f"Reimage not started: {refused}")
-            status = 403
+            # htmx swaps no 4xx answer: the table with the refusal comes back as a 200.
+            status = 200 if request.htmx else 403
         elif not picked:
             messages.error(request, "None of the ticked nodes exists any more.")
         elif not image:
