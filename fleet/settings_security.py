@@ -74,3 +74,9 @@ CONTENT_SECURITY_POLICY = {
         **({"report-uri": [_REPORT_URI]} if _REPORT_URI else {}),
     },
 }
+
+# --- Unauthenticated boot requests (provisioning/bootserver/records.py) ---------------------
+# /boot/ipxe answers anyone; what it records of MACs Corral does not know is bounded per
+# web process: each unknown MAC once per window, and at most so many per asking address.
+CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS = env.float("CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS", default=300.0)
+CORRAL_BOOT_UNKNOWN_PER_SOURCE = env.int("CORRAL_BOOT_UNKNOWN_PER_SOURCE", default=20)

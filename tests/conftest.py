@@ -119,6 +119,14 @@ def boot_copy(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_unknown_mac_window():
+    """Each test starts a new window of the boot server's unknown-MAC bound (records)."""
+    from provisioning.bootserver import records
+
+    records._unknown = records._UnknownGate()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -102,11 +103,61 @@ _buffer: _Buffer | None = None
 _buffer_lock = threading.Lock()
 
 
+class _UnknownGate:
+    """Which requests for MACs Corral does not know are worth a row. /boot/ipxe needs no
+    credentials, so anyone on the boot network could make a row per request (2,000 asks,
+    2,000 rows: issue 36). Within a window each unknown MAC is recorded once, an asking
+    address at most CORRAL_BOOT_UNKNOWN_PER_SOURCE times, and the window's memory is
+    bounded; what is left out is counted and logged once per window."""
+
+    MAX_TRACKED = 10_000
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started = 0.0
+        self.macs: set[str] = set()
+        self.per_source: dict[str, int] = {}
+        self.dropped = 0
+
+    def admit(self, mac: str, source: str | None) -> bool:
+        now = time.monotonic()
+        with self.lock:
+            if now - self.started >= settings.CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS:
+                if self.dropped:
+                    log.warning(
+                        "boot requests: %d for unknown MACs not recorded in the last %g s "
+                        "(each MAC once a window, at most %d an address)",
+                        self.dropped,
+                        settings.CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS,
+                        settings.CORRAL_BOOT_UNKNOWN_PER_SOURCE,
+                    )
+                self.started, self.dropped = now, 0
+                self.macs.clear()
+                self.per_source.clear()
+            key = source or ""
+            if (
+                mac in self.macs
+                or self.per_source.get(key, 0) >= settings.CORRAL_BOOT_UNKNOWN_PER_SOURCE
+                or len(self.macs) >= self.MAX_TRACKED
+            ):
+                self.dropped += 1
+                return False
+            self.macs.add(mac)
+            self.per_source[key] = self.per_source.get(key, 0) + 1
+            return True
+
+
+_unknown = _UnknownGate()
+
+
 def record(
     *, node_id: int | None, mac: str, state: str, answer: str, client: str, remote_addr: str | None
 ) -> None:
-    """Record one answered request, stamped now (not when the batch is written)."""
+    """Record one answered request, stamped now (not when the batch is written); one for
+    an unknown MAC only as _UnknownGate allows."""
     global _buffer
+    if node_id is None and not _unknown.admit(mac, remote_addr):
+        return
     row = (node_id, mac, state, answer, client, remote_addr, timezone.now())
     interval = settings.CORRAL_BOOT_LOG_FLUSH_SECONDS
     if interval <= 0:
