@@ -34,9 +34,7 @@ def test_one_address_asking_for_many_unknown_macs_is_bounded(client, settings):
     assert BootRequest.objects.filter(remote_addr="10.9.0.9").count() == 1
 
 
-def test_an_enrolled_node_is_recorded_every_time_even_from_a_busy_address(
-    client, node, settings
-):
+def test_an_enrolled_node_is_recorded_every_time_even_from_a_busy_address(client, node, settings):
     settings.CORRAL_BOOT_UNKNOWN_PER_SOURCE = 1
     ipxe(client, "52:54:00:dd:00:01", "10.9.0.10")
     ipxe(client, "52:54:00:dd:00:02", "10.9.0.10")  # over the bound: not recorded
