@@ -16,6 +16,9 @@ UNCORRECTABLE = frozenset({"uncorrectable", "dbe", "double_bit", "double-bit", "
 # XID numbers the catalog may ever know (NVIDIA's are below 200); past this, a typo.
 MAX_XID = 9999
 
+# The longest code stored (HealthEvent.code, and event_class, which is the code for most kinds).
+MAX_CODE = 64
+
 
 class CodeError(ValueError):
     """The code does not fit the kind (an XID that is not a number)."""
@@ -27,7 +30,12 @@ def normalise_code(kind: str, code: str) -> str:
         if not code.isascii() or not code.isdigit() or int(code) > MAX_XID:
             raise CodeError(f"An XID is a number from 0 to {MAX_XID}; got {code!r}.")
         return str(int(code))
-    return code.lower()
+    # Lower case can lengthen text ("İ" becomes two characters), so the bound is checked
+    # on what is stored, not only on what was sent.
+    lowered = code.lower()
+    if len(lowered) > MAX_CODE:
+        raise CodeError(f"A code is at most {MAX_CODE} characters (in lower case).")
+    return lowered
 
 
 def event_class(kind: str, code: str) -> tuple[str, str]:

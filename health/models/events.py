@@ -16,8 +16,8 @@ class HealthEvent(models.Model):
     kind = models.CharField(max_length=10, choices=Kind.choices)
     code = models.CharField(max_length=64, help_text="XID number, ECC type, BMC status...")
     # For kind xid the XID catalog's action class (validation.parsers.xid_catalog) and
-    # mnemonic; for the others a normalised code (health.classify).
-    event_class = models.CharField(max_length=32, blank=True)
+    # mnemonic; for the others a normalised code (health.classify), so as long as a code.
+    event_class = models.CharField(max_length=64, blank=True)
     name = models.CharField(max_length=120, blank=True)
     gpu = models.CharField(max_length=32, blank=True, help_text="GPU index or PCI bus id.")
     message = models.TextField(blank=True)

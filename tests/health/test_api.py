@@ -143,3 +143,23 @@ def test_policy_rows_are_checked_and_admin_only(api):
         f"/api/v1/health-policies/{row.pk}/", {"action": "ignore"}, format="json"
     )
     assert resp.status_code == 400 and "count" in resp.data
+
+
+@pytest.mark.parametrize("kind", ["bmc", "nvlink", "thermal"])
+def test_a_code_up_to_64_characters_is_stored_with_its_class(api, rack5, kind):
+    """For these kinds the class is the code itself, so it needs the code's 64 characters
+    (a 33-character BMC status was a 500: the class column held 32)."""
+    code = "c" * 64
+    body = {"source": "node-agent", "kind": kind, "code": code}
+    resp = api("integration").post(url(rack5[0]), body, format="json")
+    assert resp.status_code == 201, resp.content
+    assert (resp.data[0]["code"], resp.data[0]["event_class"]) == (code, code)
+
+
+def test_a_code_that_grows_past_64_characters_when_lowered_is_a_400(api, rack5):
+    """Lower case may lengthen text ("İ" is two characters lowered): checked after it."""
+    body = {"source": "bmc", "kind": "bmc", "code": "İ" * 40}
+    resp = api("integration").post(url(rack5[0]), body, format="json")
+    assert resp.status_code == 400, resp.content
+    assert "64" in str(resp.data["code"])
+    assert not HealthEvent.objects.exists()
