@@ -14,6 +14,7 @@ import time
 import pytest
 from django.test import Client
 
+from core import jsonsafe
 from inventory.imports import COLUMNS
 from inventory.models import Node
 from tests.factories import BootRequestFactory, NodeFactory, RackFactory
@@ -122,6 +123,29 @@ def test_a_nul_deep_in_node_facts_names_its_path(admin, node):
     resp = post_raw(admin, f"/api/v1/nodes/{node.pk}/facts/", json.dumps(body))
     assert resp.status_code == 400, resp.content
     assert "facts.os.kernel" in resp.json(), resp.json()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("facts", "field"),
+    [
+        ({"os": {"kernel": "bad\ud800"}}, "facts.os.kernel"),
+        ({"os": {"k\udfff": "6.8"}}, "facts.os.k\\udfff"),
+    ],
+)
+def test_a_lone_surrogate_in_node_facts_is_a_400_naming_its_path(admin, node, facts, field):
+    """UTF-8 cannot encode half a surrogate pair, so PostgreSQL never saw it: a 500."""
+    body = json.dumps({"source": "ansible", "facts": facts})
+    assert "\\ud" in body  # sent as JSON sends it: an escape, not a raw code point
+    resp = post_raw(admin, f"/api/v1/nodes/{node.pk}/facts/", body)
+    assert resp.status_code == 400, resp.content
+    assert field in resp.json(), resp.json()
+    assert "surrogate" in str(resp.json()[field])
+    assert not node.facts.exists()
+
+
+def test_a_proper_surrogate_pair_is_a_character_and_passes():
+    assert jsonsafe.loads('{"a": "\\ud83d\\ude80"}') == {"a": "\U0001f680"}
 
 
 @pytest.mark.django_db
