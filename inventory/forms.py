@@ -10,6 +10,8 @@ import re
 from django import forms
 from django.core.exceptions import ValidationError
 
+from core import jsonsafe
+
 from .api.serializers import LabelListField, MACField
 from .choices import AttestationPolicy, BMCProtocol, NodeRole
 from .models import Rack, Site
@@ -44,6 +46,35 @@ def _api_field(field, value):
     except APIError as exc:
         detail = exc.detail if isinstance(exc.detail, list) else [exc.detail]
         raise ValidationError([str(m) for m in detail]) from None
+
+
+class ActionForm(forms.Form):
+    """What a node page's action button posts: a reason and `param.*` choices, checked as
+    the API checks its body (the reason as NodeActionSerializer's, the params as storable
+    JSON), since the page handed them straight to the service: a NUL was a 500."""
+
+    reason = forms.CharField(required=False, strip=False, max_length=2000)
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.params = {k[len("param.") :]: v for k, v in data.items() if k.startswith("param.")}
+
+    def clean(self):
+        try:
+            jsonsafe.check({"param": self.params})
+        except jsonsafe.JSONRefused as exc:
+            raise ValidationError(f"{exc.field}: {exc.detail}") from None
+        return self.cleaned_data
+
+    def error_text(self) -> str:
+        """Every error in one line, each naming its field ("Reason: ...")."""
+        return " ".join(
+            f"{self.fields[name].label or name.capitalize()}: {message}"
+            if name in self.fields
+            else message
+            for name, messages in self.errors.items()
+            for message in messages
+        )
 
 
 class ImportForm(forms.Form):

@@ -19,7 +19,7 @@ from . import bulk, bulk_bar, import_operations, imports, operations, selectors,
 from .actions import ACTIONS, available_actions, label_of
 from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
 from .filtersets import NodeFilterSet
-from .forms import ImportForm
+from .forms import ActionForm, ImportForm
 from .lifecycle import IllegalTransition
 from .locking import NodeLocked
 from .models import Rack
@@ -239,14 +239,21 @@ def node_oob(request, pk: int):
 def node_action(request, pk: int, name: str):
     node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
     require(request, ACT, on=node)
+    form = ActionForm(request.POST)
+    if not form.is_valid():
+        # Nothing was started: the page again with the message, a 400 (htmx swaps no
+        # 4xx, so its panel comes back as a 200).
+        messages.error(request, form.error_text())
+        template = "inventory/node_detail.html" + ("#node-live" if request.htmx else "")
+        context = _node_context(request, node)
+        return render(request, template, context, status=200 if request.htmx else 400)
     try:
-        params = {k[len("param.") :]: v for k, v in request.POST.items() if k.startswith("param.")}
         services.start_action(
             node,
             name,
             actor_of(request.user),
-            reason=request.POST.get("reason", ""),
-            params=params,
+            reason=form.cleaned_data["reason"],
+            params=form.params,
         )
         messages.success(request, f"{label_of(name)} started.")
     except services.UnknownAction:

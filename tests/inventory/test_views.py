@@ -181,3 +181,27 @@ def test_the_overview_says_which_queue_has_work_and_no_worker(client, users):
 
     workers.record("celery@dc2 pid 2", ["site.dc2"])
     assert "No worker is listening" not in client.get(reverse("fleet:overview")).content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("htmx", [False, True])
+@pytest.mark.parametrize(
+    ("post", "says"),
+    [
+        ({"reason": "dead\x00PSU"}, "Reason: Null characters are not allowed."),
+        ({"reason": "x", "param.then": "deploy\x00"}, "param.then: Contains a NUL character"),
+    ],
+)
+def test_an_action_reason_or_param_that_cannot_be_stored_is_refused_naming_it(
+    client, users, node, htmx, post, says
+):
+    """A NUL reached PostgreSQL from the page (the API's serializer refuses it): a 500.
+    htmx swaps no 4xx, so it gets the node's panel with the message as a 200."""
+    client.force_login(users["technician"])
+    url = reverse("inventory:node_action", args=[node.pk, "decommission"])
+    resp = client.post(url, post, **({"HTTP_HX_REQUEST": "true"} if htmx else {}))
+    assert resp.status_code == (200 if htmx else 400)
+    html = resp.content.decode()
+    assert says in html
+    node.refresh_from_db()
+    assert node.state == "enrolled" and not node.operations.exists()
