@@ -6,8 +6,9 @@ PostgreSQL cannot store U+0000 in text or jsonb, so a NUL that reached a query w
 (RecursionError while decoding). JSON may spell half a UTF-16 surrogate pair ("\\ud800"),
 which Python decodes to a code point UTF-8 cannot encode: the write to the database was a
 500 (UnicodeEncodeError); DRF's CharField refuses those, its DictField and JSONField do
-not (facts). The API's parser (fleet.parsers) and the boot callback both check here,
-so every JSON document is refused the same way: a 400 naming the field.
+not (facts). The API's parser (fleet.parsers), the boot callback and the pages' JSON
+text fields (drift's baseline form) all check here, so every JSON document is refused
+the same way: a 400 naming the field.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import forms
 
+from core import jsonsafe
+
 from .models import Baseline
 
 
@@ -55,9 +57,15 @@ class BaselineForm(_Styled, forms.Form):
         return name
 
     def clean_components(self) -> Any:
+        """The JSON text decoded as the API's parser decodes a body (core.jsonsafe): JSON
+        may spell a NUL or half a surrogate pair as an escape, and nest past the decoder's
+        stack, which the form's own NUL check on the text does not see."""
         text = self.cleaned_data["components"]
         try:
-            return json.loads(text)
+            return jsonsafe.loads(text)
+        except jsonsafe.JSONRefused as exc:
+            where = f"{exc.field}: " if exc.field not in (None, "detail") else ""
+            raise forms.ValidationError(where + exc.detail) from None
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."

@@ -108,3 +108,32 @@ def test_admin_deletes_after_confirming(client, users, hgx_baseline):
     assert resp.status_code == 302 and resp.url == reverse("drift:baseline_list")
     assert not Baseline.objects.exists()
     assert BaselineRevision.objects.filter(name="hgx-h100", action="deleted").exists()
+
+
+DEEP = 100_000  # far past Python's recursion limit
+
+
+@pytest.mark.parametrize("edit", [False, True])
+@pytest.mark.parametrize(
+    ("components", "says"),
+    [
+        ('{"firmware.BMC": "2.10\\u0000"}', "firmware.BMC: Contains a NUL"),
+        ('{"firmware.BMC\\u0000": "2.10"}', "firmware.BMC\\u0000: Contains a NUL"),
+        ('{"firmware.BMC": "2.10\\ud800"}', "firmware.BMC: Contains a lone surrogate"),
+        ('{"a":' * DEEP + '"1"' + "}" * DEEP, "JSON nested deeper than 32 levels"),
+    ],
+    ids=["nul", "nul-key", "surrogate", "deep"],
+)
+def test_json_that_cannot_be_stored_is_shown_on_the_form(
+    client, users, hgx_baseline, edit, components, says
+):
+    """The API's parser refused these; the page's JSON text reached the database (a 500)
+    or the decoder's recursion limit (a 500)."""
+    client.force_login(users["admin"])
+    url = reverse("drift:baseline_edit", args=[hgx_baseline.pk]) if edit else NEW
+    before = dict(hgx_baseline.components)
+    resp = client.post(url, form(components=components))
+    assert resp.status_code == 400
+    assert field_errors(resp.content.decode())["components"].startswith(says)
+    hgx_baseline.refresh_from_db()
+    assert Baseline.objects.count() == 1 and hgx_baseline.components == before
