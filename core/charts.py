@@ -15,14 +15,19 @@ import plotly.graph_objects as go
 from django.utils.html import escape
 
 CONFIG = {"displaylogo": False, "responsive": True}
+# As django.utils.html.json_script's (whose element takes no data-* attribute).
+SCRIPT_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 
 
 def figure_html(fig: go.Figure, div_id: str, clickable: bool = False) -> str:
     """The chart's <div> and its figure. clickable: a point whose customdata[0] is a path
     ("/nodes/?...") navigates there when clicked."""
     data = json.dumps({"figure": json.loads(fig.to_json()), "config": CONFIG})
-    # "</" would end the <script> element early; JSON allows "<\/" for it.
-    data = data.replace("</", "<\\/")
+    # Data in a <script> element is not HTML-escaped, so the HTML parser reads it raw:
+    # "</script" ends the element early, and "<!--" followed by "<script" makes a later
+    # "</script>" not end it at all. Django's json_script escapes <, > and & as JSON
+    # \u escapes, which mean the same to JSON.parse; so does this.
+    data = data.translate(SCRIPT_ESCAPES)
     click = ' data-plotly-click="navigate"' if clickable else ""
     div_id = escape(div_id)
     return (

@@ -5,8 +5,9 @@ page with its drift panel, and the version skew chart is drawn by Plotly."""
 import pytest
 from playwright.sync_api import expect
 
+from drift import services
 from tests.browser.test_rma import login
-from tests.drift.fleet import drift_fleet, hgx_baseline  # noqa: F401  (fixtures)
+from tests.drift.fleet import drift_fleet, hgx_baseline, report  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -41,3 +42,22 @@ def test_matrix_filter_cell_link_and_skew_chart(corral_web, page, shot, settings
     expect(chart.locator("svg.main-svg").first).to_be_visible()
     expect(chart.locator("g.point")).to_have_count(2)
     shot(page, "drift-03-skew")
+
+
+def test_a_hostile_fact_is_drawn_as_text_on_the_skew_chart(
+    corral_web,
+    page,
+    settings,
+    drift_fleet,  # noqa: F811
+):
+    """ "<!--<script>" in a version kept the chart's data block open to the end of the page:
+    no chart, no table, and a console error, which the `page` fixture fails on."""
+    hostile = "<!--<script>1</script>"
+    report(drift_fleet["ok"], bmc=hostile)
+    services.recompute([drift_fleet["ok"].pk])
+    login(page, corral_web, settings, "tina")
+    page.goto(f"{corral_web}/drift/skew/?component=firmware.BMC")
+    chart = page.locator("#skew-chart")
+    expect(chart.locator("g.point")).to_have_count(3)
+    expect(page.locator("#skew-table tbody tr")).to_have_count(3)
+    expect(page.locator(f'#skew-table tr[data-version="{hostile}"]')).to_have_count(1)

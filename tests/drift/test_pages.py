@@ -1,5 +1,6 @@
 """Reimage from the matrix, the node page's drift panel and the version skew chart."""
 
+import json
 import re
 
 import pytest
@@ -150,3 +151,20 @@ def test_plotly_js_is_served_from_the_package(client):
     assert resp.status_code == 200
     body = b"".join(resp.streaming_content) if resp.streaming else resp.content
     assert b"plotly" in body[:2000].lower()
+
+
+def test_skew_chart_data_cannot_break_out_of_its_script_element(client, users, drift_fleet):
+    """A fact is whatever a node reported: "<!--<script>" in a data block put the HTML
+    parser in its double-escaped state, where "</script>" no longer ends the element and
+    the rest of the page became chart data (issue 36, finding 12)."""
+    hostile = "<!--<script>1</script>&"
+    report(drift_fleet["ok"], bmc=hostile)
+    services.recompute([drift_fleet["ok"].pk])
+    client.force_login(users["manager"])
+    html = client.get(reverse("drift:skew"), {"component": "firmware.BMC"}).content.decode()
+    [block] = re.findall(r'<script type="application/json" data-plotly-for="skew-chart">', html)
+    data = html.split(block, 1)[1].split("</script>", 1)[0]
+    for raw in ("<!--", "<script", "</", "-->", "&"):
+        assert raw not in data
+    assert hostile in json.dumps(json.loads(data), ensure_ascii=False)
+    assert html.rstrip().endswith("</html>") and 'id="skew-table"' in html
