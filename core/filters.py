@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, timedelta
 from typing import Any
 
 import django_filters  # type: ignore[import-untyped]
@@ -14,14 +14,25 @@ from django_filters.fields import IsoDateTimeField  # type: ignore[import-untype
 from rest_framework import filters as drf_filters
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
+# No place keeps a UTC offset wider than this (Kiribati +14:00; the westmost is -12:00),
+# but ISO 8601 and Python take up to ±23:59, where a typo hides (-20:19).
+MAX_UTC_OFFSET = timedelta(hours=14)
+
 
 class BoundedIsoDateTimeField(IsoDateTimeField):
     """An ISO 8601 time that exists in UTC: `9999-12-31T23:59:59-01:00` parses, but is
-    past year 9999 once converted for the query (an OverflowError, a 500, before this)."""
+    past year 9999 once converted for the query (an OverflowError, a 500, before this);
+    and whose UTC offset is a real one (within ±14:00), not a mistyped `-20:19`."""
 
     def to_python(self, value: object) -> object:
         parsed = super().to_python(value)
         if parsed is not None and parsed.tzinfo is not None:
+            offset = parsed.utcoffset()
+            if offset is not None and abs(offset) > MAX_UTC_OFFSET:
+                raise ValidationError(
+                    "The UTC offset is not a real one: offsets run from -14:00 to +14:00.",
+                    code="invalid",
+                )
             try:
                 parsed.astimezone(UTC)
             except OverflowError:

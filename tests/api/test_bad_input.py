@@ -162,6 +162,8 @@ def test_a_proper_surrogate_pair_is_a_character_and_passes():
     [
         "2024-05-01T10:00:00+99:00",
         "2024-05-01T10:00:00-24:00",
+        "2024-05-01T10:00:00-20:19",  # parses, but no place on Earth keeps it
+        "2024-05-01T10:00:00+14:01",
         "9999-12-31T23:59:59-01:00",  # past year 9999 in UTC
         "0001-01-01T00:00:00+01:00",  # before year 1 in UTC
     ],
@@ -170,6 +172,12 @@ def test_since_with_an_out_of_range_utc_offset_is_a_400(admin, url, param, when)
     resp = admin.get(url, {param: when})
     assert resp.status_code == 400, resp.content
     assert param in resp.json(), resp.json()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("when", ["2024-05-01T10:00:00+14:00", "2024-05-01T10:00:00-12:00"])
+def test_since_with_a_real_utc_offset_is_taken(admin, when):
+    assert admin.get("/api/v1/events/", {"since": when}).status_code == 200
 
 
 def import_upload(data: bytes):
