@@ -143,7 +143,12 @@ NODE_READ_ONLY = OBSERVED_FIELDS  # clients read these, never write them
 
 
 class NodeSerializer(serializers.ModelSerializer):
-    bmc = BMCSerializer(required=False, allow_null=True)  # null: a node without a BMC
+    bmc = BMCSerializer(
+        required=False,
+        allow_null=True,
+        help_text="null: a node without a BMC. An update cannot remove a node's BMC "
+        "(null is a 400 then); an admin deletes it in the Django admin.",
+    )
     interfaces = InterfaceSerializer(many=True, required=False)
     labels = LabelListField(required=False)
     site = serializers.SlugRelatedField(
@@ -181,6 +186,17 @@ class NodeSerializer(serializers.ModelSerializer):
             "updated",
         ]
         read_only_fields = list(NODE_READ_ONLY)
+
+    def validate_bmc(self, value: dict | None) -> dict | None:
+        """null on an update was taken and ignored, so a client meant to remove the BMC
+        believed it had; the BMC (and its password) stays, and the answer says so."""
+        node = self.instance if isinstance(self.instance, Node) else None
+        if value is None and node is not None and BMC.objects.filter(node=node).exists():
+            raise serializers.ValidationError(
+                "null does not remove a node's BMC: omit bmc to keep it as it is; an "
+                "admin removes a BMC in the Django admin (/admin/, the node's BMC)."
+            )
+        return value
 
     def validate_interfaces(self, value: list[dict]) -> list[dict]:
         macs = [i["mac"] for i in value]

@@ -47,6 +47,11 @@ BUSINESS_RULE_400 = {
     },
     "POST /api/v1/nodes/": "its rack and site must exist; hostname, serial and MACs unique",
     "POST /api/v1/interfaces/": "its node must exist; the MAC must be unique",
+    **{
+        f"{method} /api/v1/nodes/{{id}}/": "bmc: null does not remove a node's BMC (the "
+        "admin's), so it is refused on a node that has one"
+        for method in ("PUT", "PATCH")
+    },
     "POST /api/v1/sites/": "name and slug unique",
     "POST /api/v1/reports/prices/": "one price per GPU model",
     "POST /api/v1/racks/": "its site must exist; names unique in the site",

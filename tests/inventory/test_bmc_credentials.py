@@ -139,3 +139,29 @@ def test_csv_import_cannot_repoint_an_existing_nodes_bmc(node):
     assert not report.ok
     assert any(e.field == "serial" for e in report.errors), report.errors
     assert bmc_row(node) == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method", ["patch", "put"])
+def test_a_null_bmc_on_update_is_a_400_saying_how_to_remove_one(api, node, method):
+    """`{"bmc": null}` answered 200 and kept the BMC: a client that meant to remove it
+    believed it had (issue 36, finding 14). Removing one is the admin's, so it says so."""
+    before = bmc_row(node)
+    client = api("integration")
+    body = {"bmc": None}
+    if method == "put":
+        body = {**client.get(f"/api/v1/nodes/{node.pk}/").json(), "bmc": None}
+        del body["interfaces"]
+    resp = getattr(client, method)(f"/api/v1/nodes/{node.pk}/", body, format="json")
+    assert resp.status_code == 400, resp.content
+    assert "admin" in str(resp.data["bmc"][0]) and "omit" in str(resp.data["bmc"][0])
+    assert bmc_row(node) == before
+
+
+@pytest.mark.django_db
+def test_a_null_bmc_on_a_node_without_one_changes_nothing(api, node):
+    """A node read back (bmc: null, no BMC) can be sent back as it is."""
+    BMC.objects.filter(node=node).delete()
+    resp = api("integration").patch(f"/api/v1/nodes/{node.pk}/", {"bmc": None}, format="json")
+    assert resp.status_code == 200, resp.content
+    assert resp.data["bmc"] is None and not BMC.objects.filter(node=node).exists()
