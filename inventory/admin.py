@@ -52,8 +52,27 @@ class InterfaceInline(admin.TabularInline):
     extra = 0
 
 
+class NodeAdminForm(forms.ModelForm):
+    """A move to another site needs the BMC password typed again in the BMC inline below
+    (BMC.site_move_problem), as the API and the node's page ask for it."""
+
+    class Meta:
+        model = Node
+        fields = ["rack"]  # the admin passes the fields it shows
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk and "rack" in data:
+            given = bool(self.data.get("bmc-0-password"))
+            problem = BMC.site_move_problem(self.instance, data["rack"], given)
+            if problem:
+                self.add_error("rack", problem)
+        return data
+
+
 @admin.register(Node)
 class NodeAdmin(admin.ModelAdmin):
+    form = NodeAdminForm
     list_display = ["hostname", "serial", "rack", "rack_unit", "gpu_model", "state"]
     list_filter = ["state", "rack__site", "gpu_model"]
     search_fields = ["hostname", "serial"]

@@ -23,13 +23,16 @@ CHECK = {"class": "form-check-input"}
 
 def add_errors(form: forms.Form, errors: dict | list | ValidationError, prefix: str = "") -> None:
     """Put a service's or a serializer's errors on the form's fields; keys with a `prefix`
-    ("bmc.") lose it, keys the form has no field for become form-wide errors."""
+    ("bmc.") lose it, a dotted key may name a field spelt with "_", keys the form has no
+    field for become form-wide errors."""
     if isinstance(errors, ValidationError):
         errors = errors.message_dict if hasattr(errors, "error_dict") else {"": errors.messages}
     if isinstance(errors, list):
         errors = {"": errors}
     for key, messages in errors.items():
         name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
+        if name not in form.fields and name.replace(".", "_") in form.fields:
+            name = name.replace(".", "_")  # "bmc.password" on a form of the node: bmc_password
         if isinstance(messages, dict):  # a nested serializer's errors
             add_errors(form, messages)
             continue
@@ -131,6 +134,15 @@ class NodeForm(forms.Form):
         required=False,
         widget=forms.TextInput(CONTROL),
         help_text="Space- or comma-separated; a new label is created as you save.",
+    )
+    # Write-only, as on the BMC page: a move to another site's rack needs it again.
+    bmc_password = forms.CharField(
+        label="BMC password",
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput({**CONTROL, "autocomplete": "new-password"}, render_value=False),
+        help_text="Needed only when the node moves to another site (or into or out of one): "
+        "that site's worker sends it on its own BMC network.",
     )
 
     def __init__(self, *args, racks=None, **kwargs):

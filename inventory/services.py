@@ -108,6 +108,11 @@ def update_node(
     **fields: Any,
 ) -> Node:
     with transaction.atomic():
+        if "rack" in fields:  # a new site is a new destination for the BMC password
+            given = bool(bmc and bmc.get("password"))
+            problem = BMC.site_move_problem(node, fields["rack"], given)
+            if problem:
+                raise ValidationError({"bmc.password": problem})
         for key, value in fields.items():
             if key in NODE_FIELDS:
                 setattr(node, key, value)

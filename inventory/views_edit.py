@@ -72,13 +72,15 @@ def node_edit(request, pk: int):
     if request.method == "POST" and form.is_valid():
         fields = dict(form.cleaned_data)
         labels = fields.pop("labels")
+        password = fields.pop("bmc_password")
+        bmc = {"password": password} if password and hasattr(node, "bmc") else None
         rack = fields["rack"]
         if rack is not None and rack.pk != node.rack_id:
             require(request, WRITE, on=rack)  # a move needs the role where it lands
         elif rack is None and node.rack_id and not can(request.user, WRITE):
             raise PermissionDenied("An unracked node belongs to no site: a fleet-wide role.")
         try:
-            services.update_node(node, labels=labels, **fields)
+            services.update_node(node, bmc=bmc, labels=labels, **fields)
         except ValidationError as exc:
             add_errors(form, exc)
             node = _node(pk)  # the failed write changed nothing; show what is stored

@@ -93,6 +93,13 @@ class RackSerializer(serializers.ModelSerializer):
             "created",
         ]
 
+    def validate_site(self, value: Site) -> Site:
+        """A rack whose nodes hold BMC passwords stays in its site (BMC.rack_move_problem)."""
+        problem = self.instance and BMC.rack_move_problem(self.instance, value)
+        if problem:
+            raise drf.ValidationError(problem)
+        return value
+
 
 class BMCSerializer(serializers.ModelSerializer):
     password = serializers.CharField(

@@ -41,6 +41,18 @@ class BMC(models.Model):
         "never sent to a new destination)."
     )
 
+    # The site is where the credential goes too: a site's worker runs the node's BMC
+    # actions on that site's own BMC network (Node.queue; no rack: the central queue's).
+    SITE_MOVE_REQUIRED = (
+        "{hostname} moves from {old} to {new}: give the BMC password again (that site's "
+        "worker would send the stored password on its own BMC network)."
+    )
+    RACK_MOVE_REFUSED = (
+        "{count} node(s) in this rack hold a stored BMC password ({names}): in {new} that "
+        "site's worker would send them on its own BMC network. Move those nodes to a rack "
+        "in {new} one by one, giving each its BMC password again."
+    )
+
     def __str__(self) -> str:
         return f"{self.protocol}://{self.address}"
 
@@ -86,6 +98,44 @@ class BMC(models.Model):
         if changed:
             fields = ", ".join(name.replace("_", " ") for name in changed)
             raise ValidationError({"password": self.CREDENTIAL_REQUIRED.format(fields=fields)})
+
+    @classmethod
+    def site_move_problem(cls, node, rack, password_given: bool) -> str | None:
+        """Why putting the stored `node` into `rack` (None: no rack) needs its BMC password
+        given again, or None: the move leaves its site, and a password is stored."""
+        if node.pk is None or password_given:
+            return None
+        Node = cls._meta.get_field("node").related_model
+        stored = Node.objects.select_related("rack__site").get(pk=node.pk).rack
+        old = stored.site if stored is not None else None
+        new = rack.site if rack is not None else None
+        if old == new:
+            return None
+        bmc = cls.objects.filter(node_id=node.pk).first()
+        if bmc is None or not bmc.password:
+            return None
+        return cls.SITE_MOVE_REQUIRED.format(
+            hostname=node.hostname,
+            old=f"site {old}" if old else "no site",
+            new=f"site {new}" if new else "no site",
+        )
+
+    @classmethod
+    def rack_move_problem(cls, rack, site) -> str | None:
+        """Why the stored `rack` cannot move to `site`, or None: one request cannot give
+        the password of each of its nodes, so a rack whose nodes hold one stays."""
+        Rack = cls._meta.get_field("node").related_model._meta.get_field("rack").related_model
+        if rack.pk is None or Rack.objects.filter(pk=rack.pk, site=site).exists():
+            return None
+        holders = [
+            b.node.hostname
+            for b in cls.objects.filter(node__rack_id=rack.pk).select_related("node")
+            if b.password
+        ]
+        if not holders:
+            return None
+        names = ", ".join(sorted(holders)[:5]) + (", ..." if len(holders) > 5 else "")
+        return cls.RACK_MOVE_REFUSED.format(count=len(holders), names=names, new=site)
 
     def settings_mapping(self) -> dict:
         """The fields as the driver's settings schema names them. IPMI has no TLS, so its

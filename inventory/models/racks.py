@@ -1,6 +1,9 @@
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
+
+from .bmcs import BMC
 
 
 class Rack(models.Model):
@@ -36,3 +39,9 @@ class Rack(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("inventory:rack_detail", args=[self.pk])
+
+    def clean(self) -> None:
+        # The admin's way in; the API's RackSerializer asks the same (BMC.rack_move_problem).
+        problem = self.site_id and BMC.rack_move_problem(self, self.site)
+        if problem:
+            raise ValidationError({"site": problem})
