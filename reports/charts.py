@@ -35,6 +35,8 @@ WAITING_COLOUR = "#fd7e14"
 LOST_COLOUR = "#dc3545"
 LINE_COLOUR = "#212529"
 BAR_COLOUR = "#0d6efd"
+# Font sizes (px) of every chart's title, subtitle and legend: the top margin is sized on them.
+TITLE_PX, SUBTITLE_PX, LEGEND_PX = 17, 12, 12
 
 
 def _html(fig: go.Figure, div_id: str, clickable: bool = False) -> str:
@@ -42,15 +44,37 @@ def _html(fig: go.Figure, div_id: str, clickable: bool = False) -> str:
 
 
 def _layout(fig: go.Figure, title: str, subtitle: str, height: int, **axes: Any) -> None:
-    text = f"{title}<br><sup>{subtitle}</sup>" if subtitle else title
     fig.update_layout(
-        title={"text": text, "x": 0.01, "xanchor": "left"},
+        # The title hangs from the figure's top and the legend from the plot's top edge,
+        # both in pixels: a legend at y=1.02 of the plot rose with the plot's height, onto the
+        # subtitle of a tall rack chart. The subtitle is Plotly's own (title.subtitle), set
+        # under the title; a "<br><sup>" line was shifted above a top-anchored title.
+        title={
+            "text": title,
+            "subtitle": {"text": subtitle, "font": {"size": SUBTITLE_PX}},
+            "x": 0.01,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 8},
+            "font": {"size": TITLE_PX},
+        },
         template="plotly_white",
         height=height,
         # The legend above the plot, right-aligned under the title: below, it would meet
-        # the two-line date ticks and the x-axis title.
-        margin={"l": 70, "r": 70, "t": 100, "b": 70},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
+        # the two-line date ticks and the x-axis title. The top margin holds the title and
+        # subtitle over two rows of legend (a narrow card wraps it); test_charts adds them up.
+        margin={"l": 70, "r": 70, "t": 120, "b": 70},
+        legend={
+            "orientation": "h",
+            "yref": "paper",
+            "yanchor": "bottom",
+            "y": 1,
+            "xanchor": "right",
+            "x": 1,
+            "font": {"size": LEGEND_PX},
+        },
         showlegend=True,
         **axes,
     )
