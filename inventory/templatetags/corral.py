@@ -97,3 +97,18 @@ ALERT_CLASSES |= {"warning": "warning", "error": "danger"}
 def alert_class(message) -> str:
     """The Bootstrap alert colour of a message's level: only errors are red."""
     return ALERT_CLASSES.get(getattr(message, "level_tag", ""), "info")
+
+
+@register.simple_tag(takes_context=True)
+def unshown_messages(context) -> list:
+    """The request's messages for the first loop of a response that asks, none after it.
+    base.html shows them, and so does a live partial a page includes (for its HTMX
+    refreshes, when base.html is not rendered); Django's storage hands the same messages
+    to every loop in a request, so a full page showed each one twice. Rendered without a
+    request (no view), there is no response to remember it in: they are shown."""
+    request = context.get("request")
+    if getattr(request, "_corral_messages_shown", False):
+        return []
+    if request is not None:
+        request._corral_messages_shown = True
+    return list(context.get("messages", ()))
