@@ -3,35 +3,83 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 
+from inventory.forms import CHECK, CONTROL, SELECT
 from inventory.models import Rack, Site
 from provisioning.deployments import image_choices
 
 
 class CampaignForm(forms.Form):
-    name = forms.CharField(max_length=100)
-    image = forms.ChoiceField(choices=())
-    site = forms.ModelChoiceField(Site.objects.order_by("name"), required=False)
-    rack = forms.ModelChoiceField(
-        Rack.objects.select_related("site").order_by("name"), required=False
+    """A site (every rack of it) or one rack. The rack's choices are those of the chosen
+    site: the page reloads the rack field over HTMX when the site changes, and a rack of
+    another site is refused naming both, never run on a selection the person did not see."""
+
+    name = forms.CharField(max_length=100, widget=forms.TextInput(CONTROL))
+    image = forms.ChoiceField(choices=(), widget=forms.Select(SELECT))
+    site = forms.ModelChoiceField(
+        Site.objects.order_by("name"), required=False, widget=forms.Select(SELECT)
     )
-    drifted = forms.BooleanField(required=False, label="Only nodes the drift matrix shows drifted")
+    rack = forms.ModelChoiceField(
+        Rack.objects.select_related("site").order_by("site__name", "name"),
+        required=False,
+        widget=forms.Select(SELECT),
+        help_text="Empty: every rack of the site.",
+    )
+    drifted = forms.BooleanField(
+        required=False,
+        label="Only nodes the drift matrix shows drifted",
+        widget=forms.CheckboxInput(CHECK),
+    )
     max_unavailable_pct = forms.IntegerField(
-        min_value=1, max_value=100, initial=10, label="At most % of a rack out at once"
+        min_value=1,
+        max_value=100,
+        initial=10,
+        label="At most % of a rack out at once",
+        widget=forms.NumberInput(CONTROL),
     )
     pause_failed_pct = forms.IntegerField(
-        min_value=0, max_value=100, initial=20, label="Pause when more than % fail"
+        min_value=0,
+        max_value=100,
+        initial=20,
+        label="Pause when more than % fail",
+        widget=forms.NumberInput(CONTROL),
     )
-    reason = forms.CharField(required=False)
+    reason = forms.CharField(required=False, widget=forms.TextInput(CONTROL))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["image"].choices = image_choices()
+        site = self.chosen_site()
+        if site is not None:
+            # Only the options shown: the field still knows every rack, so that clean()
+            # can name the site of a rack from elsewhere instead of "not a valid choice".
+            rack = self.fields["rack"]
+            shown = rack.queryset.filter(site=site)
+            rack.widget.choices = [("", rack.empty_label)] + [
+                (r.pk, rack.label_from_instance(r)) for r in shown
+            ]
+
+    def chosen_site(self) -> Site | None:
+        """The site in the data (or, unbound, the initial), None when none or no such site."""
+        try:
+            return self.fields["site"].clean(self["site"].value())
+        except ValidationError:
+            return None
 
     def clean(self):
         data = super().clean()
-        if bool(data.get("site")) == bool(data.get("rack")):
-            raise forms.ValidationError("Choose a site or a rack (one of them).")
+        site, rack = data.get("site"), data.get("rack")
+        if self.has_error("site") or self.has_error("rack"):
+            return data
+        if site is None and rack is None:
+            raise forms.ValidationError("Choose a site or a rack: a site for all its racks.")
+        if site is not None and rack is not None and rack.site_id != site.pk:
+            self.add_error(
+                "rack",
+                f"Rack {rack} is in site {rack.site.name}, not {site.name}: choose one of "
+                f"{site.name}'s racks, or no rack for the whole site.",
+            )
         return data
 
     def selection(self) -> dict:

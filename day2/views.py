@@ -25,6 +25,10 @@ VERBS = {"pause": campaigns.pause, "resume": campaigns.resume, "cancel": campaig
 @login_required
 def campaign_list(request):
     require(request, VIEW)
+    if request.htmx and request.htmx.target == "field-rack":
+        # The site changed: the rack field again, with that site's racks.
+        form = CampaignForm(initial={k: request.GET.get(k) for k in ("site", "rack")})
+        return render(request, "day2/campaign_list.html#campaign-rack", {"form": form})
     form = CampaignForm()
     if request.method == "POST":
         require_somewhere(request, ACT)  # and each selected node below
