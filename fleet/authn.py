@@ -13,12 +13,16 @@ No DRF views here: DRF imports this module while rest_framework.views is loading
 
 from __future__ import annotations
 
+import binascii
+
 from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
+from knox.crypto import hash_token
 from rest_framework import exceptions, status
+from rest_framework.authentication import get_authorization_header
 
 
 def lockout_message() -> str:
@@ -34,6 +38,27 @@ class LockedOut(exceptions.APIException):
         self.wait = settings.AXES_COOLOFF_MINUTES * 60  # DRF sends it as Retry-After
 
 
+ALREADY_ROTATED = (
+    "This token was already rotated; use the new token that rotation returned (this answer "
+    "does not count towards the lockout)."
+)
+
+
+def rotated_away(request) -> bool:
+    """Whether the request's token is one its caller rotated a moment ago (a losing
+    concurrent rotation, a retry): not a guess, so not counted (core.models.RotatedToken)."""
+    from core.models import RotatedToken
+
+    parts = get_authorization_header(request).split()
+    if len(parts) != 2:
+        return False
+    try:
+        digest = hash_token(parts[1].decode())
+    except (TypeError, ValueError, binascii.Error):
+        return False
+    return RotatedToken.was_rotated(digest)
+
+
 class TokenAuthentication(KnoxTokenAuthentication):
     """knox's token check, refused outright for a locked-out client; a failure counts."""
 
@@ -47,6 +72,8 @@ class TokenAuthentication(KnoxTokenAuthentication):
         except exceptions.AuthenticationFailed:
             if AxesProxyHandler.is_locked(django_request):
                 raise LockedOut() from None
+            if rotated_away(request):
+                raise exceptions.AuthenticationFailed(ALREADY_ROTATED) from None
             user_login_failed.send(
                 sender=type(self), credentials={"username": None}, request=django_request
             )

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
@@ -147,6 +148,25 @@ def test_a_caller_rotates_its_own_token(users):
     )
     assert api_get(old).status_code == 401
     assert api_get(new).status_code == 200 and api_get(other).status_code == 200
+
+
+def test_a_rotated_token_sent_again_is_told_so_and_not_counted(users):
+    """A rotation retried with the old token (or one that lost a race) is no guess: it
+    is answered "already rotated", never counted towards the lockout, for the lockout's
+    window; after that the old key is a bad token like any other (issue 36, finding 9)."""
+    old = api_token(users["integration"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {old}")
+    assert client.post("/api/v1/auth/token/rotate/").status_code == 201
+    for _ in range(settings.AXES_FAILURE_LIMIT + 1):
+        resp = client.post("/api/v1/auth/token/rotate/")
+        assert resp.status_code == 401 and "already rotated" in resp.json()["detail"]
+    assert api_get(old, ip="127.0.0.1").status_code == 401
+    assert not AccessAttempt.objects.exists()
+    later = timezone.now() + timedelta(minutes=settings.AXES_COOLOFF_MINUTES + 1)
+    with time_machine.travel(later, tick=False):
+        resp = client.post("/api/v1/auth/token/rotate/")
+    assert resp.json() == {"detail": "Invalid token."} and AccessAttempt.objects.exists()
 
 
 def test_rotation_needs_a_token(users):

@@ -7,6 +7,7 @@ user's older tokens, so a key that leaked or that a script no longer needs stops
 
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from knox.models import AuthToken
 
 from inventory.permissions import ROLES
@@ -28,9 +29,13 @@ class Command(BaseCommand):
             user.set_unusable_password()
             user.save()
         user.groups.add(Group.objects.get_or_create(name=group)[0])
-        if rotate:
-            AuthToken.objects.filter(user=user).delete()
-        instance, key = AuthToken.objects.create(user=user)
+        with transaction.atomic():
+            if rotate:
+                # The user's row lock makes rotations one at a time: two run at once each
+                # deleted, then each created, and left two tokens; now the last one wins.
+                User.objects.select_for_update().filter(pk=user.pk).first()
+                AuthToken.objects.filter(user=user).delete()
+            instance, key = AuthToken.objects.create(user=user)
         self.stdout.write(key)
         expiry = f"until {instance.expiry:%Y-%m-%d %H:%M} UTC" if instance.expiry else "forever"
         self.stderr.write(f"valid {expiry}; shown once, Corral keeps only its hash")
