@@ -84,8 +84,7 @@ def check(data: object) -> object:
             raise too_deep()
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            why = _refusal(key) if isinstance(key, str) else None
-            if why:
+            if isinstance(key, str) and (why := _refusal(key)):
                 raise JSONRefused(why, _join(path, _printable(key)))
             stack.append((item, _join(path, key), depth + 1))
     return data
