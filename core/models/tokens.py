@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -25,7 +25,7 @@ class RotatedToken(models.Model):
         return f"token rotated at {self.rotated:%Y-%m-%d %H:%M:%S}"
 
     @staticmethod
-    def window_start():
+    def window_start() -> datetime:
         return timezone.now() - timedelta(minutes=settings.AXES_COOLOFF_MINUTES)
 
     @classmethod
