@@ -56,9 +56,8 @@ class NodeAdminForm(forms.ModelForm):
     """A move to another site needs the BMC password typed again in the BMC inline below
     (BMC.site_move_problem), as the API and the node's page ask for it."""
 
-    class Meta:
-        model = Node
-        fields = ["rack"]  # the admin passes the fields it shows
+    # No Meta: the admin builds the form from its own fields (all of them); a Meta naming
+    # fields would be all the admin shows.
 
     def clean(self):
         data = super().clean()
