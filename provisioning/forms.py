@@ -7,6 +7,8 @@ import json
 
 from django import forms
 
+from core import jsonsafe
+
 from .models import Image
 
 IMAGE_FIELDS = [
@@ -59,7 +61,12 @@ class ImageForm(forms.ModelForm):
         if not text:
             return {}
         try:
-            value = json.loads(text)
+            # As the API's parser decodes a body: an escaped NUL, half a surrogate pair or
+            # nesting past the decoder's stack is the person's mistake, not a 500.
+            value = jsonsafe.loads(text)
+        except jsonsafe.JSONRefused as exc:
+            where = f"{exc.field}: " if exc.field not in (None, "detail") else ""
+            raise forms.ValidationError(where + exc.detail) from None
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"Not JSON: {exc.msg} (line {exc.lineno}).") from None
         if not isinstance(value, dict):

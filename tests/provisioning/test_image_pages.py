@@ -96,3 +96,22 @@ def test_a_published_image_cannot_be_edited(client, users):
     assert "immutable; create a new version" in resp.content.decode()
     resp = client.post(reverse("provisioning:image_publish", args=[image.pk]), follow=True)
     assert "immutable" in resp.content.decode()
+
+
+@pytest.mark.parametrize(
+    "baseline, says",
+    [
+        ('{"driver": "550\\u0000"}', "driver"),  # a NUL spelt as a JSON escape
+        ('{"driver": "\\ud800"}', "driver"),  # half a surrogate pair
+        ("[" * 5000 + "]" * 5000, "nested"),  # past the decoder's stack
+    ],
+)
+def test_a_baseline_json_the_api_refuses_is_a_form_error_not_a_500(
+    client, users, artifact_server, baseline, says
+):
+    client.force_login(users["admin"])
+    body = image_body(artifact_server)
+    resp = client.post(NEW, {**form_data(body), "baseline": baseline})
+    assert resp.status_code == 200
+    assert says in resp.content.decode()
+    assert not Image.objects.exists()
