@@ -16,7 +16,13 @@ from ..macs import MAC_PATTERN
 from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 from ..models.nodes import OBSERVED_FIELDS
 from ..permissions import ADMIN, can
-from ..validators import MAX_LABELS, TOO_MANY_LABELS, normalise_mac
+from ..validators import (
+    MAX_LABELS,
+    RACK_NAME_PATTERN,
+    TOO_MANY_LABELS,
+    normalise_mac,
+    validate_rack_name,
+)
 
 
 @extend_schema_field({"type": "string", "pattern": MAC_PATTERN, "example": "52:54:00:ab:cd:ef"})
@@ -69,7 +75,13 @@ class SiteSerializer(serializers.ModelSerializer):
         return value
 
 
+@extend_schema_field({"type": "string", "pattern": RACK_NAME_PATTERN, "maxLength": 100})
+class RackNameField(serializers.CharField):
+    """The model's rule (validators.validate_rack_name), declared so clients know it."""
+
+
 class RackSerializer(serializers.ModelSerializer):
+    name = RackNameField(max_length=100, validators=[validate_rack_name])
     site_slug = serializers.CharField(source="site.slug", read_only=True)
     # A list of switch names (the model stores any JSON; the API says what it means).
     leaf_switches = serializers.ListField(

@@ -3,12 +3,17 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from ..validators import validate_rack_name
 from .bmcs import BMC
 
 
 class Rack(models.Model):
     site = models.ForeignKey("inventory.Site", on_delete=models.PROTECT, related_name="racks")
-    name = models.CharField(max_length=100)
+    name = models.CharField(
+        max_length=100,
+        validators=[validate_rack_name],
+        help_text="ASCII letters, digits, '.', '_' and '-', as on the rack's label.",
+    )
     row = models.CharField(max_length=20, blank=True)
     position = models.PositiveIntegerField(null=True, blank=True)
     u_height = models.PositiveSmallIntegerField(
