@@ -51,8 +51,8 @@ def standings(node_ids: Iterable[int]) -> dict[int, Standing]:
     """Each node's latest judged attestation as a Standing; nodes never judged are absent
     (UNATTESTED). One query."""
     pinned = TPMIdentity.objects.filter(node_id=OuterRef("node_id"))
-    # The latest judged row of each node by a correlated subquery, not DISTINCT ON: the
-    # same query runs on SQLite (`make run`) and PostgreSQL.
+    # The latest judged row of each node by a correlated subquery, which SQLite (`make
+    # run`) runs as PostgreSQL does; tests/embedded walks the drift pages on SQLite.
     latest = Attestation.objects.filter(
         node_id=OuterRef("node_id"), verified__isnull=False
     ).order_by("-verified", "-id")
