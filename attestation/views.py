@@ -7,11 +7,12 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from inventory.models import Node
 from inventory.permissions import ADMIN, VIEW, actor_of, can
+from inventory.scope import visible_or_404
 from inventory.views import require
 
 from . import selectors, services
@@ -21,7 +22,7 @@ from .models import FirmwareReference, TPMIdentity
 @login_required
 def attestation_detail(request, pk: int):
     require(request, VIEW)
-    attestation = get_object_or_404(selectors.attestation_queryset(), pk=pk)
+    attestation = visible_or_404(request.user, selectors.attestation_queryset(), pk=pk)
     reference = FirmwareReference.objects.filter(platform=attestation.node.model).first()
     pcrs = sorted(((int(k), v) for k, v in attestation.pcrs.items()), key=lambda kv: kv[0])
     return render(
@@ -41,7 +42,7 @@ def attestation_detail(request, pk: int):
 def sign_off(request, pk: int):
     """Admin, fleet-wide: a reference applies to every node of the platform."""
     require(request, ADMIN, on=None)
-    attestation = get_object_or_404(selectors.attestation_queryset(), pk=pk)
+    attestation = visible_or_404(request.user, selectors.attestation_queryset(), pk=pk)
     try:
         reference = services.sign_off_reference(
             attestation, actor_of(request.user), request.POST.get("note", "")[:2000]
@@ -60,7 +61,7 @@ def sign_off(request, pk: int):
 @login_required
 def node_panel(request, pk: int):
     require(request, VIEW)
-    node = get_object_or_404(Node.objects.select_related("rack__site"), pk=pk)
+    node = visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
     return render(
         request,
         "attestation/node_panel.html",
@@ -76,7 +77,7 @@ def node_panel(request, pk: int):
 @login_required
 @require_POST
 def forget_tpm(request, pk: int):
-    node = get_object_or_404(Node.objects.select_related("rack__site"), pk=pk)
+    node = visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
     require(request, ADMIN, on=node)
     services.forget_tpm(node.pk, actor_of(request.user))
     messages.success(

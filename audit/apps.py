@@ -3,6 +3,7 @@ from django.apps import AppConfig
 
 class AuditConfig(AppConfig):
     name = "audit"
+    site_scopes = {"auditlog.logentry": "fleet-only"}  # inventory.scope: admins fleet-wide
     verbose_name = "Audit trail"
     default_auto_field = "django.db.models.BigAutoField"
 

@@ -6,6 +6,14 @@ class CoreConfig(AppConfig):
     outbound webhooks (the outbox other apps write events into)."""
 
     name = "core"
+    site_scopes = {  # inventory.scope: fleet-wide plumbing, read by fleet-wide roles only
+        "webhookevent": "fleet-only",
+        "delivery": "fleet-only",
+        "idempotencyrecord": "fleet-only",
+        "webhooksubscription": "fleet-only",
+        "webhookaudit": "fleet-only",
+        "rotatedtoken": "fleet-only",
+    }
     verbose_name = "Core"
 
     def ready(self) -> None:

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 
 from inventory.forms import CHECK, CONTROL, SELECT
 from inventory.models import Rack, Site
+from inventory.scope import scope_form
 from provisioning.deployments import image_choices
 
 
@@ -47,8 +48,10 @@ class CampaignForm(forms.Form):
     )
     reason = forms.CharField(required=False, widget=forms.TextInput(CONTROL))
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        if user is not None:
+            scope_form(self, user)  # a site's role picks among its own sites and racks
         self.fields["image"].choices = image_choices()
         site = self.chosen_site()
         if site is not None:

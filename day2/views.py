@@ -7,10 +7,11 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from inventory.permissions import ACT, VIEW, actor_of, can, can_somewhere, site_of
+from inventory.scope import restrict, visible_or_404
 from inventory.views import require, require_somewhere
 
 from . import campaigns, selectors
@@ -27,12 +28,13 @@ def campaign_list(request):
     require(request, VIEW)
     if request.htmx and request.htmx.target == "field-rack":
         # The site changed: the rack field again, with that site's racks.
-        form = CampaignForm(initial={k: request.GET.get(k) for k in ("site", "rack")})
+        initial = {k: request.GET.get(k) for k in ("site", "rack")}
+        form = CampaignForm(initial=initial, user=request.user)
         return render(request, "day2/campaign_list.html#campaign-rack", {"form": form})
-    form = CampaignForm()
+    form = CampaignForm(user=request.user)
     if request.method == "POST":
         require_somewhere(request, ACT)  # and each selected node below
-        form = CampaignForm(request.POST)
+        form = CampaignForm(request.POST, user=request.user)
         if form.is_valid():
             try:
                 nodes = campaigns.select_nodes(form.selection())
@@ -53,7 +55,8 @@ def campaign_list(request):
             else:
                 messages.success(request, f"Campaign {campaign.name} started.")
                 return redirect(campaign)
-    found = CampaignFilterSet(request.GET or None, queryset=selectors.campaign_queryset())
+    visible = restrict(selectors.campaign_queryset(), request.user)
+    found = CampaignFilterSet(request.GET or None, queryset=visible)
     return render(
         request,
         "day2/campaign_list.html",
@@ -83,7 +86,7 @@ def _detail_context(request, campaign) -> dict:
 @login_required
 def campaign_detail(request, pk: int):
     require(request, VIEW)
-    campaign = get_object_or_404(selectors.campaign_queryset(), pk=pk)
+    campaign = visible_or_404(request.user, selectors.campaign_queryset(), pk=pk)
     template = "day2/campaign_detail.html"
     if request.htmx:
         template += "#campaign-live"
@@ -93,7 +96,7 @@ def campaign_detail(request, pk: int):
 @login_required
 @require_POST
 def campaign_move(request, pk: int, verb: str):
-    campaign = get_object_or_404(selectors.campaign_queryset(), pk=pk)
+    campaign = visible_or_404(request.user, selectors.campaign_queryset(), pk=pk)
     for member in campaign.members.all():
         require(request, ACT, on=member.node)
     if verb not in VERBS:
@@ -105,7 +108,7 @@ def campaign_move(request, pk: int, verb: str):
         except IllegalCampaignTransition as exc:
             messages.error(request, str(exc))
     if request.htmx:
-        fresh = get_object_or_404(selectors.campaign_queryset(), pk=pk)
+        fresh = visible_or_404(request.user, selectors.campaign_queryset(), pk=pk)
         return render(
             request, "day2/campaign_detail.html#campaign-live", _detail_context(request, fresh)
         )

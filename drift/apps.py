@@ -3,6 +3,13 @@ from django.apps import AppConfig
 
 class DriftConfig(AppConfig):
     name = "drift"
+    site_scopes = {  # inventory.scope
+        "baseline": "fleet",
+        "baselinerevision": "fleet",
+        "driftcell": "node__rack__site",
+        "nodedrift": "node__rack__site",
+        "driftevent": "node__rack__site",
+    }
     verbose_name = "Drift"
     default_auto_field = "django.db.models.BigAutoField"
 

@@ -15,6 +15,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["fleet.api.RolePermission"],
     "DEFAULT_FILTER_BACKENDS": [
+        "inventory.api.scoping.SiteScope",  # reads narrowed to the caller's sites (issue 36)
         "core.filters.FilterBackend",  # strict booleans and integers; unknown parameters: 400
         "rest_framework.filters.OrderingFilter",
         "core.filters.SearchFilter",  # declared only where a view searches

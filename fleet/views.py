@@ -10,6 +10,7 @@ from health import selectors as health_selectors
 from inventory import activity, selectors
 from inventory.choices import STATE_COLOURS, NodeState
 from inventory.permissions import ROLE_CAPABILITIES, VIEW, capabilities
+from inventory.scope import readable_sites
 from inventory.views import require
 from validation import selectors as validation_selectors
 
@@ -17,11 +18,13 @@ from validation import selectors as validation_selectors
 @login_required
 def overview(request):
     require(request, VIEW)
-    sites, totals = selectors.fleet_overview()
+    # Queues and webhooks are the fleet's plumbing: a site's role sees its own sites only.
+    fleet_wide = readable_sites(request.user) is None
+    sites, totals = selectors.fleet_overview(request.user)
     states = [(s, label, STATE_COLOURS[s], totals.get(s, 0)) for s, label in NodeState.choices]
-    running, running_count = activity.running_now()
-    validating, validating_count = validation_selectors.validating_queue()
-    overdue, overdue_count = selectors.overdue_nodes()
+    running, running_count = activity.running_now(request.user)
+    validating, validating_count = validation_selectors.validating_queue(request.user)
+    overdue, overdue_count = selectors.overdue_nodes(request.user)
     return render(
         request,
         "fleet/overview.html",
@@ -33,8 +36,8 @@ def overview(request):
             "validating_count": validating_count,
             "overdue": overdue,
             "overdue_count": overdue_count,
-            "unserved": selectors.unserved_queues(),
-            "failing_webhooks": webhook_selectors.failing_subscriptions(),
+            "unserved": selectors.unserved_queues() if fleet_wide else [],
+            "failing_webhooks": webhook_selectors.failing_subscriptions() if fleet_wide else [],
             "health_breaker": health_selectors.open_breaker(),
             "running": running,
             "running_count": running_count,

@@ -3,6 +3,11 @@ from django.apps import AppConfig
 
 class HealthConfig(AppConfig):
     name = "health"
+    site_scopes = {  # inventory.scope
+        "breakerstate": "fleet",
+        "healthevent": "node__rack__site",
+        "healthpolicy": "fleet",
+    }
     verbose_name = "Health"
     default_auto_field = "django.db.models.BigAutoField"
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from inventory.models import Node
 from inventory.permissions import VIEW
+from inventory.scope import visible_or_404
 from inventory.views import require
 
 from . import selectors
@@ -15,7 +16,7 @@ from . import selectors
 @login_required
 def node_panel(request, node_pk: int):
     require(request, VIEW)
-    node = get_object_or_404(Node, pk=node_pk)
+    node = visible_or_404(request.user, Node, pk=node_pk)
     context = {
         "node": node,
         "events": selectors.node_events(node.pk),

@@ -22,6 +22,7 @@ from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 from .filtersets import LifecycleEventFilterSet, OperationFilterSet
 from .import_operations import KIND as IMPORT_KIND
 from .models import LifecycleEvent, Operation
+from .scope import restrict
 
 SHOW = (("all", "Operations and events"), ("operations", "Operations"), ("events", "Events"))
 PAGE_SIZE = 50
@@ -67,16 +68,18 @@ class Timeline:
         return {**self.operations.errors, **self.events.errors}
 
 
-def timeline(params: Any) -> Timeline:
+def timeline(params: Any, user: Any) -> Timeline:
     """The two filtersets bound to the page's query. The page has one "kind" field: an
-    operation's kind or an event's name (`recycle` finds both)."""
+    operation's kind or an event's name (`recycle` finds both). Within the user's sites."""
     show = params.get("show") if params.get("show") in dict(SHOW) else "all"
     event_params = params.copy()
     if params.get("kind"):
         event_params["event"] = params["kind"]
     return Timeline(
-        OperationFilterSet(params, queryset=Operation.objects.all()),
-        LifecycleEventFilterSet(event_params, queryset=LifecycleEvent.objects.all()),
+        OperationFilterSet(params, queryset=restrict(Operation.objects.all(), user)),
+        LifecycleEventFilterSet(
+            event_params, queryset=restrict(LifecycleEvent.objects.all(), user)
+        ),
         show,
     )
 
@@ -121,10 +124,11 @@ def duration(op: Operation, now: datetime | None = None) -> timedelta | None:
     return (op.finished or now or timezone.now()) - op.started
 
 
-def running_now(limit: int = 10) -> tuple[list[Operation], int]:
+def running_now(user: Any, limit: int = 10) -> tuple[list[Operation], int]:
     """Top-level operations pending or running (a bulk parent stands for its children),
     newest first, and how many there are."""
     qs = operation_queryset().filter(status__in=ACTIVE_OPERATION_STATUSES, parent__isnull=True)
+    qs = restrict(qs, user)
     return list(qs[:limit]), qs.count()
 
 

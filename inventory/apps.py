@@ -3,6 +3,20 @@ from django.apps import AppConfig
 
 class InventoryConfig(AppConfig):
     name = "inventory"
+    site_scopes = {  # inventory.scope: how each model reaches a site
+        "site": "pk",
+        "rack": "site",
+        "node": "rack__site",
+        "bmc": "node__rack__site",
+        "networkinterface": "node__rack__site",
+        "fact": "node__rack__site",
+        "lifecycleevent": "node__rack__site",
+        "operation": "inventory.scope.operations_in",
+        "label": "fleet",
+        "siterole": "site",
+        "importupload": "fleet-only",  # a CSV import needs a fleet-wide role
+        "worker": "fleet-only",
+    }
     verbose_name = "Inventory"
 
     def ready(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_POST
 
@@ -23,6 +23,7 @@ from .actions import ACTIONS
 from .choices import NodeState
 from .models import Node, Operation
 from .permissions import ACT, VIEW, WRITE, actor_of, can_somewhere, refused_on
+from .scope import visible_or_404
 from .services import UnknownAction
 
 # The bar's actions, in its order; the others (RMA, decommission) need a reason and a
@@ -150,5 +151,5 @@ def node_bulk_status(request, pk: int):
     """The progress panel of one bulk operation, polled until it ends."""
     if not can_somewhere(request.user, VIEW):
         raise PermissionDenied(f"Your role does not allow '{VIEW}' here.")
-    op = get_object_or_404(Operation.objects.filter(kind__startswith="bulk_"), pk=pk)
+    op = visible_or_404(request.user, Operation.objects.filter(kind__startswith="bulk_"), pk=pk)
     return _progress(request, op)

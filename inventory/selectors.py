@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -20,6 +21,7 @@ from .choices import (
 )
 from .import_operations import KIND as IMPORT_KIND
 from .models import LifecycleEvent, Node, Operation, Rack, Site
+from .scope import restrict
 
 
 def node_queryset() -> QuerySet[Node]:
@@ -83,14 +85,16 @@ class SiteOverview(StateCounts):
     racks: list[StateCounts] = field(default_factory=list)
 
 
-def fleet_overview() -> tuple[list[SiteOverview], dict[str, int]]:
-    """Node counts by state per site and per rack: two queries for any fleet size."""
-    sites = {s.pk: SiteOverview(s.name, f"site={s.slug}") for s in Site.objects.all()}
+def fleet_overview(user: Any) -> tuple[list[SiteOverview], dict[str, int]]:
+    """Node counts by state per site and per rack, of the sites the user reads: three
+    queries for any fleet size."""
+    sites = {s.pk: SiteOverview(s.name, f"site={s.slug}") for s in restrict(Site.objects, user)}
     racks: dict[int, StateCounts] = {}
-    for rack in Rack.objects.select_related("site").order_by("site__name", "name"):
+    for rack in restrict(Rack.objects.select_related("site"), user).order_by("site__name", "name"):
         racks[rack.pk] = StateCounts(rack.name, f"rack={rack.pk}")
         sites[rack.site_id].racks.append(racks[rack.pk])
-    rows = Node.objects.values("rack_id", "rack__site_id", "state").annotate(n=Count("id"))
+    nodes = restrict(Node.objects.all(), user)
+    rows = nodes.values("rack_id", "rack__site_id", "state").annotate(n=Count("id"))
     totals: dict[str, int] = defaultdict(int)
     unracked = StateCounts("Unracked", "rack=none")
     for row in rows.order_by():
@@ -142,8 +146,8 @@ def rack_prefetch() -> Prefetch:
     return Prefetch("racks", queryset=Rack.objects.annotate(node_count=Count("nodes")))
 
 
-def sites_with_racks() -> QuerySet[Site]:
-    return Site.objects.prefetch_related(rack_prefetch())
+def sites_with_racks(user: Any) -> QuerySet[Site]:
+    return restrict(Site.objects.all(), user).prefetch_related(rack_prefetch())
 
 
 def pending_on(queue: str) -> Q:
@@ -172,11 +176,13 @@ def unserved_queues() -> list[tuple[str, int]]:
     return sorted((q, n) for q, n in waiting.items() if q not in listened)
 
 
-def overdue_nodes(limit: int = 10) -> tuple[list[Node], int]:
+def overdue_nodes(user: Any, limit: int = 10) -> tuple[list[Node], int]:
     """Nodes still in a transitional state past their deadline, oldest first, and how
     many there are: work the watchdog should have ended (is beat running?), shown above
     what is merely in progress."""
-    overdue = Node.objects.filter(
-        state__in=TRANSITIONAL_STATES, deadline__lt=timezone.now()
-    ).select_related("rack__site")
+    overdue = (
+        restrict(Node.objects, user)
+        .filter(state__in=TRANSITIONAL_STATES, deadline__lt=timezone.now())
+        .select_related("rack__site")
+    )
     return list(overdue.order_by("deadline", "pk")[:limit]), overdue.count()

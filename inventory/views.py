@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -35,6 +35,7 @@ from .permissions import (
     site_of,
     sites_where,
 )
+from .scope import restrict, visible_or_404
 
 
 def with_params(params, **changes: str | None) -> str:
@@ -140,7 +141,9 @@ def node_list(request):
     params = request.GET
     data = params.copy()
     data.setlist("state", [v for v in params.getlist("state") if v])  # "any" sends ""
-    filterset = NodeFilterSet(data or None, queryset=selectors.node_queryset())
+    filterset = NodeFilterSet(
+        data or None, queryset=restrict(selectors.node_queryset(), request.user)
+    )
     page = Paginator(filterset.qs, 100).get_page(params.get("page"))
     ordering = params.get("ordering", "") if filterset.is_bound and filterset.is_valid() else ""
     context = {
@@ -210,7 +213,7 @@ NODE_PARTS = {"facts": "#node-facts"}
 @login_required
 def node_detail(request, pk: int):
     require(request, VIEW)
-    node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    node = visible_or_404(request.user, selectors.node_detail_queryset(), pk=pk)
     template = "inventory/node_detail.html"
     if request.htmx:
         template += NODE_PARTS.get(request.GET.get("part", ""), "#node-live")
@@ -227,7 +230,7 @@ def node_detail(request, pk: int):
 def node_oob(request, pk: int):
     """Power state and BMC health as last read; POST asks a worker to read them again."""
     require(request, VIEW)
-    node = get_object_or_404(selectors.node_queryset(), pk=pk)
+    node = visible_or_404(request.user, selectors.node_queryset(), pk=pk)
     if request.method == "POST":
         require(request, ACT, on=node)
         operations.request_power_refresh(node)
@@ -237,7 +240,7 @@ def node_oob(request, pk: int):
 @login_required
 @require_POST
 def node_action(request, pk: int, name: str):
-    node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    node = visible_or_404(request.user, selectors.node_detail_queryset(), pk=pk)
     require(request, ACT, on=node)
     form = ActionForm(request.POST)
     if not form.is_valid():
@@ -264,7 +267,7 @@ def node_action(request, pk: int, name: str):
         messages.error(request, " ".join(exc.messages))
     if not request.htmx:
         return redirect(node)
-    node = get_object_or_404(selectors.node_detail_queryset(), pk=pk)
+    node = visible_or_404(request.user, selectors.node_detail_queryset(), pk=pk)
     return render(request, "inventory/node_detail.html#node-live", _node_context(request, node))
 
 
@@ -289,7 +292,7 @@ def _rack_context(request, rack: Rack, operation=None) -> dict:
 @login_required
 def rack_detail(request, pk: int):
     require(request, VIEW)
-    rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk)
+    rack = visible_or_404(request.user, Rack.objects.select_related("site"), pk=pk)
     template = "inventory/rack_detail.html"
     if request.htmx:
         template += "#rack-progress"
@@ -299,7 +302,7 @@ def rack_detail(request, pk: int):
 @login_required
 @require_POST
 def rack_action(request, pk: int, name: str):
-    rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk)
+    rack = visible_or_404(request.user, Rack.objects.select_related("site"), pk=pk)
     require(request, ACT, on=rack)
     if name not in RACK_ACTIONS:
         messages.error(request, f"'{name}' is not a rack action.")
@@ -322,7 +325,7 @@ def rack_list(request):
     require(request, VIEW)
     writable = sites_where(request.user, WRITE)
     context = {
-        "sites": selectors.sites_with_racks(),
+        "sites": selectors.sites_with_racks(request.user),
         "writable": writable,  # None: every site
         "can_create_site": can(request.user, WRITE),
         "can_create_rack": writable is None or bool(writable),
@@ -373,7 +376,7 @@ def node_import(request):
 def node_import_status(request, pk: int):
     """An import's progress, then its outcome; the HTMX partial polls while it runs."""
     require(request, VIEW)
-    operation = get_object_or_404(selectors.import_operations(), pk=pk)
+    operation = visible_or_404(request.user, selectors.import_operations(), pk=pk)
     template = "inventory/node_import_status.html"
     if request.htmx:
         template += "#import-progress"

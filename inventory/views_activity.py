@@ -20,7 +20,7 @@ from .views import page_links, require
 @login_required
 def activity_list(request):
     require(request, VIEW)
-    tl = activity.timeline(request.GET)
+    tl = activity.timeline(request.GET, request.user)
     page, rows = activity.page_of(tl, request.GET.get("page"))
     now = timezone.now()
     for row in rows:

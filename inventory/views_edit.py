@@ -13,13 +13,14 @@ import re
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import services
 from .forms import BMCForm, InterfaceForm, NodeForm, add_errors
 from .models import BMC, NetworkInterface, Node, Rack
 from .permissions import ADMIN, WRITE, can, sites_where
+from .scope import visible_or_404
 from .views import require
 
 # How inspection reports a BMC of several systems (provisioning.drivers.redfish.client):
@@ -54,14 +55,14 @@ def reported_systems(node: Node) -> list[str]:
     return []
 
 
-def _node(pk: int) -> Node:
-    return get_object_or_404(Node.objects.select_related("rack__site"), pk=pk)
+def _node(request, pk: int) -> Node:
+    return visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def node_edit(request, pk: int):
-    node = _node(pk)
+    node = _node(request, pk)
     require(request, WRITE, on=node)
     initial = {
         **{f: getattr(node, f) for f in services.NODE_FIELDS},
@@ -83,7 +84,7 @@ def node_edit(request, pk: int):
             services.update_node(node, bmc=bmc, labels=labels, **fields)
         except ValidationError as exc:
             add_errors(form, exc)
-            node = _node(pk)  # the failed write changed nothing; show what is stored
+            node = _node(request, pk)  # the failed write changed nothing; show what is stored
         else:
             messages.success(request, f"Saved {node.hostname}.")
             return redirect(node)
@@ -95,7 +96,7 @@ def node_edit(request, pk: int):
 def bmc_edit(request, pk: int):
     """The BMC's settings. The password is write-only: never rendered, blank keeps the
     stored one, and a new destination needs it given again (BMC.check_credential)."""
-    node = _node(pk)
+    node = _node(request, pk)
     require(request, WRITE, on=node)
     bmc = BMC.objects.filter(node=node).first()
     if bmc is not None:
@@ -108,7 +109,7 @@ def bmc_edit(request, pk: int):
             services.update_node(node, bmc=dict(form.cleaned_data))
         except ValidationError as exc:
             add_errors(form, exc, prefix="bmc.")
-            node = _node(pk)
+            node = _node(request, pk)
         else:
             messages.success(request, f"Saved the BMC of {node.hostname}.")
             return redirect(node)
@@ -125,9 +126,9 @@ def bmc_edit(request, pk: int):
 @require_http_methods(["GET", "POST"])
 def interface_edit(request, pk: int, nic: int | None = None):
     """Add (no `nic`) or edit one of the node's interfaces."""
-    node = _node(pk)
+    node = _node(request, pk)
     require(request, WRITE, on=node)
-    iface = get_object_or_404(NetworkInterface, pk=nic, node=node) if nic else None
+    iface = visible_or_404(request.user, NetworkInterface, pk=nic, node=node) if nic else None
     initial = {}
     if iface is not None:
         initial = {f: getattr(iface, f) for f in ("name", "mac", "ip", "boot", "fabric_rail")}
@@ -155,9 +156,9 @@ def _can_delete(request, node: Node) -> bool:
 @login_required
 @require_POST
 def interface_delete(request, pk: int, nic: int):
-    node = _node(pk)
+    node = _node(request, pk)
     require(request, ADMIN, on=node)
-    iface = get_object_or_404(NetworkInterface, pk=nic, node=node)
+    iface = visible_or_404(request.user, NetworkInterface, pk=nic, node=node)
     iface.delete()
     messages.success(request, f"Deleted interface {iface.mac} of {node.hostname}.")
     return redirect(node)

@@ -12,13 +12,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from .api.serializers import RackSerializer, SiteSerializer
 from .forms import RackForm, SiteForm, add_errors
 from .models import Rack, Site
 from .permissions import WRITE, can_somewhere, sites_where
+from .scope import visible_or_404
 from .views import require
 
 
@@ -35,7 +36,7 @@ def _save(form, serializer_class, instance, data: dict, request=None):
 @login_required
 @require_http_methods(["GET", "POST"])
 def site_edit(request, pk: int | None = None):
-    site = get_object_or_404(Site, pk=pk) if pk else None
+    site = visible_or_404(request.user, Site, pk=pk) if pk else None
     require(request, WRITE, on=site)  # None: a new site needs the role fleet-wide
     initial = (
         {
@@ -66,7 +67,7 @@ def _writable_sites(user):
 @login_required
 @require_http_methods(["GET", "POST"])
 def rack_edit(request, pk: int | None = None):
-    rack = get_object_or_404(Rack.objects.select_related("site"), pk=pk) if pk else None
+    rack = visible_or_404(request.user, Rack.objects.select_related("site"), pk=pk) if pk else None
     if rack is not None:
         require(request, WRITE, on=rack)
     else:

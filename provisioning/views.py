@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from inventory.models import Node
 from inventory.permissions import ADMIN, VIEW, actor_of, can
+from inventory.scope import visible_or_404
 from inventory.views import require
 
 from . import images, selectors
@@ -115,7 +116,7 @@ def image_deprecate(request, pk: int):
 @login_required
 def node_boot_panel(request, pk: int):
     require(request, VIEW)
-    node = get_object_or_404(Node, pk=pk)
+    node = visible_or_404(request.user, Node, pk=pk)
     return render(
         request,
         "provisioning/_node_boot_panel.html",

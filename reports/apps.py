@@ -3,6 +3,16 @@ from django.apps import AppConfig
 
 class ReportsConfig(AppConfig):
     name = "reports"
+    site_scopes = {  # inventory.scope
+        "gpuprice": "fleet",
+        "daytotal": "site_id",
+        "sitedaytotal": "site_id",
+        "rackmonthtotal": "site_id",
+        "rolledday": "fleet",
+        "rackreach": "rack__site",
+        "span": "node__rack__site",
+        "episode": "node__rack__site",
+    }
     verbose_name = "Reports"
     default_auto_field = "django.db.models.BigAutoField"
 

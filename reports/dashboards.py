@@ -17,6 +17,7 @@ from django.utils import timezone
 from core.text import plural
 from inventory.choices import NodeState
 from inventory.models import Node, Site
+from inventory.scope import restrict
 
 from . import history, hours, money, quality, racks
 from .forms import Scope
@@ -31,8 +32,9 @@ TIMELINE_RACKS = 60
 Table = tuple[list[str], list[list[Any]]]
 
 
-def sites() -> list[Site]:
-    return list(Site.objects.order_by("slug").only("slug", "name"))
+def sites(user) -> list[Site]:
+    """The sites the filter offers: those the user reads (inventory.scope)."""
+    return list(restrict(Site.objects.order_by("slug"), user).only("slug", "name"))
 
 
 def gpu_models() -> list[str]:

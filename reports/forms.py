@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from inventory.models import Rack, Site
+from inventory.scope import SiteOutOfReach, pick_site, restrict
 
 RANGES = {"7d": 7, "30d": 30, "90d": 90, "365d": 365}
 GROUP_BY = ("state", "site", "rack", "gpu_model", "day")
@@ -99,7 +100,10 @@ class ReportForm(forms.Form):
     gpu_model = forms.CharField(required=False, max_length=64)
     rack = forms.IntegerField(required=False, min_value=1)
 
-    def __init__(self, data=None, **kwargs):
+    def __init__(self, data=None, *, user, **kwargs):
+        # Whose report: a site's role reads its own sites' figures only (issue 36), so the
+        # site defaults to its one site and another site or rack is "not found".
+        self.user = user
         if data is not None:
             data = data.copy()
             if "from" in data and "from_" not in data:
@@ -108,18 +112,16 @@ class ReportForm(forms.Form):
 
     def clean_site(self):
         slug = (self.cleaned_data.get("site") or "").strip()
-        if not slug:
-            return None
-        site = Site.objects.filter(slug=slug).first() or Site.objects.filter(name=slug).first()
-        if site is None:
-            raise forms.ValidationError(f"No site with slug or name {slug!r}.")
-        return site
+        try:
+            return pick_site(self.user, slug or None)
+        except SiteOutOfReach as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_rack(self):
         pk = self.cleaned_data.get("rack")
         if pk is None:
             return None
-        rack = Rack.objects.select_related("site").filter(pk=pk).first()
+        rack = restrict(Rack.objects.select_related("site"), self.user).filter(pk=pk).first()
         if rack is None:
             raise forms.ValidationError(f"No rack {pk}.")
         return rack

@@ -114,7 +114,7 @@ def _charts(scope: Scope, threshold: float) -> dict[str, Any]:
 @login_required
 def dashboard(request):
     require(request, VIEW)
-    form = ReportForm(request.GET)
+    form = ReportForm(request.GET, user=request.user)
     custom = request.GET.get("range") == "custom" or bool(
         request.GET.get("from") or request.GET.get("to")
     )
@@ -131,7 +131,9 @@ def dashboard(request):
             )
     if request.htmx and not request.htmx.boosted:
         return render(request, f"{TEMPLATE}#dash-body", context)
-    context.update(sites=dashboards.sites(), gpu_models=dashboards.gpu_models(), ranges=RANGES)
+    context.update(
+        sites=dashboards.sites(request.user), gpu_models=dashboards.gpu_models(), ranges=RANGES
+    )
     return render(request, TEMPLATE, context)
 
 
@@ -142,7 +144,7 @@ def chart_csv(request, chart: str):
     table = dashboards.TABLES.get(chart)
     if table is None:
         raise Http404(f"No chart {chart!r}.")
-    form = ReportForm(request.GET)
+    form = ReportForm(request.GET, user=request.user)
     if not form.is_valid():
         lines = [f"{k}: {' '.join(v)}" for k, v in form.api_errors().items()]
         return HttpResponse("\n".join(lines) + "\n", status=400, content_type="text/plain")

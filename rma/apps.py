@@ -3,5 +3,10 @@ from django.apps import AppConfig
 
 class RmaConfig(AppConfig):
     name = "rma"
+    site_scopes = {  # inventory.scope
+        "case": "node__rack__site",
+        "part": "case__node__rack__site",
+        "caseevent": "case__node__rack__site",
+    }
     verbose_name = "RMA"
     default_auto_field = "django.db.models.BigAutoField"

@@ -249,3 +249,30 @@ def test_no_import_cycles():
     gone = [sorted(c) for c in sorted(KNOWN_CYCLES - cycles, key=sorted)]
     assert not new, f"new import cycles (move the shared piece into a third module): {new}"
     assert not gone, f"these cycles are gone: remove them from KNOWN_CYCLES: {gone}"
+
+
+def test_every_model_says_how_it_reaches_a_site():
+    """Reads are scoped by site (inventory.scope): a model no app declared would be shown
+    to every role, so each one says what it belongs to, and the rule must be one
+    inventory.scope understands (a lookup that resolves, or a known word or function)."""
+    import django.apps
+    from django.core.exceptions import EmptyResultSet
+
+    from inventory.scope import in_sites, rule_of
+
+    problems = []
+    for config in django.apps.apps.get_app_configs():
+        parts = (
+            Path(config.path).relative_to(ROOT).parts if config.path.startswith(str(ROOT)) else ()
+        )
+        if not parts or parts[0] in (".venv", "tests"):
+            continue
+        for model in config.get_models():
+            try:
+                rule_of(model)
+                str(in_sites(model._default_manager.all(), {1}).query)  # builds the lookup
+            except EmptyResultSet:
+                pass  # "fleet-only": nothing, for a site's role
+            except Exception as exc:  # noqa: BLE001 (each is a finding)
+                problems.append(f"{model._meta.label}: {exc!r}")
+    assert not problems, "\n".join(problems)

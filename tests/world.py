@@ -51,7 +51,7 @@ def build_world(slug: str = "hall-a") -> dict:
         )[0],
         "health-policies": make_policy(),
         "attestations": make_attestation(NodeFactory(rack=rack, rack_unit=44, model="QEMU q35")),
-        "firmware-references": make_reference(),
+        "firmware-references": make_reference(f"QEMU q35 ({slug})"),
     }
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
 from inventory.models import Node
+from inventory.scope import restrict
 
 from .models import CheckResult, GateRun, RunStatus
 from .services import progress
@@ -70,9 +72,11 @@ def node_runs(node: Node, limit: int = 5) -> list[GateRun]:
     )
 
 
-def validating_queue(limit: int = 10) -> tuple[list[tuple[GateRun, int, SoakInfo | None]], int]:
+def validating_queue(
+    user: Any, limit: int = 10
+) -> tuple[list[tuple[GateRun, int, SoakInfo | None]], int]:
     """The longest-running gate runs with their progress, for the fleet overview, and how
     many run: a site validating hundreds of nodes must not push failures off the page."""
-    running = GateRun.objects.filter(status=RunStatus.RUNNING)
+    running = restrict(GateRun.objects.filter(status=RunStatus.RUNNING), user)
     runs = running.select_related("node", "profile").order_by("started", "pk")[:limit]
     return [(run, progress(run), soak_info(run)) for run in runs], running.count()

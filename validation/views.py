@@ -3,11 +3,12 @@ run is going), a raw-output viewer, and cancel."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from inventory.models import Node
 from inventory.permissions import ACT, VIEW, actor_of, can, site_of
+from inventory.scope import visible_or_404
 from inventory.views import require
 
 from . import selectors, services
@@ -36,13 +37,13 @@ def _panel(request, node: Node):
 @login_required
 def node_gates_panel(request, pk: int):
     require(request, VIEW)
-    return _panel(request, get_object_or_404(Node, pk=pk))
+    return _panel(request, visible_or_404(request.user, Node, pk=pk))
 
 
 @login_required
 @require_POST
 def cancel_run(request, pk: int):
-    run = get_object_or_404(GateRun.objects.select_related("node__rack"), pk=pk)
+    run = visible_or_404(request.user, GateRun.objects.select_related("node__rack"), pk=pk)
     require(request, ACT, on=run.node)
     if run.status == RunStatus.RUNNING:
         services.request_cancel(run, actor_of(request.user))
@@ -53,5 +54,5 @@ def cancel_run(request, pk: int):
 @login_required
 def check_output(request, pk: int):
     require(request, VIEW)
-    result = get_object_or_404(CheckResult.objects.select_related("run__node"), pk=pk)
+    result = visible_or_404(request.user, CheckResult.objects.select_related("run__node"), pk=pk)
     return render(request, "validation/check_output.html", {"result": result})

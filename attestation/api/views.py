@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from knox.models import AuthToken
 from rest_framework import mixins, status, viewsets
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 
 from inventory.models import Node
 from inventory.permissions import ADMIN, actor_of
+from inventory.scope import visible_or_404
 
 from .. import selectors, services
 from ..filtersets import AttestationFilterSet
@@ -69,7 +69,7 @@ class ForgetTPMView(APIView):
 
     @extend_schema(request=None, responses={204: None}, operation_id="nodes_tpm_forget")
     def post(self, request, pk: int):
-        node = get_object_or_404(Node.objects.select_related("rack"), pk=pk)
+        node = visible_or_404(request.user, Node.objects.select_related("rack"), pk=pk)
         self.check_object_permissions(request, node)
         services.forget_tpm(node.pk, _actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from knox.models import AuthToken
 from rest_framework import status, viewsets
@@ -15,6 +14,7 @@ from attestation import selectors as attestation
 from attestation.selectors import UNATTESTED
 from core.filters import FilterSet, IsoDateTimeFilter
 from inventory.permissions import ADMIN, actor_of
+from inventory.scope import visible_or_404
 
 from .. import baselines, selectors
 from ..filtersets import DriftFilterSet
@@ -112,7 +112,7 @@ class NodeDriftView(APIView):
     @extend_schema(responses={200: s.DriftRowSerializer}, operation_id="nodes_drift_retrieve")
     def get(self, request, pk: int):
         """One node's matrix row, with per-GPU values."""
-        node = get_object_or_404(selectors.nodes(), pk=pk)
+        node = visible_or_404(request.user, selectors.nodes(), pk=pk)
         cells = selectors.cells_for([node.pk]).get(node.pk, {})
         trust = attestation.standings([node.pk]).get(node.pk, UNATTESTED)
         return Response(selectors.row(node, cells, trust), status=status.HTTP_200_OK)

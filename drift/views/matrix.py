@@ -23,6 +23,7 @@ from inventory import bulk
 from inventory import selectors as inventory_selectors
 from inventory.choices import NodeState
 from inventory.permissions import ACT, VIEW, actor_of, can, refused_on
+from inventory.scope import restrict
 from inventory.services import UnknownAction
 from provisioning.deployments import image_choices
 
@@ -62,8 +63,9 @@ class Row:
     attestation: Standing = UNATTESTED
 
 
-def filtered(params: QueryDict) -> DriftFilterSet:
-    return DriftFilterSet(filter_data(params), queryset=selectors.nodes())
+def filtered(params: QueryDict, user: Any) -> DriftFilterSet:
+    """The matrix's nodes: the query's filters, within the sites the user reads."""
+    return DriftFilterSet(filter_data(params), queryset=restrict(selectors.nodes(), user))
 
 
 def columns(summary: dict[str, Any], params: QueryDict) -> list[dict[str, Any]]:
@@ -85,7 +87,7 @@ def columns(summary: dict[str, Any], params: QueryDict) -> list[dict[str, Any]]:
 
 def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
     params = request.GET if params is None else params
-    filterset = filtered(params)
+    filterset = filtered(params, request.user)
     nodes = filterset.qs
     summary = selectors.header(nodes)
     cols = columns(summary, params)
@@ -124,8 +126,8 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
 def _render(request, context: dict[str, Any], status: int = 200):
     if request.htmx and not request.htmx.boosted:
         return render(request, f"{TEMPLATE}#drift-table", context, status=status)
-    context["sites"] = selectors.sites()
-    context["racks"] = selectors.racks()
+    context["sites"] = restrict(selectors.sites(), request.user)
+    context["racks"] = restrict(selectors.racks(), request.user)
     context["states"] = NodeState.choices
     return render(request, TEMPLATE, context, status=status)
 
@@ -205,7 +207,7 @@ def export_csv(request):
     """The filtered matrix as CSV, one row per node, streamed: node rows and their cells
     are read 500 nodes at a time (two queries per chunk)."""
     require(request, VIEW)
-    filterset = filtered(request.GET)
+    filterset = filtered(request.GET, request.user)
     nodes = filterset.qs
     names = list(selectors.header(nodes)["components"])
     ids = selectors.ordered_ids(nodes)

@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from inventory.choices import NodeState
 from inventory.permissions import VIEW
+from inventory.scope import restrict
 
 from .. import charts, selectors
 from . import require, with_params
@@ -21,7 +22,7 @@ def skew(request):
     # the filtered nodes.
     params = request.GET.copy()
     component = params.pop("component", [""])[0].strip()
-    filterset = filtered(params)
+    filterset = filtered(params, request.user)
     summary = selectors.summary(filterset.qs)
     components = list(summary["components"])
     if not component and components:
@@ -36,7 +37,7 @@ def skew(request):
         "bars": charts.skew_bars(component, info) if info else [],
         "chart": charts.skew_html(component, info) if info and info["versions"] else "",
         "matrix_query": with_params(params, component=component, only_drifted="true", page=None),
-        "sites": selectors.sites(),
+        "sites": restrict(selectors.sites(), request.user),
         "states": NodeState.choices,
     }
     return render(request, "drift/skew.html", context)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from knox.models import AuthToken
 from rest_framework import mixins, status, viewsets
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 from inventory.api.scoping import check_each
 from inventory.models import Node
 from inventory.permissions import ACT, ADMIN, actor_of
+from inventory.scope import visible_or_404
 
 from .. import breaker, selectors, services
 from ..filtersets import HealthEventFilterSet
@@ -72,7 +72,7 @@ class NodeHealthEventsView(APIView):
         operation_id="nodes_health_events_create",
     )
     def post(self, request, pk: int):
-        node = get_object_or_404(Node.objects.select_related("rack"), pk=pk)
+        node = visible_or_404(request.user, Node.objects.select_related("rack"), pk=pk)
         self.check_object_permissions(request, node)  # the role must hold in its site
         many = isinstance(request.data, list)
         body = s.EventInSerializer(data=request.data, many=many)

@@ -6,7 +6,6 @@ the integration or admin role: a fact moves the drift matrix, which moves reimag
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -18,6 +17,7 @@ from core import strict as serializers
 from .. import facts
 from ..models import Fact, Node
 from ..permissions import WRITE
+from ..scope import visible_or_404
 
 # Sources Corral itself writes; an agent claiming one would pass its report off as ours.
 RESERVED = ("redfish", "ipmi", "phone-home", "gate")
@@ -55,7 +55,7 @@ class NodeFactsView(APIView):
 
     @extend_schema(responses={200: FactSerializer(many=True)}, operation_id="nodes_facts_list")
     def get(self, request, pk: int):
-        node = get_object_or_404(Node, pk=pk)
+        node = visible_or_404(request.user, Node, pk=pk)
         return Response(FactSerializer(Fact.objects.filter(node=node), many=True).data)
 
     @extend_schema(
@@ -65,7 +65,7 @@ class NodeFactsView(APIView):
     )
     def post(self, request, pk: int):
         """Record a report; unknown keys are kept, a bad shape is a 400 naming the key."""
-        node = get_object_or_404(Node.objects.select_related("rack"), pk=pk)
+        node = visible_or_404(request.user, Node.objects.select_related("rack"), pk=pk)
         self.check_object_permissions(request, node)  # the role must hold in its site
         body = FactReportSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.filters import BaseFilterBackend
 from rest_framework.permissions import SAFE_METHODS
 
 from ..permissions import ADMIN, GLOBAL, VIEW, WRITE, can, refused_on, site_of
+from ..scope import restrict
 
 # Keys of validated data that place a row in a site, in the order they are looked for.
 PLACES = ("site", "rack", "node")
@@ -59,3 +61,12 @@ def check_each(request: Any, capability: str, objects: list) -> None:
     refused = refused_on(request.user, capability, objects)
     if refused:
         raise PermissionDenied(refused)
+
+
+class SiteScope(BaseFilterBackend):
+    """Every list and every detail of the API narrowed to the sites the caller reads
+    (inventory.scope.restrict): an object of another site is a 404, for reads and writes,
+    as if it did not exist. First of the filter backends (fleet.settings_api)."""
+
+    def filter_queryset(self, request, queryset, view):
+        return restrict(queryset, request.user)

@@ -29,7 +29,7 @@ from ..models import LifecycleEvent, NetworkInterface, Node, Operation, Rack, Si
 from ..permissions import ACT, WRITE, actor_of, can
 from . import serializers as s
 from .conditional import CONDITIONAL, ConditionalUpdates
-from .scoping import check_each, check_target
+from .scoping import SiteScope, check_each, check_target
 
 
 def request_actor(request) -> str:
@@ -170,7 +170,7 @@ class NodeViewSet(IdempotentCreates, ConditionalUpdates, ScopedWrites, viewsets.
     filterset_class = NodeFilterSet
     # ?ordering= is the filterset's (inventory.filtersets.NODE_ORDERING), shared with the
     # node list page's column headers; DRF's OrderingFilter would read it a second way.
-    filter_backends = [FilterBackend]
+    filter_backends = [SiteScope, FilterBackend]
     write_capability = WRITE  # run_action lowers it to ACT
 
     def perform_destroy(self, instance: Node) -> None:

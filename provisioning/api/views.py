@@ -11,6 +11,7 @@ from inventory.api.scoping import check_target
 from inventory.api.serializers import OperationSerializer
 from inventory.api.views import request_actor
 from inventory.permissions import ADMIN
+from inventory.scope import SiteOutOfReach, pick_site
 
 from .. import dhcp, images, selectors, slurm_export
 from ..models import BootRequest, Deployment, ImageState, Subnet
@@ -84,6 +85,15 @@ class SubnetViewSet(viewsets.ModelViewSet):
         super().perform_update(serializer)
 
 
+def _site(request) -> str | None:
+    """The slug an export covers: a site's role exports its own site only (issue 36)."""
+    try:
+        site = pick_site(request.user, request.query_params.get("site") or None)
+    except SiteOutOfReach as exc:
+        raise ValidationError({"site": [str(exc)]}) from None
+    return site.slug if site else None
+
+
 class DHCPExportView(APIView):
     """DHCP reservations as Kea JSON or dnsmasq config (400 lists every problem)."""
 
@@ -95,7 +105,7 @@ class DHCPExportView(APIView):
         if fmt not in dhcp.FORMATS:
             raise NotFound(f"Formats: {', '.join(dhcp.FORMATS)}.")
         try:
-            body = dhcp.export(fmt, request.query_params.get("site") or None)
+            body = dhcp.export(fmt, _site(request))
         except dhcp.ExportError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         content_type = "application/json" if fmt == "kea" else "text/plain"
@@ -115,7 +125,7 @@ class SlurmExportView(APIView):
         if part not in slurm_export.PARTS:
             raise NotFound(f"No part {part!r}; parts: {', '.join(slurm_export.PARTS)}.")
         try:
-            body = slurm_export.export(part, request.query_params.get("site") or None)
+            body = slurm_export.export(part, _site(request))
         except slurm_export.ExportError as exc:
             raise ValidationError({"site": [str(exc)]}) from exc
         return HttpResponse(body, content_type="text/plain; charset=utf-8")

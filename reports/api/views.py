@@ -36,7 +36,7 @@ THRESHOLD = OpenApiParameter(
 
 
 def scope_of(request) -> Scope:
-    form = ReportForm(request.query_params)
+    form = ReportForm(request.query_params, user=request.user)
     if not form.is_valid():
         raise ValidationError(form.api_errors())
     return form.scope()

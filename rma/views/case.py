@@ -9,12 +9,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from inventory.lifecycle import IllegalTransition
 from inventory.locking import NodeLocked
 from inventory.permissions import ACT, VIEW, actor_of, can, site_of
+from inventory.scope import visible_or_404
 from inventory.services import ActionNotAllowed
 
 from .. import selectors, services
@@ -52,7 +53,7 @@ def _live_context(request, case: Case, forms: dict) -> dict:
 
 
 def _page(request, pk: int, status: int = 200, **forms):
-    case = get_object_or_404(selectors.case_queryset(), pk=pk)
+    case = visible_or_404(request.user, selectors.case_queryset(), pk=pk)
     context = _live_context(request, case, forms)
     if request.htmx:
         return render(request, "rma/case_detail.html#case-live", context)
@@ -79,7 +80,7 @@ def case_detail(request, pk: int):
 @login_required
 @require_POST
 def case_transition(request, pk: int, name: str):
-    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    case = visible_or_404(request.user, Case.objects.select_related("node__rack"), pk=pk)
     require(request, ACT, on=case)
     note, resolution, forms = "", "", {}
     if name == CaseStatus.CLOSED:
@@ -105,7 +106,7 @@ def case_transition(request, pk: int, name: str):
 @login_required
 @require_POST
 def case_note(request, pk: int):
-    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    case = visible_or_404(request.user, Case.objects.select_related("node__rack"), pk=pk)
     require(request, ACT, on=case)
     form = NoteForm(request.POST)
     if not form.is_valid():
@@ -119,7 +120,7 @@ def case_note(request, pk: int):
 @login_required
 @require_POST
 def case_edit(request, pk: int):
-    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    case = visible_or_404(request.user, Case.objects.select_related("node__rack"), pk=pk)
     require(request, ACT, on=case)
     form = CaseEditForm(request.POST, instance=case)
     if form.is_valid():
@@ -140,7 +141,7 @@ def case_edit(request, pk: int):
 @login_required
 @require_POST
 def case_part(request, pk: int):
-    case = get_object_or_404(Case.objects.select_related("node__rack"), pk=pk)
+    case = visible_or_404(request.user, Case.objects.select_related("node__rack"), pk=pk)
     require(request, ACT, on=case)
     form = PartForm(request.POST)
     if not form.is_valid():

@@ -7,12 +7,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import QueryDict
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from inventory.models import Node
 from inventory.permissions import ACT, VIEW, actor_of, can_somewhere
+from inventory.scope import restrict, visible_or_404
 
 from .. import selectors, services
 from ..filtersets import CaseFilterSet
@@ -50,7 +51,7 @@ def _sort_links(params: QueryDict, current: str) -> dict[str, dict[str, str]]:
 def queue_context(request) -> dict:
     params = request.GET
     # The queue shows no parts: drop the shared queryset's prefetch of them.
-    rows = selectors.case_queryset().prefetch_related(None)
+    rows = restrict(selectors.case_queryset().prefetch_related(None), request.user)
     filterset = CaseFilterSet(_filter_data(params), queryset=rows)
     cases, sort = selectors.sorted_cases(filterset.qs, params.get("sort", ""))
     page = Paginator(cases, PAGE_SIZE).get_page(params.get("page"))
@@ -77,7 +78,7 @@ def case_list(request):
     if request.htmx and not request.htmx.boosted:
         template += "#case-table"
     else:
-        context["sites"] = selectors.sites()
+        context["sites"] = restrict(selectors.sites(), request.user)
         # the same queryset as the bulk-assign select's: read once
         context["all_users"] = context["users"] or selectors.assignable_users()
     return render(request, template, context)
@@ -111,7 +112,7 @@ def case_assign(request):
 def node_cases(request, node_pk: int):
     """The node page's RMA panel, loaded over HTMX (inventory does not import rma)."""
     require(request, VIEW)
-    node = get_object_or_404(Node, pk=node_pk)
+    node = visible_or_404(request.user, Node, pk=node_pk)
     cases = list(selectors.cases_of_node(node.pk))
     current = next((c for c in cases if c.is_open), None)
     context = {

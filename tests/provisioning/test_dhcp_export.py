@@ -73,7 +73,8 @@ def test_api_export_and_errors(api, fleet):
     assert resp.status_code == 200 and resp["Content-Type"] == "application/json"
     assert client.get("/api/v1/dhcp/isc/").status_code == 404
     resp = client.get("/api/v1/dhcp/kea/", {"site": "nowhere"})
-    assert resp.status_code == 400 and "no provisioning subnets" in resp.data["detail"]
+    assert resp.status_code == 400
+    assert resp.data["site"] == ["No site with slug or name 'nowhere'; sites: dc1."]
 
 
 @pytest.mark.parametrize("fmt", ["kea", "dnsmasq"])

@@ -174,7 +174,7 @@ def test_api_serves_text_and_explains_bad_requests(api, fleet):
     assert bad_part.json()["detail"] == "No part 'partitions'; parts: nodes, topology, gres."
     bad_site = api("manager").get("/api/v1/exports/slurm/nodes/", {"site": "dc9"})
     assert bad_site.status_code == 400
-    assert "no site 'dc9'" in bad_site.json()["site"][0]
+    assert bad_site.json()["site"] == ["No site with slug or name 'dc9'; sites: dc1, dc2."]
     assert api(None).get("/api/v1/exports/slurm/nodes/").status_code == 401
 
 
