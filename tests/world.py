@@ -4,6 +4,7 @@ their questions of. Plain ORM and factories, so it builds on either database."""
 
 from __future__ import annotations
 
+from attestation.models import FirmwareReference
 from day2.models import Campaign, CampaignNode
 from reports.models import GpuPrice
 from tests.attestation.factories import make_attestation, make_reference
@@ -51,7 +52,8 @@ def build_world(slug: str = "hall-a") -> dict:
         )[0],
         "health-policies": make_policy(),
         "attestations": make_attestation(NodeFactory(rack=rack, rack_unit=44, model="QEMU q35")),
-        "firmware-references": make_reference(f"QEMU q35 ({slug})"),
+        "firmware-references": FirmwareReference.objects.filter(platform="QEMU q35").first()
+        or make_reference(),
     }
 
 

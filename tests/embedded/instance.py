@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,9 @@ class Embedded:
     logins: dict[str, dict[str, str]]  # role -> username, password, token
     ids: dict[str, list[str]]  # path before an id -> ids the seed made there
     folder: Path
+    # Another site than the site-technician's: ids of its objects (path before an id ->
+    # ids) and what would give it away on a page (hostnames, serials, site names).
+    foreign: dict[str, dict] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -84,6 +87,6 @@ def embedded(tmp_path_factory) -> Iterator[Embedded]:
     web = start_web(folder / "web.log", env)
     try:
         wait_for_port(web.port, timeout=60)
-        yield Embedded(web, seeded["logins"], seeded["ids"], folder)
+        yield Embedded(web, seeded["logins"], seeded["ids"], folder, seeded["foreign"])
     finally:
         stop_web(web)

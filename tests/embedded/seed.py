@@ -38,6 +38,7 @@ def main(out: Path) -> None:
         verbosity=0,
     )
     world = build_world()
+    foreign = foreign_site(world)
     # What no page links to for long: a bulk operation's and an import's progress panels,
     # a boot request, a health event.
     bulk = OperationFactory(kind="bulk_power_on", node=None, status="succeeded")
@@ -61,7 +62,38 @@ def main(out: Path) -> None:
         "password": PASSWORD,
         "token": api_token(local),
     }
-    out.write_text(json.dumps({"logins": logins, "ids": ids}, indent=1))
+    out.write_text(json.dumps({"logins": logins, "ids": ids, "foreign": foreign}, indent=1))
+
+
+# World keys of what belongs to a site, and the paths (API, page) their ids fill.
+SITE_OBJECTS = {
+    "sites": ("api/v1/sites/", "sites/"),
+    "racks": ("api/v1/racks/", "racks/"),
+    "nodes": ("api/v1/nodes/", "nodes/"),
+    "interfaces": ("api/v1/interfaces/",),
+    "subnets": ("api/v1/subnets/",),
+    "gate-runs": ("api/v1/gate-runs/", "gate-runs/"),
+    "rma-cases": ("api/v1/rma-cases/", "rma/"),
+    "operations": ("api/v1/operations/",),
+    "campaigns": ("api/v1/campaigns/", "campaigns/"),
+    "attestations": ("api/v1/attestations/", "attestations/"),
+}
+
+
+def foreign_site(world: dict) -> dict:
+    """A second world in another site (the site-technician holds `world`'s only): the ids
+    its walk must not be served, and the names that must not appear on what it is served:
+    every hostname, serial and site name outside its site (the demo site's too)."""
+    from inventory.models import Node, Site
+    from tests.world import build_world
+
+    other = build_world("hall-b")
+    ids = {path: [str(other[key].pk)] for key, paths in SITE_OBJECTS.items() for path in paths}
+    nodes = Node.objects.exclude(rack__site=world["sites"]).exclude(rack=None)
+    markers = {n for pair in nodes.values_list("hostname", "serial") for n in pair if n}
+    for site in Site.objects.exclude(pk=world["sites"].pk):
+        markers |= {site.name, site.slug}
+    return {"ids": ids, "markers": sorted(m for m in markers if len(m) >= 6)}
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@ and an API session with its token, and one role's whole walk (pages, then API)."
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 import requests
 
 from tests.embedded.instance import Embedded
-from tests.embedded.walk import Walk, routes
+from tests.embedded.walk import NAMED_ARGS, Walk, literal, routes
 
 
 def login(embedded: Embedded, role: str) -> requests.Session:
@@ -37,16 +38,17 @@ def token_session(embedded: Embedded, role: str) -> requests.Session:
     return session
 
 
-def walk_as(embedded: Embedded, role: str) -> tuple[Walk, Walk]:
+def walk_as(embedded: Embedded, role: str, forbidden: tuple[str, ...] = ()) -> tuple[Walk, Walk]:
     """The role's walk of the pages (logged in) and of the API (its token): what the pages
-    link to, then every route of the URL conf filled with ids the walk saw."""
+    link to, then every route of the URL conf filled with ids the walk saw; an answer
+    holding any `forbidden` text is noted in the walk's `leaks`."""
     from provisioning import dhcp, slurm_export
 
     named = {"fmt": list(dhcp.FORMATS), "part": list(slurm_export.PARTS)}
     ids = defaultdict(list, {head: list(v) for head, v in embedded.ids.items()})
-    api = Walk(embedded.url, token_session(embedded, role), ids=ids)
+    api = Walk(embedded.url, token_session(embedded, role), ids=ids, forbidden=forbidden)
     api.crawl("/api/v1/")
-    pages = Walk(embedded.url, login(embedded, role), ids=ids)
+    pages = Walk(embedded.url, login(embedded, role), ids=ids, forbidden=forbidden)
     pages.crawl("/")
     if role == "admin":
         pages.crawl("/admin/")
@@ -57,3 +59,27 @@ def walk_as(embedded: Embedded, role: str) -> tuple[Walk, Walk]:
                 for url in walk.fill(route, named):
                     walk.get(url)
     return pages, api
+
+
+def probe_foreign(embedded: Embedded, role: str) -> list[Walk]:
+    """The role asks for another site's objects by id: every route of the URL conf that
+    takes an id, filled with the foreign site's ids (embedded.foreign), pages by login and
+    API by token. Answers holding that site's names are noted as leaks."""
+    from provisioning import dhcp, slurm_export
+
+    named = {"fmt": list(dhcp.FORMATS), "part": list(slurm_export.PARTS)}
+    foreign = embedded.foreign
+    walks = []
+    for session, is_api in ((token_session(embedded, role), True), (login(embedded, role), False)):
+        ids = defaultdict(list, {head: list(v) for head, v in foreign["ids"].items()})
+        walk = Walk(embedded.url, session, ids=ids, forbidden=tuple(foreign["markers"]))
+        for route in routes():
+            takes_id = any(
+                arg not in named and arg not in NAMED_ARGS
+                for arg in re.findall(r"<(?:\w+:)?(\w+)>", literal(route.pattern))
+            )
+            if takes_id and route.pattern.startswith("api/v1/") == is_api:
+                for url in walk.fill(route, named, discover=False):
+                    walk.get(url)
+        walks.append(walk)
+    return walks

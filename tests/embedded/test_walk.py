@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.embedded.sessions import walk_as
+from tests.embedded.sessions import probe_foreign, walk_as
 from tests.embedded.walk import Walk, routes
 
 WALKERS = ("admin", "technician", "manager", "integration", "site-technician")
@@ -18,8 +18,13 @@ WALKERS = ("admin", "technician", "manager", "integration", "site-technician")
 
 @pytest.fixture(scope="module")
 def walks(embedded) -> dict[str, tuple[Walk, Walk]]:
-    """Each role's walk of the pages (logged in) and of the API (its token)."""
-    return {role: walk_as(embedded, role) for role in WALKERS}
+    """Each role's walk of the pages (logged in) and of the API (its token); the
+    site-technician's watched for any name of another site."""
+    markers = tuple(embedded.foreign["markers"])
+    return {
+        role: walk_as(embedded, role, markers if role == "site-technician" else ())
+        for role in WALKERS
+    }
 
 
 def test_no_page_or_api_route_is_a_server_error_for_any_role(walks, embedded):
@@ -37,3 +42,26 @@ def test_every_route_of_the_url_conf_was_walked(walks):
     reached = {visit.route for pair in walks.values() for walk in pair for visit in walk.visits}
     missing = [f"{r.name} ({r.pattern})" for r in routes() if r.name not in reached]
     assert not missing, "the walk built no URL for:\n" + "\n".join(missing)
+
+
+def test_a_site_role_is_shown_nothing_of_another_site(walks, embedded):
+    """Issue 36, finding 3: everything a technician of one site reaches (every page it is
+    linked to, every API route) holds no hostname, serial or site name of another site."""
+    assert len(embedded.foreign["markers"]) > 10  # the demo site's nodes and hall B's
+    leaks = [f"{url}: {text}" for walk in walks["site-technician"] for url, text in walk.leaks]
+    assert not leaks, "shown to a technician of hall A:\n" + "\n".join(sorted(set(leaks)))
+
+
+def test_another_sites_objects_are_not_found_for_a_site_role(embedded):
+    """Every route that takes an id, given hall B's ids: a technician of hall A is served
+    none of them (404, or 403/405 where the route refuses anyone of its role or method)
+    and no answer names hall B; the same URLs serve a fleet-wide technician."""
+    local = [v for walk in probe_foreign(embedded, "site-technician") for v in walk.visits]
+    served = [f"{v.status} {v.url}" for v in local if v.status < 400]
+    assert len(local) > 20 and not served, "\n".join(served)
+    assert {v.status for v in local} <= {403, 404, 405}
+    walks = probe_foreign(embedded, "site-technician")
+    assert not [leak for walk in walks for leak in walk.leaks]
+    fleet = {v.url: v.status for walk in probe_foreign(embedded, "technician") for v in walk.visits}
+    node = embedded.foreign["ids"]["nodes/"][0]
+    assert fleet[f"/nodes/{node}/"] == 200 and fleet[f"/api/v1/nodes/{node}/"] == 200

@@ -100,6 +100,10 @@ class Walk:
     per_route: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     # Shared by a login's page and API walks: an id seen in one fills routes of the other.
     ids: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # Text no answer may hold (another site's names, for a role held in one site), and
+    # where it was found: (url, text).
+    forbidden: tuple[str, ...] = ()
+    leaks: list[tuple[str, str]] = field(default_factory=list)
 
     def get(self, url: str) -> requests.Response | None:
         """GET one same-site URL unless its route had its share; note ids it shows."""
@@ -121,6 +125,9 @@ class Walk:
             Visit(full, resp.status_code, name, resp.headers.get("content-type", ""))
         )
         self._note_ids(match, path, resp)
+        if self.forbidden:
+            body = resp.text
+            self.leaks += [(full, text) for text in self.forbidden if text in body]
         return resp
 
     def _note_ids(self, match, path: str, resp: requests.Response) -> None:
@@ -153,15 +160,16 @@ class Walk:
                 parser.feed(resp.text)
                 queue.extend(u for u in parser.found if u.startswith("/") or u.startswith("?"))
 
-    def fill(self, route: Route, named: dict[str, list[str]]) -> list[str]:
+    def fill(self, route: Route, named: dict[str, list[str]], discover: bool = True) -> list[str]:
         """URLs for the route, from ids the walk saw under the same path (and every value
-        of a named argument); none if it saw no id there."""
+        of a named argument); none if it saw no id there. `discover`: load a list route to
+        find ids when none were seen (not when probing with given ids only)."""
         texts = [literal(route.pattern)]
         for arg in re.findall(r"<(?:\w+:)?(\w+)>", texts[0]):
             head = texts[0][: texts[0].index("<")]
             values = named.get(arg) or NAMED_ARGS.get(arg)
             if not values:
-                if not self._id_for(head) and head.endswith("/"):
+                if discover and not self._id_for(head) and head.endswith("/"):
                     self.get("/" + head)  # a list route: its answer holds the ids
                 values = [v] if (v := self._id_for(head)) else []
             if not values:
