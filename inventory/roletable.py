@@ -64,12 +64,53 @@ def markdown() -> str:
         "the object they change or create (a node's, through its rack). What belongs to no",
         "site (images, gate profiles, baselines, health policies, GPU prices, webhooks, an",
         "unracked node, a CSV import) needs the role fleet-wide, to create it too; the pages",
-        "check the same (a site's technician reimages that site's nodes only). Reading",
-        "needs any role, held anywhere (the audit trail: an admin fleet-wide).",
+        "check the same (a site's technician reimages that site's nodes only).",
+        "",
+        "Reading is scoped the same way (`inventory/scope.py`): a role held in some sites",
+        "reads those sites' objects only, in every list, detail, export, report and page;",
+        "another site's object answers 404, as if it did not exist (writes too). The audit",
+        "trail is an admin's, fleet-wide. A report or export covers the role's one site",
+        "(with several, `site=` names which).",
         "",
         *table(rows()),
+        "",
+        "## What a site's role reads",
+        "",
+        "From each app's `site_scopes` (`tests/test_architecture.py` checks every model has",
+        "one). Fleet-wide roles read everything.",
+        "",
+        *scope_table(),
     ]
     return "\n".join(lines) + "\n"
+
+
+def scope_table() -> list[str]:
+    from django.apps import apps
+    from django.utils.module_loading import import_string
+
+    from .scope import FLEET, FLEET_ONLY, rule_of
+
+    def said(rule: str) -> str:
+        if rule == FLEET:
+            return "all of it (reference data)"
+        if rule == FLEET_ONLY:
+            return "none of it (fleet-wide roles only)"
+        if rule.startswith("every:"):
+            _, relation, path = rule.split(":")
+            return f"one whose {relation} are all in its sites ({' → '.join(path.split('__'))})"
+        if "." in rule:
+            doc = import_string(rule).__doc__ or ""
+            return " ".join(doc.split())
+        ways = [" → ".join(path.split("__")) for path in rule.split("|")]
+        return "one whose " + " or ".join(f"{way}" for way in ways) + " is one of its sites"
+
+    lines = ["| Object | A site's role reads |", "|---|---|"]
+    for config in sorted(apps.get_app_configs(), key=lambda c: c.label):
+        for model in sorted(config.get_models(), key=lambda m: m._meta.model_name):
+            if getattr(config, "site_scopes", None) is None:
+                continue
+            lines.append(f"| {model._meta.label} | {said(rule_of(model))} |")
+    return lines
 
 
 def table(of: list[Row]) -> list[str]:
