@@ -122,3 +122,26 @@ def test_an_unracked_node_is_fleet_wide_business(worlds):
     loose = NodeFactory(rack=None)
     client = site_client("technician", mine["sites"])
     assert loose.pk not in ids(client, "/api/v1/nodes/")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/nodes/", "/api/v1/rma-cases/", "/api/v1/operations/"])
+def test_a_site_roles_lists_cost_the_same_queries_for_any_number_of_rows(worlds, path):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import OperationFactory, RMACaseFactory
+
+    mine, _ = worlds
+    client = site_client("manager", mine["sites"])
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(path).status_code == 200
+        return len(ctx.captured_queries)
+
+    few = queries()
+    for unit in range(2, 22):
+        node = NodeFactory(rack=mine["racks"], rack_unit=unit)
+        RMACaseFactory(node=node)
+        OperationFactory(node=node)
+    assert queries() == few

@@ -5,8 +5,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from inventory.models import BMC, Label, Node
-from tests.factories import NodeFactory, RackFactory
+from inventory.models import BMC, Label, Node, SiteRole
+from tests.factories import NodeFactory, RackFactory, user_in
 
 ROLES = ["manager", "technician", "integration", "admin"]
 
@@ -95,8 +95,16 @@ def count_queries(client, url: str) -> int:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("page", ["overview", "node_list", "rack"])
-def test_query_count_does_not_grow_with_the_fleet(client, users, site, page):
-    client.force_login(users["technician"])
+@pytest.mark.parametrize("held", ["fleet-wide", "in the site"])
+def test_query_count_does_not_grow_with_the_fleet(client, users, site, page, held):
+    """Fleet-wide, and for a role held in the site: its pages are scoped to the site
+    (issue 36) in the same queries, not one more per node."""
+    if held == "fleet-wide":
+        client.force_login(users["technician"])
+    else:
+        local = user_in(None, "site-tech")
+        SiteRole.objects.create(user=local, role="technician", site=site)
+        client.force_login(local)
     grow_fleet(site, 10, "a")
 
     def url() -> str:
