@@ -52,16 +52,18 @@ def main(out: Path) -> None:
         user.set_password(PASSWORD)
         user.save()
         logins[role] = {"username": role, "password": PASSWORD, "token": api_token(user)}
-    # A technician of the world's site only: reads and pages are walked for it too.
-    local = user_in(None, username="site-technician")
-    local.set_password(PASSWORD)
-    local.save()
-    SiteRole.objects.create(user=local, role="technician", site=world["sites"])
-    logins["site-technician"] = {
-        "username": local.username,
-        "password": PASSWORD,
-        "token": api_token(local),
-    }
+    # A technician and an admin of the world's site only: walked for reads, and probed
+    # with another site's ids for reads and writes.
+    for role in ("technician", "admin"):
+        local = user_in(None, username=f"site-{role}")
+        local.set_password(PASSWORD)
+        local.save()
+        SiteRole.objects.create(user=local, role=role, site=world["sites"])
+        logins[local.username] = {
+            "username": local.username,
+            "password": PASSWORD,
+            "token": api_token(local),
+        }
     out.write_text(json.dumps({"logins": logins, "ids": ids, "foreign": foreign}, indent=1))
 
 

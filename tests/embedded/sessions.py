@@ -9,7 +9,7 @@ from collections import defaultdict
 import requests
 
 from tests.embedded.instance import Embedded
-from tests.embedded.walk import NAMED_ARGS, Walk, literal, routes
+from tests.embedded.walk import NAMED_ARGS, Visit, Walk, literal, routes
 
 
 def login(embedded: Embedded, role: str) -> requests.Session:
@@ -61,10 +61,11 @@ def walk_as(embedded: Embedded, role: str, forbidden: tuple[str, ...] = ()) -> t
     return pages, api
 
 
-def probe_foreign(embedded: Embedded, role: str) -> list[Walk]:
+def probe_foreign(embedded: Embedded, role: str, method: str = "GET") -> list[Walk]:
     """The role asks for another site's objects by id: every route of the URL conf that
     takes an id, filled with the foreign site's ids (embedded.foreign), pages by login and
-    API by token. Answers holding that site's names are noted as leaks."""
+    API by token, with `method` (a write sends an empty body, and the page's CSRF token).
+    Answers holding that site's names are noted as leaks."""
     from provisioning import dhcp, slurm_export
 
     named = {"fmt": list(dhcp.FORMATS), "part": list(slurm_export.PARTS)}
@@ -80,6 +81,20 @@ def probe_foreign(embedded: Embedded, role: str) -> list[Walk]:
             )
             if takes_id and route.pattern.startswith("api/v1/") == is_api:
                 for url in walk.fill(route, named, discover=False):
-                    walk.get(url)
+                    walk.get(url) if method == "GET" else write(walk, method, url, is_api)
         walks.append(walk)
     return walks
+
+
+def write(walk: Walk, method: str, url: str, is_api: bool) -> None:
+    """One write as a client would send it, its answer kept as the walk's visits are."""
+    session = walk.session
+    kwargs: dict = {"json": {}} if is_api else {"data": {}}
+    if not is_api:
+        kwargs["headers"] = {
+            "X-CSRFToken": session.cookies.get("csrftoken", ""),
+            "Referer": walk.base + url,
+        }
+    resp = session.request(method, walk.base + url, allow_redirects=False, timeout=60, **kwargs)
+    walk.visits.append(Visit(url, resp.status_code, method, resp.headers.get("content-type", "")))
+    walk.leaks += [(url, text) for text in walk.forbidden if text in resp.text]
