@@ -33,6 +33,7 @@ def sweep() -> dict[str, int]:
         "lost": fail_lost_operations(),
         "overdue": expire_operations(),
         "unserved": flag_unserved(),
+        "empty": end_empty_bulks(),
     }
 
 
@@ -78,6 +79,23 @@ def expire_operations() -> int:
     ):
         ended += end_operation(op, overdue_reason(op, listened))
     return ended
+
+
+EMPTY_BULK = "had no nodes to act on, so nothing was done (start it again on the nodes meant)"
+
+
+def end_empty_bulks() -> int:
+    """A bulk operation ends when its last child does; one with no child (started on no
+    nodes, as an empty rack's action was before that was refused) would run for ever, and
+    bulk operations have no deadline of their own: ended once its start is long past."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)
+    empty = Operation.objects.filter(
+        status__in=ACTIVE_OPERATION_STATUSES,
+        kind__startswith="bulk_",
+        created__lt=cutoff,
+        children__isnull=True,
+    )
+    return sum(end_operation(op, EMPTY_BULK) for op in empty)
 
 
 def overdue_reason(op: Operation, listened: set[str]) -> str:

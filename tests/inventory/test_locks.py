@@ -190,6 +190,20 @@ def test_every_operation_kind_has_a_deadline_and_a_running_one_overruns_too(sett
     assert op.error == "did not finish within 120 min"
 
 
+def test_a_bulk_operation_with_no_children_is_ended_not_left_running(settings):
+    """Issue 36, finding 10: empty racks' actions left bulk operations running for ever
+    (11 after 43 min); new ones are refused, and the watchdog ends those already there."""
+    stuck = Operation.objects.create(kind="bulk_power_on", status="running", actor="user:a")
+    young = Operation.objects.create(kind="bulk_power_on", status="running", actor="user:a")
+    old = timezone.now() - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS + 1)
+    Operation.objects.filter(pk=stuck.pk).update(created=old)
+    assert watchdog.sweep()["empty"] == 1
+    stuck.refresh_from_db()
+    young.refresh_from_db()
+    assert (stuck.status, stuck.error) == ("failed", watchdog.EMPTY_BULK)
+    assert stuck.finished is not None and young.status == "running"
+
+
 def test_a_bulk_power_action_locks_each_node_for_its_child_and_names_a_busy_one():
     rack = RackFactory()
     free, busy = NodeFactory(rack=rack), NodeFactory(rack=rack)
