@@ -98,3 +98,17 @@ def loads(text: str | bytes, **kwargs: Any) -> object:
     except RecursionError:
         raise too_deep() from None
     return check(data)
+
+
+def clean(data: Any) -> Any:
+    """`data` with every NUL and lone surrogate, in keys and strings, replaced by U+FFFD:
+    for what a machine reported (a BMC's strings, a tool's output), where refusing the
+    whole report would lose every good value in it for one bad byte. A person's input is
+    refused instead (check), so they can fix it."""
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data.replace("\0", "\ufffd"))
+    if isinstance(data, dict):
+        return {clean(key): clean(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [clean(item) for item in data]
+    return data

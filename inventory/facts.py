@@ -24,6 +24,8 @@ from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
+from core import jsonsafe
+
 from .models import Fact, Node
 from .models.facts import NODE_LEVEL
 
@@ -153,6 +155,11 @@ def record(
     """
     node_id = node if isinstance(node, int) else node.pk
     rows = flatten(facts) if isinstance(facts, dict) else list(facts)
+    # What a BMC or a tool reported may hold a NUL or half a surrogate pair, which the
+    # database cannot store: that value is kept with U+FFFD in its place, and the rest of
+    # the report with it (the API refuses such a body first, naming the key; keys are
+    # checked by flatten).
+    rows = [(k, g, jsonsafe.clean(v)) for k, g, v in rows]
     now = at or timezone.now()
     with transaction.atomic():
         latest = {(k, g): v for k, g, v in rows}

@@ -99,3 +99,12 @@ def test_inspection_facts_name_the_bios_and_each_gpu():
         ("gpu.model", 1, "H100"),
     ]
     assert facts.hardware_rows({"gpus": [], "unavailable": {"gpus": "IPMI cannot list"}}) == []
+
+
+@pytest.mark.django_db
+def test_a_machine_reports_nul_or_half_a_surrogate_pair_and_the_rest_is_kept(node):
+    """A BMC's string with a NUL or a lone surrogate ("\\ud800" in its JSON) was a
+    database error that lost the whole report; now that value keeps U+FFFD in its place."""
+    facts.record(node, "redfish", {"firmware": {"BIOS": "2.1\ud800", "BMC": "7.0\0"}, "ok": "1"})
+    stored = dict(Fact.objects.filter(node=node).values_list("key", "value"))
+    assert stored == {"firmware.BIOS": "2.1\ufffd", "firmware.BMC": "7.0\ufffd", "ok": "1"}
