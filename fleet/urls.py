@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from attestation.urls import boot_urlpatterns as attest_urlpatterns
 from provisioning.urls import boot_urlpatterns
+from sso import login as sso_login
 
 from . import apiroot, tokens, views
 
@@ -29,8 +30,9 @@ urlpatterns = [
     path("", views.overview, name="home"),
     path("fleet/", include(([path("", views.overview, name="overview")], "fleet"))),
     path("landing/", views.landing, name="landing"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", sso_login.LoginView.as_view(), name="login"),  # + single sign-on
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("sso/", include("sso.urls")),  # single sign-on (docs/sso.md); 404 while off
     path("", include("inventory.urls")),
     path("", include("provisioning.urls")),
     path("", include("validation.urls")),
