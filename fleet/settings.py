@@ -396,3 +396,5 @@ LOGGING = {
 # Outbound-connection policy and single sign-on, each beside this file (docs/security.md).
 from fleet.settings_egress import *  # noqa: E402, F403
 from fleet.settings_sso import *  # noqa: E402, F403
+INSTALLED_APPS += ["sso"]  # its backend does nothing while CORRAL_OIDC_ISSUER is unset
+AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]

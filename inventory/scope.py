@@ -78,7 +78,7 @@ def in_sites(queryset: QuerySet, sites: Iterable[int]) -> QuerySet:
 
 def _every_member(queryset: QuerySet, relation: str, path: str, sites: set[int]) -> QuerySet:
     field = queryset.model._meta.get_field(relation)
-    related, back = field.related_model, field.field.name  # type: ignore[union-attr]
+    related, back = field.related_model, field.field.name
     outside = related._default_manager.exclude(**{f"{path}__in": sites}).values(back)
     inside = related._default_manager.values(back)
     return queryset.filter(pk__in=inside).exclude(pk__in=outside)

@@ -31,6 +31,8 @@ MAY_IMPORT = {
     # Health reads the XID catalog (validation), listens to the BMC refresher's signal
     # (provisioning) and starts actions through inventory; nothing imports it back.
     "health": {"inventory", "provisioning", "validation", "core"},
+    # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
+    "sso": {"inventory", "core"},
     "audit": {
         "inventory",
         "provisioning",
