@@ -393,8 +393,8 @@ LOGGING = {
     # axes logs every failed login at INFO; its lockouts (WARNING) are what an operator needs.
     "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
-# Outbound-connection policy and single sign-on, each beside this file (docs/security.md).
-from fleet.settings_egress import *  # noqa: E402, F403
-from fleet.settings_sso import *  # noqa: E402, F403
+from fleet.settings_egress import *  # noqa: E402, F403  (docs/egress.md)
+from fleet.settings_sso import *  # noqa: E402, F403  (docs/sso.md)
+
 INSTALLED_APPS += ["sso"]  # its backend does nothing while CORRAL_OIDC_ISSUER is unset
 AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]
