@@ -1,11 +1,40 @@
-"""API token authentication and the lockout of guessing clients (issue #16).
+"""API token authentication and the lockout of guessing clients (issue #16, issue 36).
 
 Tokens are django-rest-knox's: stored as a SHA-512 digest, with an expiry, several per
 user. Guessing is counted by django-axes: the login page and the admin go through Django's
 `authenticate()`, which axes watches; a bad API token does not, so TokenAuthentication
-tells axes itself (Django's `user_login_failed` signal, the one axes listens to). One
-counter per client address covers passwords and tokens alike, and one answer (429 with
-the minutes to wait) comes back whichever was guessed.
+tells axes itself (Django's `user_login_failed` signal, the one axes listens to).
+
+What is counted together (AXES_LOCKOUT_PARAMETERS: user name + client address; the address
+is core.clientaddr's, X-Forwarded-For only from CORRAL_TRUSTED_PROXIES):
+
+- Passwords: per user name and address. Someone mistyping (or guessing) Tina's password in
+  the office locks Tina out at the office only: her colleagues there log in, Tina logs in
+  from elsewhere, the office's integrations keep working. Locking by name alone would let
+  anyone lock an administrator out from anywhere; by address alone, one person locked out
+  everyone behind the same NAT or proxy (issue 36, finding 6).
+- Bad API tokens: under a user name of their own (TOKEN_GUESSES), so per address. A token
+  carries no name, and a user name no user can have keeps them apart from passwords.
+- A valid API token is always served: knox's 256-bit keys are not guessable, so a right
+  one proves who sends it, and a script's stale token (or a neighbour's guessing) must
+  not lock out the good token of the integration beside it. A bad token from a locked-out
+  address is refused (429) without being counted again.
+
+What an attacker can still do, and what it costs them:
+
+- Guess one user's password: AXES_FAILURE_LIMIT - 1 tries per address per cool-off, more
+  with more addresses (only a per-name lock stops a botnet, at the price above).
+- Spray: those tries against every user name from one address. Passwords are checked
+  against the common-password list; single sign-on (docs/sso.md) moves logins elsewhere.
+- Lock a user out: only where the attacker's own address is theirs too (the same office
+  NAT); behind a proxy, only if CORRAL_TRUSTED_PROXIES does not name it (then every client
+  is the proxy's address: set it).
+- Dodge the count by changing X-Forwarded-For: only by connecting from a trusted proxy.
+
+Every failure is stored with a user name, never NULL: axes counts with get_or_create on
+(user name, address, user agent), and PostgreSQL's unique constraint does not hold for a
+NULL name, so bad tokens sent at once made duplicate rows, and every later failure from
+that address was MultipleObjectsReturned, a 500 (tests/test_lockout_race.py).
 
 No DRF views here: DRF imports this module while rest_framework.views is loading
 (fleet.tokens has the rotation endpoint).
@@ -59,8 +88,23 @@ def rotated_away(request) -> bool:
     return RotatedToken.was_rotated(digest)
 
 
+# What bad API tokens are counted under: no user can have it (user names are letters,
+# digits and @.+-_, single sign-on's too), and a login form that sends it only adds to its
+# own address's count of bad tokens.
+TOKEN_GUESSES = "(API token)"
+TOKEN_CREDENTIALS = {"username": TOKEN_GUESSES}
+
+
+def lockout_username(request: HttpRequest, credentials: dict | None) -> str:
+    """The user name a failure is counted under (AXES_USERNAME_CALLABLE): the one given,
+    else TOKEN_GUESSES, never None (see the module's last part)."""
+    name = credentials.get("username") if credentials else request.POST.get("username")
+    return name if isinstance(name, str) and name else TOKEN_GUESSES
+
+
 class TokenAuthentication(KnoxTokenAuthentication):
-    """knox's token check, refused outright for a locked-out client; a failure counts."""
+    """knox's token check; a bad token counts towards its address's lockout, and is
+    refused outright (429) once the address is locked out. A valid token is served."""
 
     def authenticate(self, request):
         from axes.handlers.proxy import AxesProxyHandler
@@ -68,20 +112,16 @@ class TokenAuthentication(KnoxTokenAuthentication):
         django_request = request._request
         AxesProxyHandler.update_request(django_request)
         try:
-            found = super().authenticate(request)
+            return super().authenticate(request)
         except exceptions.AuthenticationFailed:
-            if AxesProxyHandler.is_locked(django_request):
+            if AxesProxyHandler.is_locked(django_request, TOKEN_CREDENTIALS):
                 raise LockedOut() from None
             if rotated_away(request):
                 raise exceptions.AuthenticationFailed(ALREADY_ROTATED) from None
             user_login_failed.send(
-                sender=type(self), credentials={"username": None}, request=django_request
+                sender=type(self), credentials=dict(TOKEN_CREDENTIALS), request=django_request
             )
             raise
-        # The right token from a locked-out client is refused too: it may be the guess.
-        if found is not None and AxesProxyHandler.is_locked(django_request):
-            raise LockedOut()
-        return found
 
 
 def lockout_response(
@@ -96,15 +136,3 @@ def lockout_response(
         response = render(request, "registration/locked_out.html", context, status=429)
     response["Retry-After"] = str(settings.AXES_COOLOFF_MINUTES * 60)
     return response
-
-
-def client_address(request: HttpRequest) -> str | None:
-    """The address lockouts count against (AXES_CLIENT_IP_CALLABLE). Behind a TLS proxy
-    (BEHIND_TLS_PROXY) it is the last X-Forwarded-For entry, the one that proxy added;
-    earlier entries come from the client and could be anything. Otherwise REMOTE_ADDR."""
-    if settings.BEHIND_TLS_PROXY:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        last = forwarded.rsplit(",", 1)[-1].strip()
-        if last:
-            return last
-    return request.META.get("REMOTE_ADDR")

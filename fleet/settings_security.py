@@ -8,8 +8,21 @@ from datetime import timedelta
 
 import environ
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
+
+from core.clientaddr import LOOPBACK, parse_networks
 
 env = environ.Env()
+
+
+def _networks(name: str, default: str = "") -> tuple[str, ...]:
+    """A setting of comma-separated addresses or networks; start-up stops at a bad entry."""
+    try:
+        return parse_networks(env.str(name, default=default), name)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+
+
 DEBUG = env.bool("DEBUG", default=False)
 
 # --- TLS and cookies ----------------------------------------------------------------------
@@ -18,6 +31,12 @@ DEBUG = env.bool("DEBUG", default=False)
 # Secure, so a session or CSRF cookie is never sent over plain http.
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 BEHIND_TLS_PROXY = env.bool("BEHIND_TLS_PROXY", default=False)
+# The proxies whose X-Forwarded-For is believed (core.clientaddr): addresses or networks,
+# comma-separated. Unset: loopback behind a TLS proxy (one on the same host), else none;
+# a request from anywhere else counts as coming from its peer, whatever its header says.
+CORRAL_TRUSTED_PROXIES = _networks(
+    "CORRAL_TRUSTED_PROXIES", ",".join(LOOPBACK) if BEHIND_TLS_PROXY else ""
+)
 TLS_CONFIGURED = SECURE_SSL_REDIRECT or BEHIND_TLS_PROXY
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=TLS_CONFIGURED)
@@ -31,15 +50,18 @@ SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 X_FRAME_OPTIONS = "DENY"
 
 # --- Login and token lockout (django-axes) ------------------------------------------------
-# A client address with this many failed logins (the login page, the admin, or bad API
-# tokens: fleet.authn) inside the cool-off is refused, even with the right password, until
-# the cool-off has passed since its last failure. `manage.py axes_reset_ip ADDRESS` lifts it.
+# A user name with this many failed logins (the login page, the admin) from one client
+# address inside the cool-off is refused there, even with the right password, until the
+# cool-off has passed since its last failure; bad API tokens count under a name of their
+# own (fleet.authn.TOKEN_GUESSES), so per address. fleet.authn says why and what it costs.
+# `manage.py axes_reset_ip ADDRESS` / `axes_reset_username NAME` lift it.
 AXES_FAILURE_LIMIT = env.int("CORRAL_LOCKOUT_FAILURES", default=10)
 AXES_COOLOFF_MINUTES = env.int("CORRAL_LOCKOUT_MINUTES", default=15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]  # by username would let anyone lock an admin out
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "fleet.authn.lockout_username"
 AXES_LOCKOUT_CALLABLE = "fleet.authn.lockout_response"
-AXES_CLIENT_IP_CALLABLE = "fleet.authn.client_address"
+AXES_CLIENT_IP_CALLABLE = "core.clientaddr.client_address"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_RESET_ON_SUCCESS = False  # a known account's login must not wipe a guesser's count
 AXES_VERBOSE = False
