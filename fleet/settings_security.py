@@ -102,3 +102,6 @@ CONTENT_SECURITY_POLICY = {
 # web process: each unknown MAC once per window, and at most so many per asking address.
 CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS = env.float("CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS", default=300.0)
 CORRAL_BOOT_UNKNOWN_PER_SOURCE = env.int("CORRAL_BOOT_UNKNOWN_PER_SOURCE", default=20)
+# A phone-home is accepted only from an address of the node's interfaces (or from one of
+# these: a NAT or relay between the nodes and Corral; provisioning.bootserver.origin).
+CORRAL_PHONE_HOME_RELAYS = _networks("CORRAL_PHONE_HOME_RELAYS")

@@ -29,6 +29,7 @@ from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
 
 from . import bmc_answers, signals
+from .bootserver import origin
 from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
@@ -136,15 +137,44 @@ class CallbackRefused(Exception):
         return self.reason
 
 
+class WrongAddress(CallbackRefused):
+    """A phone-home with a good token from an address that is not the node's
+    (bootserver.origin); `address` is where it came from."""
+
+    def __init__(self, reason: str, address: str | None) -> None:
+        super().__init__(reason)
+        self.address = address
+
+
+def _check_origin(token: str, remote_addr: str | None) -> None:
+    """WrongAddress, recorded as the deployment's problem (the node page shows it), for a
+    token presented from anywhere but its node. Written outside the phone-home's
+    transaction, which a refusal rolls back; a failed or superseded deployment keeps its
+    own reason (its token is refused anyway)."""
+    deployment = (
+        Deployment.objects.select_related("node").filter(token_sha256=token_hash(token)).first()
+    )
+    if deployment is None:
+        return
+    reason = origin.refusal(deployment.node, remote_addr)
+    if reason is None:
+        return
+    open_or_done = (DeploymentStatus.WAITING, DeploymentStatus.SUCCEEDED)
+    Deployment.objects.filter(pk=deployment.pk, status__in=open_or_done).update(error=reason)
+    raise WrongAddress(reason, remote_addr)
+
+
 def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deployment, bool]:
     """Close the deployment the token belongs to. Returns (deployment, changed).
 
     Refuses (CallbackRefused -> 403) a token that is unknown, expired, superseded, or
-    presented for another node; the node is untouched. A repeat of the call that already
-    succeeded is answered without change, so a node retrying after a lost reply is safe.
+    presented for another node, or from an address that is not its node's (WrongAddress);
+    the node is untouched. A repeat of the call that already succeeded is answered without
+    change, so a node retrying after a lost reply is safe.
     """
     if not isinstance(token, str) or not 16 <= len(token) <= 256:
         raise CallbackRefused("no valid token")
+    _check_origin(token, remote_addr)
     with transaction.atomic():
         deployment = (
             Deployment.objects.select_for_update()

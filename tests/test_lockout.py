@@ -154,7 +154,7 @@ def test_trusted_proxies_default_to_loopback_behind_a_tls_proxy_and_to_none_othe
     assert named == {"CORRAL_TRUSTED_PROXIES": ["10.0.0.5/32", "10.1.0.0/24", "fd00::/8"]}
 
 
-@pytest.mark.parametrize("setting", ["CORRAL_TRUSTED_PROXIES"])
+@pytest.mark.parametrize("setting", ["CORRAL_TRUSTED_PROXIES", "CORRAL_PHONE_HOME_RELAYS"])
 def test_start_up_refuses_an_entry_that_is_no_address_naming_it(setting):
     env = {k: v for k, v in os.environ.items() if k not in PRODUCTION}
     env.update({"CORRAL_ENV_FILE": "/nonexistent", setting: "10.0.0.0/8, 10.0.0.300"})

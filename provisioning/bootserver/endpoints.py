@@ -16,11 +16,12 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from core import jsonsafe
+from core.clientaddr import client_address
 from inventory.macs import NOT_A_MAC, is_mac
 
 from .. import deployments
 from ..boot import render_grub, render_ipxe_chain, render_meta_data, render_user_data
-from . import serve
+from . import origin, serve
 
 log = logging.getLogger("corral.boot")
 IPXE = "text/plain; charset=utf-8"
@@ -102,15 +103,20 @@ def json_object(request: HttpRequest, expected: str) -> dict | JsonResponse:
 @csrf_exempt
 @require_POST
 def callback(request: HttpRequest) -> JsonResponse:
-    """Phone-home. 403 for any token that does not open this node's waiting deployment."""
+    """Phone-home. 403 for any token that does not open this node's waiting deployment,
+    and for a good token from an address that is not the node's (origin), saying so."""
     report = json_object(request, "with your token")
     if isinstance(report, JsonResponse):
         return report
     token = report.get("token")
+    address = client_address(request)  # behind a trusted proxy, the address it saw
     try:
-        deployment, changed = deployments.phone_home(token, report, _client_ip(request))
+        deployment, changed = deployments.phone_home(token, report, address)
+    except deployments.WrongAddress as exc:
+        log.warning("%s", exc)
+        return JsonResponse({"detail": origin.answer(exc.address)}, status=403)
     except deployments.CallbackRefused as exc:
-        log.warning("phone-home refused from %s: %s", _client_ip(request), exc)
+        log.warning("phone-home refused from %s: %s", address, exc)
         return JsonResponse({"detail": "Token refused."}, status=403)
     return JsonResponse(
         {
