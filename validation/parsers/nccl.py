@@ -3,8 +3,10 @@
 Real captures come through mpirun/srun and NCCL_DEBUG=INFO, so the parser strips
 ``[1,0]<stdout>:``/``[0]``/``3:`` tag prefixes, skips ``NCCL INFO`` lines, and reads the
 column layout from the header instead of assuming it: older nccl-tests print no
-``root`` (and for some tests no ``redop``) column and an ``error`` column instead of
-``#wrong``; newer ones can add per-iteration and timestamp columns. The footer
+``root`` (and for some tests no ``redop``) column and an ``error`` column (the row's
+largest relative error, judged against nccl-tests' own per-type tolerance, never a
+count) instead of ``#wrong``; non-reducing tests print a blank redop cell; newer ones
+can add per-iteration and timestamp columns. The footer
 (``# Out of bounds values`` and ``# Avg bus bandwidth``) marks a complete run.
 """
 
@@ -13,7 +15,14 @@ from __future__ import annotations
 import re
 
 from .base import ParseError, check_text, numbered_lines, to_float, to_int
-from .nccl_result import NcclDevice, NcclResult, NcclRow, collective_from_program, summarise
+from .nccl_result import (
+    ELEMENT_TYPES,
+    NcclDevice,
+    NcclResult,
+    NcclRow,
+    collective_from_program,
+    summarise,
+)
 
 _PREFIX = re.compile(r"^(?:\[\d+(?:,\d+)*\](?:<std(?:out|err)>)?:?\s?|\d+:\s)")
 _NCCL_LOG = re.compile(r"\bNCCL (INFO|WARN|TRACE|ABORT)\b")
@@ -66,7 +75,28 @@ def _wrong(token: str, what: str, line: int) -> int | None:
     return None if value is None else int(value)
 
 
+def _fill_blank_redop(tokens: list[str], cols: list[str]) -> list[str]:
+    """nccl-tests prints the redop of a non-reducing test (alltoall) as blanks, so such
+    a row is one cell short; put the blank back when the cells around it show that is
+    all that happened (a known type before it, a number where the redop should be)."""
+    if "redop" not in cols or len(tokens) != len(cols) - 1:
+        return tokens
+    at = cols.index("redop")
+    if tokens[at - 1] not in ELEMENT_TYPES or not _is_number(tokens[at]):
+        return tokens
+    return [*tokens[:at], "", *tokens[at:]]
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def _row(tokens: list[str], cols: list[str], line: int) -> NcclRow:
+    tokens = _fill_blank_redop(tokens, cols)
     expected = len(cols) + (1 if "timestamp" in cols else 0)
     if len(tokens) != expected:
         raise ParseError(
@@ -75,27 +105,21 @@ def _row(tokens: list[str], cols: list[str], line: int) -> NcclRow:
             line=line,
         )
     values = dict(zip(cols, tokens, strict=False))
-    wrong_key = "wrong" if "oop_wrong" in values else "error"
 
     def metric(group: str, name: str) -> float | None:
         return _num(values[group + name], group + name, line) if group + name in values else None
 
     def wrong(group: str) -> int | None:
-        # The pre-2.x "error" column is a max relative error, not a count: report it
-        # only when it is non-zero, as one wrong element, so it still fails a gate.
-        if group + wrong_key not in values:
-            return None
-        if wrong_key == "wrong":
-            return _wrong(values[group + "wrong"], group + "#wrong", line)
-        err = _num(values[group + "error"], group + "error", line)
-        return None if err is None else int(err > 0)
+        if group + "wrong" not in values:
+            return None  # the pre-2.13 "error" column is judged in summarise()
+        return _wrong(values[group + "wrong"], group + "#wrong", line)
 
     root = values.get("root")
     return NcclRow(
         size=to_int(values["size"], "size", line),
         count=to_int(values["count"], "count", line),
         type=values["type"],
-        redop=values.get("redop"),
+        redop=values.get("redop") or None,
         root=to_int(root, "root", line) if root is not None else None,
         oop_time_us=metric("oop_", "time"),
         oop_algbw_gbps=metric("oop_", "algbw"),
@@ -105,6 +129,8 @@ def _row(tokens: list[str], cols: list[str], line: int) -> NcclRow:
         ip_algbw_gbps=metric("ip_", "algbw"),
         ip_busbw_gbps=metric("ip_", "busbw"),
         ip_wrong=wrong("ip_"),
+        oop_error=metric("oop_", "error"),
+        ip_error=metric("ip_", "error"),
     )
 
 

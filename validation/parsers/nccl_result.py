@@ -42,6 +42,10 @@ class NcclRow:
     ip_algbw_gbps: float | None
     ip_busbw_gbps: float | None
     ip_wrong: int | None
+    # nccl-tests < 2.13 print an ``error`` column (the max relative error of the row)
+    # instead of ``#wrong``; the value is kept here and judged in ``summarise``.
+    oop_error: float | None = None
+    ip_error: float | None = None
 
 
 @dataclasses.dataclass
@@ -67,6 +71,7 @@ class NcclResult(Result):
     busbw_outofplace_at_max_gbps: float | None
     avg_busbw_gbps: float
     wrong_total: int
+    max_error: float | None
     out_of_bounds: int
     ranks: int
     hosts: list[str]
@@ -96,7 +101,7 @@ def infer_collective(rows: list[NcclRow], ranks: int) -> str | None:
     if not rows:
         return None
     row = rows[-1]
-    elem = _ELEMENT_SIZES.get(row.type)
+    elem = ELEMENT_SIZES.get(row.type)
     if row.root is not None and row.root >= 0:
         return "broadcast" if row.redop in (None, "none") else "reduce"
     if elem is None or row.count == 0:
@@ -110,7 +115,7 @@ def infer_collective(rows: list[NcclRow], ranks: int) -> str | None:
     return None
 
 
-_ELEMENT_SIZES = {
+ELEMENT_SIZES = {
     "int8": 1,
     "uint8": 1,
     "fp8_e4m3": 1,
@@ -129,6 +134,38 @@ _ELEMENT_SIZES = {
     "double": 8,
     "float64": 8,
 }
+
+
+ELEMENT_TYPES = frozenset(ELEMENT_SIZES)
+
+# nccl-tests 2.x ``DeltaMaxValue(type)``: the largest relative error a row may show.
+# A row counts as out of bounds when its error exceeds this times (ranks - 1).
+_DELTA_MAX = {
+    "half": 1e-2,
+    "float16": 1e-2,
+    "bfloat16": 1e-2,
+    "float": 1e-5,
+    "float32": 1e-5,
+    "double": 1e-12,
+    "float64": 1e-12,
+}
+
+
+def error_tolerance(type_name: str, ranks: int) -> float:
+    """The error a legacy ``error`` cell may show before nccl-tests calls the row out of
+    bounds: ``DeltaMaxValue(type) * (ranks - 1)``, rank factor 1 when the device lines
+    are missing. Integer and unknown types must be exact (nccl-tests uses 1e-200)."""
+    return _DELTA_MAX.get(type_name, 0.0) * max(ranks - 1, 1)
+
+
+def _judge_legacy_errors(rows: list[NcclRow], ranks: int) -> None:
+    """Turn legacy ``error`` cells into wrong-row counts with the tool's own tolerance."""
+    for row in rows:
+        limit = error_tolerance(row.type, ranks)
+        if row.oop_error is not None:
+            row.oop_wrong = int(row.oop_error > limit)
+        if row.ip_error is not None:
+            row.ip_wrong = int(row.ip_error > limit)
 
 
 def summarise(
@@ -154,10 +191,12 @@ def summarise(
     at_max = [r for r in rows if r.size == max_size]
     ip = [r.ip_busbw_gbps for r in at_max if r.ip_busbw_gbps is not None]
     oop = [r.oop_busbw_gbps for r in at_max if r.oop_busbw_gbps is not None]
-    wrong = sum((r.oop_wrong or 0) + (r.ip_wrong or 0) for r in rows)
     models = [d.model for d in devices]
     distinct = sorted(set(models))
     ranks = len({d.rank for d in devices})
+    _judge_legacy_errors(rows, ranks)
+    wrong = sum((r.oop_wrong or 0) + (r.ip_wrong or 0) for r in rows)
+    errors = [e for r in rows for e in (r.oop_error, r.ip_error) if e is not None]
     inferred = collective is None
     if inferred:
         collective = infer_collective(rows, ranks)
@@ -170,6 +209,7 @@ def summarise(
         busbw_outofplace_at_max_gbps=min(oop) if oop else None,
         avg_busbw_gbps=avg_busbw,
         wrong_total=wrong,
+        max_error=max(errors) if errors else None,
         out_of_bounds=out_of_bounds,
         ranks=ranks,
         hosts=sorted({d.host for d in devices}),

@@ -19,3 +19,11 @@ def cut_before(text: str, marker: str) -> str:
     """Everything before the LAST occurrence of ``marker`` (the footer/verdict block)."""
     index = text.rindex(marker)
     return text[:index]
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "tools"
+
+
+def corpus(relative: str) -> str:
+    """A real tool output from tests/corpus/tools (sources in its SOURCES.md)."""
+    return (CORPUS / relative).read_text(encoding="utf-8")

@@ -44,7 +44,10 @@ def test_tcpxo_gate_on_largest_size_not_average():
         "ip_algbw_gbps": 0.0,
         "ip_busbw_gbps": 0.0,
         "ip_wrong": 0,
+        "oop_error": None,
+        "ip_error": None,
     }
+    assert data["max_error"] is None  # #wrong columns, no legacy error column
     assert data["rows"][28]["oop_time_us"] == 12646.0  # wide value without decimals
     assert json.loads(json.dumps(data)) == data
 
