@@ -55,6 +55,7 @@ def judge_nccl(result: NcclResult, th: dict[str, Any], ctx: NodeContext, f: Find
         busbw_outofplace_at_max_gbps=result.busbw_outofplace_at_max_gbps,
         avg_busbw_gbps=result.avg_busbw_gbps,
         wrong_total=result.wrong_total,
+        max_error=result.max_error,
         out_of_bounds=result.out_of_bounds,
         ranks=result.ranks,
         hosts=result.hosts,
@@ -99,7 +100,9 @@ def judge_nvbandwidth(
     f.fact("nvbandwidth", result.version)
     f.fact("driver", result.driver_version)
     name = th.get("test") or D2D_WRITE_CE
-    test = result.tests.get(name)
+    # Bidirectional tests (v0.8+) print a matrix per direction and a total; the total
+    # is what "the test" measures.
+    test = result.tests.get(name) or result.tests.get(f"{name}_total")
     if test is None:
         f.fail(f"nvbandwidth did not run {name} (ran: {', '.join(result.tests) or 'nothing'})")
         return
@@ -112,6 +115,7 @@ def judge_nvbandwidth(
         mean_gbps=test.mean,
         max_gbps=test.max,
         sum_gbps=test.sum,
+        cov=test.cov,
         gpus=len(test.columns),
     )
     if "GPU(row)" in test.title and len(test.columns) != ctx.gpu_count:
@@ -133,6 +137,12 @@ def judge_nvbandwidth(
     )
     if not compare_floor(f, test.min, floor, th.get("degraded_margin_pct", 0), text):
         f.evidence.extend(slow[:16] + ([f"... {len(slow) - 16} more"] if len(slow) > 16 else []))
+    cov_ceiling = th.get("max_cov")
+    if cov_ceiling is not None and test.cov is not None and test.cov > cov_ceiling:
+        f.fail(
+            f"nvbandwidth {name} coefficient of variation {test.cov:.2f} > {cov_ceiling:.2f} "
+            "(uneven between GPU pairs)"
+        )
     sum_floor = th.get("sum_min_gbps")
     if sum_floor is not None:
         if test.sum is None:
@@ -234,6 +244,9 @@ JUDGES = [
             "min_gbps": KeySpec("number", "floor for the slowest GPU pair (GB/s)", required=True),
             "degraded_margin_pct": _MARGIN,
             "sum_min_gbps": KeySpec("number", "floor for the test's SUM line (GB/s)"),
+            "max_cov": KeySpec(
+                "number", "ceiling for v0.10+'s COEFFICIENT_OF_VARIATION line, if printed"
+            ),
         },
         func=judge_nvbandwidth,
     ),
