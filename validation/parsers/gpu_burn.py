@@ -1,9 +1,15 @@
 """gpu-burn (``gpu_burn <seconds>``) output.
 
-The verdict is the final ``Tested N GPUs:`` block with one ``GPU i: OK|FAULTY`` line per
-GPU; without that block the run was killed or cut off and nothing is known. Progress
-lines (``100.0%  proc'd: 5600 (51402 Gflop/s)   errors: 0   temps: 56 C``, with
-`` - `` between GPUs on multi-GPU hosts) give Gflop/s and per-interval error counts.
+The final ``Tested N GPUs:`` block has one ``GPU i: OK|FAULTY`` line per GPU; without
+that block the run was cut off and nothing is known. gpu-burn prints FAULTY only for
+computation errors, so "OK" alone proves nothing: a GPU whose process never reported
+(``0 (0 Gflop/s)`` in the last progress record), died (``-1`` processed, ``(DIED!)``), or
+a run whose reports stopped short of 100% is still printed OK. ``ok`` is true only when
+every GPU is OK, computed, and the run reported to its end.
+
+Progress records (``100.0%  proc'd: 5600 (51402 Gflop/s)   errors: 0   temps: 56 C``,
+`` - `` between GPUs) are repainted with a carriage return; captures that lost the
+returns glue several records on one line, so records are split at each ``NN.N%  proc'd:``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ _TESTED = re.compile(r"^Tested (\d+) GPUs?:$")
 _VERDICT = re.compile(r"^GPU (\d+): (\S+)$")
 _IDENTITY = re.compile(r"^GPU (\d+): (.+?) \(UUID: (\S+?)\)$")
 _PROGRESS = re.compile(r"^\d+(?:\.\d+)?%\s+proc'd:")
-_GFLOPS = re.compile(r"\((\d+(?:\.\d+)?) Gflop/s\)")
+_RECORD = re.compile(r"(?<!\S)(?=\d+(?:\.\d+)?%\s+proc'd:)")
+_GFLOPS = re.compile(r"(-?\d+) \((\d+(?:\.\d+)?) Gflop/s\)")
+_FORCE_KILLED = "Killing processes with SIGKILL"
 
 
 @dataclasses.dataclass
@@ -33,6 +41,11 @@ class GpuBurnResult(Result):
     models: dict[int, str]
     uuids: dict[int, str]
     ok: bool
+    processed: dict[int, int] = dataclasses.field(default_factory=dict)
+    idle: list[int] = dataclasses.field(default_factory=list)
+    died: list[int] = dataclasses.field(default_factory=list)
+    progress_pct: float | None = None
+    force_killed: bool = False
 
 
 def _split_field(line: str, label: str) -> list[str]:
@@ -43,18 +56,56 @@ def _split_field(line: str, label: str) -> list[str]:
     return [part.strip() for part in match.group(1).split(" - ")]
 
 
+class _Progress:
+    """The per-GPU state the progress records leave behind: last values win, errors add."""
+
+    def __init__(self) -> None:
+        self.gflops: dict[int, float] = {}
+        self.processed: dict[int, int] = {}
+        self.errors: dict[int, int] = {}
+        self.faulty: dict[int, int] = {}
+        self.temps: dict[int, int] = {}
+        self.died: set[int] = set()
+        self.pct: float | None = None
+
+    def record(self, text: str, number: int) -> None:
+        rates = _GFLOPS.findall(text)
+        error_values = _split_field(text, "errors")
+        if not rates or not error_values:
+            raise ParseError(
+                "expected '(N Gflop/s)' and 'errors: N' in a gpu-burn progress line", line=number
+            )
+        self.pct = float(text.split("%", 1)[0])
+        for gpu, (count, rate) in enumerate(rates):
+            self.gflops[gpu] = float(rate)
+            self.processed[gpu] = int(count)
+            if int(count) < 0:
+                self.died.add(gpu)
+        for gpu, value in enumerate(error_values):
+            match = re.match(r"^(\d+)", value)
+            if not match:
+                raise ParseError(f"expected an error count, got {value!r}", line=number)
+            count = int(match.group(1))
+            self.errors[gpu] = self.errors.get(gpu, 0) + count
+            self.faulty[gpu] = self.faulty.get(gpu, 0) + (1 if count else 0)
+            if "DIED" in value:
+                self.died.add(gpu)
+        for gpu, value in enumerate(_split_field(text, "temps")):
+            match = re.match(r"^(\d+)\s*C", value)
+            if match:
+                self.temps[gpu] = int(match.group(1))
+
+
 def parse_gpu_burn(text: str) -> GpuBurnResult:
     """Parse gpu-burn stdout: final per-GPU verdicts plus throughput and error counts."""
     check_text(text, "gpu-burn output")
-    gflops: dict[int, float] = {}
-    errors: dict[int, int] = {}
-    faulty: dict[int, int] = {}
-    temps: dict[int, int] = {}
+    progress = _Progress()
     models: dict[int, str] = {}
     uuids: dict[int, str] = {}
     verdicts: dict[int, str] = {}
     expected: int | None = None
     tested_line = 0
+    force_killed = False
     for number, raw in numbered_lines(text):
         line = raw.strip()
         if match := _TESTED.match(line):
@@ -72,8 +123,11 @@ def parse_gpu_burn(text: str) -> GpuBurnResult:
             models[int(match.group(1))] = match.group(2)
             uuids[int(match.group(1))] = match.group(3)
             continue
+        force_killed = force_killed or line.startswith(_FORCE_KILLED)
         if _PROGRESS.match(line):
-            _progress(line, number, gflops, errors, faulty, temps)
+            for record in _RECORD.split(line):
+                if record.strip():
+                    progress.record(record.strip(), number)
     if expected is None:
         raise ParseError(
             "incomplete gpu-burn output: no final 'Tested N GPUs:' block (run cut short?)"
@@ -84,44 +138,26 @@ def parse_gpu_burn(text: str) -> GpuBurnResult:
             f"got {len(verdicts)}",
             line=tested_line,
         )
+    idle = sorted(g for g in verdicts if progress.processed.get(g, 0) == 0)
+    died = sorted(progress.died)
+    reached_end = progress.pct is not None and progress.pct >= 100.0
     return GpuBurnResult(
         gpus=dict(sorted(verdicts.items())),
-        gflops=gflops,
-        gflops_total=round(sum(gflops.values()), 3) if gflops else None,
-        errors_total=errors,
-        faulty_intervals=faulty,
-        temps_c=temps,
+        gflops=progress.gflops,
+        gflops_total=round(sum(progress.gflops.values()), 3) if progress.gflops else None,
+        errors_total=progress.errors,
+        faulty_intervals=progress.faulty,
+        temps_c=progress.temps,
         models=models,
         uuids=uuids,
-        ok=all(v == "OK" for v in verdicts.values()) and bool(verdicts),
+        ok=bool(verdicts)
+        and all(v == "OK" for v in verdicts.values())
+        and not idle
+        and not died
+        and reached_end,
+        processed=progress.processed,
+        idle=idle,
+        died=died,
+        progress_pct=progress.pct,
+        force_killed=force_killed,
     )
-
-
-def _progress(
-    line: str,
-    number: int,
-    gflops: dict[int, float],
-    errors: dict[int, int],
-    faulty: dict[int, int],
-    temps: dict[int, int],
-) -> None:
-    """Fold one progress line in: last Gflop/s wins, errors add up across intervals."""
-    rates = _GFLOPS.findall(line)
-    error_values = _split_field(line, "errors")
-    if not rates or not error_values:
-        raise ParseError(
-            "expected '(N Gflop/s)' and 'errors: N' in a gpu-burn progress line", line=number
-        )
-    for gpu, rate in enumerate(rates):
-        gflops[gpu] = float(rate)
-    for gpu, value in enumerate(error_values):
-        match = re.match(r"^(\d+)", value)
-        if not match:
-            raise ParseError(f"expected an error count, got {value!r}", line=number)
-        count = int(match.group(1))
-        errors[gpu] = errors.get(gpu, 0) + count
-        faulty[gpu] = faulty.get(gpu, 0) + (1 if count else 0)
-    for gpu, value in enumerate(_split_field(line, "temps")):
-        match = re.match(r"^(\d+)\s*C", value)
-        if match:
-            temps[gpu] = int(match.group(1))

@@ -148,7 +148,12 @@ def _validate_dcgm(spec: CheckSpec, th: dict[str, Any]) -> list[str]:
 def judge_gpu_burn(
     result: GpuBurnResult, th: dict[str, Any], ctx: NodeContext, f: Findings
 ) -> None:
-    """Every GPU ``OK`` with non-zero Gflop/s; ``FAULTY`` is a hardware fault."""
+    """Every GPU ``OK`` and computing to the end; ``FAULTY`` is a hardware fault.
+
+    gpu-burn prints OK for a GPU that never computed or died, so the progress records
+    decide too: a GPU with nothing processed or that died fails, named, and so does a
+    run whose reports stopped short of 100%.
+    """
     f.fact("gpu_uuids", [result.uuids[g] for g in sorted(result.uuids)])
     f.fact("gpu_names", sorted(set(result.models.values())))
     f.metrics.update(
@@ -157,6 +162,8 @@ def judge_gpu_burn(
         errors=result.errors_total,
         temps_c=result.temps_c,
         gpus=result.gpus,
+        processed=result.processed,
+        progress_pct=result.progress_pct,
     )
     tested = len(result.gpus)
     if tested != ctx.gpu_count:
@@ -171,13 +178,24 @@ def judge_gpu_burn(
                 f"errors in {result.faulty_intervals.get(gpu, 0)} interval(s)",
                 hardware=True,
             )
-        if not rate:
+        if gpu in result.died:
+            f.fail(f"gpu-burn {who}: its process died (DIED!), though printed {state}")
+        elif gpu in result.idle:
+            f.fail(f"gpu-burn {who}: computed nothing (0 processed, 0 Gflop/s), printed {state}")
+        elif not rate:
             f.fail(f"gpu-burn {who}: no Gflop/s reported (did it compute at all?)")
         elif floor is not None and rate < floor:
             f.fail(
                 f"gpu-burn {who}: {rate:.0f} Gflop/s < {floor:.0f} Gflop/s floor "
                 f"for {ctx.gpu_model}"
             )
+    if result.progress_pct is not None and result.progress_pct < 100.0:
+        f.fail(
+            f"gpu-burn's last progress report is at {result.progress_pct:.1f}%: the GPUs "
+            "stopped reporting before the end of the run"
+        )
+    if result.force_killed:
+        f.degrade("gpu-burn had to SIGKILL its GPU processes (they ignored SIGTERM)")
     lowest = min(result.gflops.values()) if result.gflops else 0
     f.summary = f"gpu-burn: {tested} GPUs OK, slowest {lowest:.0f} Gflop/s"
 
