@@ -13,7 +13,7 @@ from typing import Any
 from validation.parsers.nvidia_smi_csv import NvidiaSmiCsvResult
 from validation.parsers.nvidia_smi_topo import NvidiaSmiTopoResult
 from validation.parsers.nvidia_smi_xml import NvidiaSmiXmlResult, SmiGpu
-from validation.parsers.xid import XidResult
+from validation.parsers.xid import XidEvent, XidResult
 from validation.parsers.xid_catalog import ACTION_SEVERITY
 
 from .judging import COMMON_KEYS, Findings, Judge, check_driver, check_gpu_count
@@ -177,8 +177,28 @@ def judge_topo(
     f.summary = f"{result.gpu_count} GPUs, all pairs on NVLink (weakest NV{weakest})"
 
 
+def _xid_line(event: XidEvent) -> str:
+    """One evidence line per event; driver lines say they carry no Xid of their own."""
+    where = event.pci or "a GPU the line does not name"
+    if event.source == "nvrm":
+        condition = f", XID {event.code}'s condition" if event.code is not None else ""
+        return (
+            f"NVRM {event.mnemonic} ({event.action} class{condition}, no Xid line) "
+            f"on {where}: {event.message}"
+        )
+    cause = f" (caused by XID {'/'.join(map(str, event.caused_by))})" if event.caused_by else ""
+    return (
+        f"XID {event.code} ({event.action} class, {event.mnemonic}){cause} on {where}: "
+        f"{event.message}"
+    )
+
+
 def judge_xid(result: XidResult, th: dict[str, Any], ctx: NodeContext, f: Findings) -> None:
-    """XIDs by NVIDIA's action class: reset/reboot/RMA classes convict the hardware."""
+    """XIDs by NVIDIA's action class: reset/reboot/RMA classes convict the hardware.
+
+    The parser's driver-line events (fallen off the bus with no Xid, RmInitAdapter
+    failed) and an Xid 45 that names its cause are judged by the class they carry.
+    """
     hardware, failing, degraded = (
         set(th.get("hardware_actions", [])),
         set(th.get("fail_actions", [])),
@@ -187,12 +207,9 @@ def judge_xid(result: XidResult, th: dict[str, Any], ctx: NodeContext, f: Findin
     f.metrics["codes"] = result.codes
     f.metrics["by_action"] = result.by_action
     events = sorted(result.xids, key=lambda e: (ACTION_SEVERITY.index(e.action), e.line))
-    ignored = []
+    ignored: list[str] = []
     for event in events:
-        line = (
-            f"XID {event.code} ({event.action} class, {event.mnemonic}) on {event.pci}: "
-            f"{event.message}"
-        )
+        line = _xid_line(event)
         detail = [f"kernel log line {event.line}"]
         if event.action in hardware:
             f.fail(line, hardware=True, evidence=detail)
@@ -201,13 +218,13 @@ def judge_xid(result: XidResult, th: dict[str, Any], ctx: NodeContext, f: Findin
         elif event.action in degraded:
             f.degrade(line, evidence=detail)
         else:
-            ignored.append(event.code)
+            ignored.append(str(event.code if event.code is not None else event.mnemonic))
     if not result.xids:
         f.summary = "no XIDs in the kernel log"
     else:
         f.summary = (
             f"no XIDs in failing classes; {len(ignored)} informational "
-            f"({', '.join(map(str, sorted(set(ignored))))}) ignored"
+            f"({', '.join(sorted(set(ignored)))}) ignored"
         )
 
 
