@@ -129,7 +129,7 @@ def _driver_line(line: str, number: int, probe: tuple[str, int] | None) -> XidEv
 
 def _deduplicate(xids: list[XidEvent], driver: list[XidEvent]) -> list[XidEvent]:
     """One driver event per GPU and kind, none for a GPU whose Xid 79 is in the log."""
-    seen = {(gpu_key(e.pci), e.code) for e in xids if e.code == 79}
+    seen: set[tuple[str, int | None]] = {(gpu_key(e.pci), e.code) for e in xids if e.code == 79}
     kept = []
     for event in driver:
         key = (event.pci, event.code)
