@@ -19,6 +19,7 @@ from .iperf3 import parse_iperf3
 from .nccl import parse_nccl
 from .nvbandwidth import parse_nvbandwidth
 from .nvidia_smi_csv import parse_nvidia_smi_csv
+from .nvidia_smi_nvlink import parse_nvidia_smi_nvlink
 from .nvidia_smi_topo import parse_nvidia_smi_topo
 from .nvidia_smi_xml import parse_nvidia_smi_xml
 from .xid import parse_xid
@@ -29,6 +30,7 @@ PARSERS: dict[str, Callable[[str], Result]] = {
     "nvidia-smi-csv": parse_nvidia_smi_csv,
     "nvidia-smi-xml": parse_nvidia_smi_xml,
     "nvidia-smi-topo": parse_nvidia_smi_topo,
+    "nvidia-smi-nvlink": parse_nvidia_smi_nvlink,
     "nccl": parse_nccl,
     "nvbandwidth": parse_nvbandwidth,
     "gpu-burn": parse_gpu_burn,

@@ -12,7 +12,7 @@ from typing import Any
 
 from validation.parsers import ParseError, Result, parse
 
-from . import judges_health, judges_perf, judges_stress, judges_trust
+from . import judges_health, judges_nvlink, judges_perf, judges_stress, judges_trust
 from .judging import Findings, Judge
 from .model import FAIL, CheckSpec, NodeContext, Verdict
 from .thresholds import resolve_thresholds, validate_thresholds
@@ -21,6 +21,7 @@ JUDGES: dict[str, Judge] = {
     tool: j
     for j in (
         *judges_health.JUDGES,
+        *judges_nvlink.JUDGES,
         *judges_stress.JUDGES,
         *judges_perf.JUDGES,
         *judges_trust.JUDGES,

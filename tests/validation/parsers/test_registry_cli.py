@@ -16,6 +16,7 @@ EXPECTED_TOOLS = [
     "nvidia-smi-csv",
     "nvidia-smi-xml",
     "nvidia-smi-topo",
+    "nvidia-smi-nvlink",
     "nccl",
     "nvbandwidth",
     "gpu-burn",
