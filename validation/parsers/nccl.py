@@ -185,6 +185,8 @@ def parse_nccl(text: str) -> NcclResult:
             continue
         tokens = line.split()
         if cols is None or avg is not None:
+            if found := _VERSION.search(line):  # "NCCL version 2.19.3+cuda12.2" alone
+                version = version or found.group(1) or found.group(2)
             continue
         if tokens[0].isdigit() or _looks_numeric(tokens, len(cols)):
             if oob is not None:

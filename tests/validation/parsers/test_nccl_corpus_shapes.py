@@ -71,3 +71,12 @@ def test_a_row_missing_its_type_is_still_garbled():
     )
     with pytest.raises(ParseError, match="columns"):
         parse_nccl(text)
+
+
+def test_plain_nccl_version_line_is_read():
+    # nccl-tests 2.19 with NCCL_DEBUG unset prints "NCCL version 2.19.3+cuda12.2" on a
+    # line of its own (no '#', no 'NCCL INFO') between the device list and the header.
+    result = parse_nccl(corpus("nccl/allreduce-2.19-8xH200-single-size-azure.txt"))
+    assert result.nccl_version == "2.19.3+cuda12.2"
+    assert result.busbw_inplace_at_max_gbps == pytest.approx(476.98)
+    assert result.collective == "all_reduce"
