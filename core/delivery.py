@@ -7,6 +7,10 @@ headers are the ones they already know: `webhook-id` (the event's msg id, the sa
 retry and redelivery, so receivers de-duplicate on it), `webhook-timestamp` (unix seconds of
 this attempt; receivers refuse one more than 5 minutes off, which stops replays) and
 `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`.
+
+Where it goes is the egress policy's (core.egress): every connection is checked by the
+address it connects to (core.egress_http), and a redirect is never followed: a receiver
+answering 3xx has failed that attempt. A URL the policy refuses is not sent to at all.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from functools import lru_cache
 import requests
 from standardwebhooks import Webhook
 
+from . import egress, egress_http
+
 USER_AGENT = "Corral-Webhooks/1"
 _local = threading.local()
 
@@ -27,13 +33,15 @@ _local = threading.local()
 @dataclass(frozen=True)
 class Outcome:
     """ok: 2xx. unreachable: no answer at all (refused, reset, timed out), which says the
-    endpoint is down, not that this payload is unwelcome: the whole subscription backs off."""
+    endpoint is down, not that this payload is unwelcome: the whole subscription backs off.
+    refused: the egress policy refused the destination; nothing was sent."""
 
     ok: bool
     status_code: int | None
     latency_ms: int
     error: str
     unreachable: bool
+    refused: bool = False
 
 
 def signed_headers(signer: Webhook, msg_id: str, body: str, now: float | None = None) -> dict:
@@ -52,10 +60,10 @@ def session() -> requests.Session:
 
     It does not read the environment on every request (requests' default walks all of
     os.environ for proxy settings per call, a third of a POST's CPU); proxies() reads the
-    proxy variables once per URL instead."""
+    proxy variables once per URL instead. Its connections keep to the egress policy."""
     s = getattr(_local, "session", None)
     if s is None:
-        s = _local.session = requests.Session()
+        s = _local.session = egress_http.guarded_session(egress.WEBHOOK)
         s.trust_env = False
     return s
 
@@ -69,15 +77,21 @@ def proxies(url: str) -> dict[str, str]:
 def post(signer: Webhook, url: str, msg_id: str, body: str, timeout: float) -> Outcome:
     headers = signed_headers(signer, msg_id, body)
     started = time.monotonic()
+    through = proxies(url)
     try:
+        if through:  # the proxy resolves the name: check it here (direct: the connection)
+            egress.check_url(url, egress.WEBHOOK)
         resp = session().post(
             url,
             data=body.encode(),
             headers=headers,
             timeout=timeout,
             allow_redirects=False,
-            proxies=proxies(url),
+            proxies=through,
         )
+    except egress.Refused as exc:
+        latency = int((time.monotonic() - started) * 1000)
+        return Outcome(False, None, latency, f"not sent: {exc}"[:300], False, refused=True)
     except requests.Timeout:
         return _unreachable(started, f"timed out after {timeout:g} s")
     except requests.ConnectionError as exc:

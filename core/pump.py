@@ -190,6 +190,12 @@ class Pump:
         self.sent += 1
         now = timezone.now()
         self._note(delivery, now, outcome)
+        if outcome.refused:
+            # The egress policy refuses where the URL leads now (core.egress): retrying
+            # cannot help until someone changes the URL or the policy, so it ends here.
+            self.health.failure(now)
+            self._give_up(delivery, now, "")
+            return True
         if outcome.ok:
             self.health.success(now)
             delivery.status, delivery.delivered_at = DeliveryStatus.SUCCEEDED, now
@@ -229,7 +235,7 @@ class Pump:
             "webhook delivery %s to %s failed for good: %s",
             delivery.pk,
             redact_url(self.sub.url),
-            why,
+            delivery.last_error,
         )
 
     def flush(self, force: bool = False) -> None:

@@ -6,12 +6,15 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
+from . import egress
 from .outbox import EVENT_TYPES
 
 
 def check_url(url: str) -> str:
-    """http or https with a host. Any host is allowed, private addresses included: the
-    usual receiver is a ticketing system inside the same network."""
+    """http or https with a host the egress policy lets webhooks reach (core.egress; a name
+    is resolved). Private addresses are allowed unless CORRAL_WEBHOOK_ALLOW says otherwise:
+    the usual receiver is a ticketing system inside the same network. Delivery checks
+    again on every connection (DNS can change)."""
     url = (url or "").strip()
     try:
         parts = urlsplit(url)
@@ -24,6 +27,10 @@ def check_url(url: str) -> str:
         raise ValidationError({"url": "The URL needs a host (https://host/path)."})
     if port == 0:
         raise ValidationError({"url": "Port 0 is not a port."})
+    try:
+        egress.check_url(url, egress.WEBHOOK)
+    except egress.Refused as exc:
+        raise egress.validation_error("url", exc) from None
     return url
 
 

@@ -66,7 +66,21 @@ BUSINESS_RULE_400 = {
         for method in ("PUT", "PATCH")
     },
     "POST /api/v1/subnets/": "its site must exist; the CIDR a network, pool and gateway in it",
-    "POST /api/v1/images/": "name and version unique together",
+    "POST /api/v1/images/": "name and version unique together; artifact hosts the egress "
+    "policy allows (docs/egress.md)",
+    # A URL's host must pass the egress policy: the cloud metadata and unspecified
+    # addresses in any spelling (`http://0`), link-local, what the settings add; and a name
+    # is judged by what it resolves to. No pattern can say that.
+    **{
+        f"{method} /api/v1/{path}": "the URL's host must pass the egress policy (docs/egress.md)"
+        for method, path in (
+            ("POST", "webhooks/"),
+            ("PUT", "webhooks/{id}/"),
+            ("PATCH", "webhooks/{id}/"),
+            ("PUT", "images/{id}/"),
+            ("PATCH", "images/{id}/"),
+        )
+    },
     "POST /api/v1/gate-profiles/": "the spec is a gate profile document (phases, checks) "
     "checked on load; one profile only is the default",
     "POST /api/v1/baselines/": "components are component names with versions",
