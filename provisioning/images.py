@@ -3,6 +3,9 @@
 Publishing downloads every artifact (streamed, size-capped), compares its sha256, and
 verifies the optional detached ed25519 signature over the image manifest against the
 configured public keys. Any mismatch refuses publication and names the artifact.
+
+Artifact URLs keep to the egress policy (core.egress, purpose "image"): checked when the
+image is written, and again at every redirect hop and connection of the download.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 from typing import Any
 
 import requests
@@ -20,12 +24,16 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core import egress, egress_http
+from core.urlsafe import redact_url
 from inventory import operations
 from inventory.choices import OperationStatus
 from inventory.models import Operation
 
 from . import uki
 from .models.images import Image, ImageState
+
+log = logging.getLogger(__name__)
 
 
 class ImageImmutable(Exception):
@@ -96,7 +104,10 @@ def _download_sha256(name: str, url: str, keep: list[bytes] | None = None) -> st
     cap = settings.CORRAL_IMAGE_MAX_BYTES
     digest, size = hashlib.sha256(), 0
     try:
-        with requests.get(url, stream=True, timeout=(10, 60)) as response:
+        with (
+            egress_http.guarded_session(egress.IMAGE) as session,
+            egress_http.open_url(url, egress.IMAGE, timeout=(10, 60), session=session) as response,
+        ):
             if response.status_code != 200:
                 raise VerifyError(f"{name}: {url} answered HTTP {response.status_code}")
             for chunk in response.iter_content(chunk_size=1 << 20):
@@ -108,6 +119,9 @@ def _download_sha256(name: str, url: str, keep: list[bytes] | None = None) -> st
                 digest.update(chunk)
                 if keep is not None:
                     keep.append(chunk)
+    except egress.Refused as exc:
+        log.warning("image artifact %s at %s not fetched: %s", name, redact_url(url), exc)
+        raise VerifyError(f"{name}: {url} was not fetched: {exc}") from None
     except requests.RequestException as exc:
         raise VerifyError(f"{name}: cannot download {url}: {type(exc).__name__}") from exc
     return digest.hexdigest()

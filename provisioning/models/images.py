@@ -3,6 +3,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 
+from core import egress
+
 SHA256 = RegexValidator(r"^[0-9a-f]{64}\Z", "A sha256 is 64 lower-case hex digits.")
 NAME = RegexValidator(
     r"^[a-z0-9][a-z0-9._-]{0,62}\Z", "Lower-case letters, digits, '.', '_' and '-' (max 63)."
@@ -89,6 +91,15 @@ class Image(models.Model):
         return items
 
     def clean(self) -> None:
+        for field in ("kernel_url", "initrd_url", "rootfs_url", "uki_url"):
+            url = getattr(self, field)
+            try:
+                # Publishing downloads it: the egress policy's (core.egress), checked again
+                # at every hop of the download.
+                if url:
+                    egress.check_url(url, egress.IMAGE)
+            except egress.Refused as exc:
+                raise egress.validation_error(field, exc) from None
         if self.uki_url and not self.uki_sha256:
             raise ValidationError({"uki_sha256": "Give the sha256 of the unified kernel image."})
         if self.uki_sha256 and not self.uki_url:
