@@ -30,7 +30,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.dispatch import Signal
 
-from .models import BMC, Label, NetworkInterface, Node, Rack
+from .models import BMC, Label, NetworkInterface, Node, Rack, Site
 from .validators import MAX_LABELS, TOO_MANY_LABELS
 
 # Sent with `nodes=[...]` after write() inserted a batch: bulk_create sends no post_save, and
@@ -208,6 +208,7 @@ def check_against_fleet(batch: Sequence[Enrolment]) -> None:
     enrolment of the batch (as if the batch had been saved node by node). Call inside the
     transaction that will write the batch: it locks the racks."""
     racks = lock_racks(batch)
+    sites = Site.objects.in_bulk({rack.site_id for rack in racks.values()})
     nodes = [e.node for e in batch]
     nics = [nic for e in batch for nic in e.nics]
     unique = {
@@ -239,6 +240,11 @@ def check_against_fleet(batch: Sequence[Enrolment]) -> None:
             problem = placement_problem(rack, unit, e.node.u_height, occupants[rack.pk])
             if problem:
                 e.errors.add("rack_unit", problem)
+        site = sites.get(rack.site_id) if rack is not None else None
+        if e.bmc is not None and site is not None and site.bmc_networks:
+            why = e.bmc.egress_problem(site)  # its site's BMC networks (build: the rest)
+            if why and "bmc.address" not in e.errors:
+                e.errors.add("bmc.address", BMC.EGRESS_REFUSED.format(why=why))
         if e.errors:
             continue
         # Valid: later nodes of the batch clash with it as with a saved node.

@@ -222,6 +222,18 @@ class SiteForm(forms.Form):
         help_text="Whether nodes without a TPM quote may be admitted here (admins only; "
         "docs/attestation.md).",
     )
+    bmc_networks = forms.CharField(
+        label="BMC networks",
+        required=False,
+        widget=forms.Textarea({**CONTROL, "rows": 3}),
+        help_text="One network per line (10.20.0.0/16): where this site's BMC addresses may "
+        "be. Empty: any address the fleet-wide egress policy allows (admins only; "
+        "docs/egress.md).",
+    )
+
+    def clean_bmc_networks(self) -> list[str]:
+        text = self.cleaned_data["bmc_networks"]
+        return [n.strip() for n in text.replace(",", "\n").splitlines() if n.strip()]
 
 
 class RackForm(forms.Form):

@@ -119,6 +119,8 @@ def update_node(
         _lock_rack(node.rack)
         node.full_clean()
         check_rack_placement(node.rack, node.rack_unit, node.u_height, exclude_pk=node.pk)
+        if "rack" in fields and bmc is None:  # with `bmc`, its clean() checks the new site
+            _check_bmc_egress(node)
         node.save()
         _set_labels(node, labels)
         if bmc is not None:
@@ -138,6 +140,18 @@ def update_node(
             errors.raise_any()
             current.save()
     return node
+
+
+def _check_bmc_egress(node: Node) -> None:
+    """A node moving into a site whose BMC networks do not hold its BMC's address stays
+    (core.egress; the site's worker would be told to connect there)."""
+    site = node.rack.site if node.rack is not None else None
+    stored = BMC.objects.filter(node_id=node.pk).first()
+    why = stored.egress_problem(site) if stored is not None and site is not None else None
+    if why:
+        raise ValidationError(
+            {"rack": BMC.MOVE_EGRESS_REFUSED.format(hostname=node.hostname, site=site, why=why)}
+        )
 
 
 # --- interfaces ---------------------------------------------------------------------------

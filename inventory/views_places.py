@@ -44,6 +44,7 @@ def site_edit(request, pk: int | None = None):
             "slug": site.slug,
             "description": site.description,
             "attestation": site.attestation,
+            "bmc_networks": "\n".join(site.bmc_networks),
         }
         if site
         else {}

@@ -3,10 +3,12 @@ new API version. Writes go through inventory.services."""
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers as drf
 
+from core import egress
 from core import strict as serializers
 
 from .. import services
@@ -53,10 +55,45 @@ class LabelListField(serializers.ListField):
         return [label.name for label in data.all()]
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "pattern": egress.NETWORK_PATTERN, "maxLength": 49},
+        "maxItems": egress.MAX_BMC_NETWORKS,
+    }
+)
+class NetworkListField(serializers.ListField):
+    """The model's rule (core.egress.clean_networks), declared so clients know it."""
+
+    def to_internal_value(self, data):
+        try:
+            return egress.clean_networks(data)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
+
+
 class SiteSerializer(serializers.ModelSerializer):
+    bmc_networks = NetworkListField(
+        required=False,
+        help_text="Networks this site's BMC addresses must be in (docs/egress.md); empty: "
+        "any address the fleet-wide egress policy allows. Admins only.",
+    )
+
     class Meta:
         model = Site
-        fields = ["id", "name", "slug", "description", "attestation", "created"]
+        fields = ["id", "name", "slug", "description", "attestation", "bmc_networks", "created"]
+
+    def validate_bmc_networks(self, value: list[str]) -> list[str]:
+        """Where a site's worker may connect is the egress policy (core.egress): admins
+        only. Others may send the current value back unchanged."""
+        current = self.instance.bmc_networks if self.instance is not None else []
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if value != current and (user is None or not can(user, ADMIN)):
+            raise drf.ValidationError(
+                "Only an admin may change a site's BMC networks (docs/egress.md)."
+            )
+        return value
 
     def validate_attestation(self, value: str) -> str:
         """Whether unattested nodes may join is a trust decision: admins only

@@ -3,6 +3,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.module_loading import import_string
 
+from core import egress
+
 from ..choices import BMCProtocol
 from ..fields import EncryptedTextField
 
@@ -123,19 +125,42 @@ class BMC(models.Model):
     @classmethod
     def rack_move_problem(cls, rack, site) -> str | None:
         """Why the stored `rack` cannot move to `site`, or None: one request cannot give
-        the password of each of its nodes, so a rack whose nodes hold one stays."""
+        the password of each of its nodes, so a rack whose nodes hold one stays; and a BMC
+        address the new site's egress policy refuses keeps it where it is."""
         Rack = cls._meta.get_field("node").related_model._meta.get_field("rack").related_model
         if rack.pk is None or Rack.objects.filter(pk=rack.pk, site=site).exists():
             return None
-        holders = [
-            b.node.hostname
-            for b in cls.objects.filter(node__rack_id=rack.pk).select_related("node")
-            if b.password
-        ]
-        if not holders:
-            return None
-        names = ", ".join(sorted(holders)[:5]) + (", ..." if len(holders) > 5 else "")
-        return cls.RACK_MOVE_REFUSED.format(count=len(holders), names=names, new=site)
+        bmcs = list(cls.objects.filter(node__rack_id=rack.pk).select_related("node"))
+        holders = [b.node.hostname for b in bmcs if b.password]
+        if holders:
+            names = ", ".join(sorted(holders)[:5]) + (", ..." if len(holders) > 5 else "")
+            return cls.RACK_MOVE_REFUSED.format(count=len(holders), names=names, new=site)
+        for bmc in bmcs:
+            why = bmc.egress_problem(site)
+            if why:
+                return cls.RACK_EGRESS_REFUSED.format(hostname=bmc.node.hostname, why=why)
+        return None
+
+    EGRESS_REFUSED = "Refused by the egress policy (docs/egress.md): {why}."
+    MOVE_EGRESS_REFUSED = "{hostname} cannot move to site {site}: its BMC address {why}."
+    RACK_EGRESS_REFUSED = "The rack cannot move there: {hostname}'s BMC address {why}."
+
+    def site(self):
+        """The site whose worker talks to this BMC (its node's rack's), or None: no rack, or
+        no node yet (an enrolment checks its site in inventory.enrolment)."""
+        node = self._state.fields_cache.get("node") if self.node_id is None else self.node
+        rack = node.rack if node is not None and node.rack_id is not None else None
+        return rack.site if rack is not None else None
+
+    def egress_problem(self, site) -> str | None:
+        """Why the egress policy (core.egress) refuses this BMC's address in `site`, or None.
+        Only addresses are judged here: a name is resolved by the site's worker, on its own
+        network, which checks it before every connection (provisioning.services)."""
+        try:
+            egress.check_destination(self.address, egress.BMC, site, resolve_names=False)
+        except egress.Refused as exc:
+            return str(exc)
+        return None
 
     def settings_mapping(self) -> dict:
         """The fields as the driver's settings schema names them. IPMI has no TLS, so its
@@ -169,5 +194,9 @@ class BMC(models.Model):
                     if message[0].isupper()
                     else f"{name.replace('_', ' ').capitalize()} {message}.",
                 )
+        if self.address and "address" not in errors:
+            why = self.egress_problem(self.site())
+            if why:
+                errors["address"] = self.EGRESS_REFUSED.format(why=why)
         if errors:
             raise ValidationError(errors)
