@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core import egress, egress_http
 from inventory import facts as observed
 from inventory import operations
 from inventory.choices import NodeState
@@ -51,12 +53,36 @@ POWER_ACTIONS = {
 
 
 def bmc_settings(node: Node) -> BMCSettings:
+    """The BMC's settings, once its address has passed the egress policy (core.egress) of
+    its node's site: a name is resolved here, on the site worker's own network, and every
+    address it has must pass; the Redfish driver checks each connection again, redirects
+    included. Refused: a BMCFatalError saying why (not retried: the address or the
+    policy has to change)."""
     try:
         bmc: BMC = node.bmc
     except BMC.DoesNotExist:
         raise BMCFatalError(f"{node} has no BMC recorded; add one before out-of-band actions")
     # The same schema that checked the row at enrolment (BMC.clean) builds the settings.
-    return BMCSettings.from_mapping(bmc.protocol, bmc.settings_mapping())
+    found = BMCSettings.from_mapping(bmc.protocol, bmc.settings_mapping())
+    site = node.rack.site if node.rack_id is not None else None
+    try:
+        egress.check_destination(found.address, egress.BMC, site)
+    except egress.Refused as exc:
+        raise _refused(found.address, str(exc)) from None
+
+    def check(host: str, address: str) -> None:
+        try:
+            egress_http.policy_check(egress.BMC, site)(host, address)
+        except egress.Refused as exc:
+            raise _refused(found.address, str(exc)) from None
+
+    return replace(found, http_adapter=egress_http.GuardedAdapter(check))
+
+
+def _refused(address: str, why: str) -> BMCFatalError:
+    # INFO: the failed operation (runner) or the power refresh says it at WARNING, once.
+    log.info("BMC at %s not contacted (egress policy): %s", address, why)
+    return BMCFatalError(f"BMC at {address} was not contacted: {why} (docs/egress.md)")
 
 
 def power(node: Node, op: Operation) -> dict:

@@ -107,6 +107,20 @@ class BMCTransientError(BMCError):
     retryable = True
 
 
+def no_answer(address: str, protocol: str, doing: str) -> BMCTransientError:
+    """The one message for every way a BMC can fail to answer: nothing listening, no answer
+    in time, the connection reset, another service (or no TLS) on that port. Whoever may
+    point a BMC at an address must not learn from Corral's words which ports of a host are
+    open, closed or something else (issue 36); the driver logs what happened for admins.
+    Always transient, so retries do not tell the cases apart either."""
+    return BMCTransientError(
+        f"Could not reach the BMC at {address} while {doing}: no {protocol} answer "
+        "(nothing listening, no answer in time, or another service); "
+        "the server log has the details",
+        address=address,
+    )
+
+
 class PowerInterface(abc.ABC):
     """Read and change the chassis power state."""
 

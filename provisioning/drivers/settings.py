@@ -220,6 +220,10 @@ class BMCSettings:
     verify_tls: bool = True
     system_id: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    # A requests adapter the Redfish driver mounts for every connection it makes, redirect
+    # hops included: the caller's egress policy (core.egress_http.GuardedAdapter). None:
+    # requests' own.
+    http_adapter: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_mapping(cls, protocol: str, mapping: Mapping[str, Any]) -> BMCSettings:

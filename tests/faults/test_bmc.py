@@ -14,7 +14,7 @@ from tests.workers import start_worker, stop_worker, wait_operation
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 FAULTS = {
-    "hangs": ({"delay": 30}, "did not answer"),
+    "hangs": ({"delay": 30}, "no Redfish answer"),
     "answers-500": ({"status": 500}, "500"),
     "drops-the-connection": ({"drop": True}, ""),
 }

@@ -122,7 +122,9 @@ def test_unreachable_bmc_exits_1_with_the_reason_on_stderr():
     )
     assert done.returncode == 1
     assert done.stdout == ""
-    assert f"BMC at 127.0.0.1:{port} is unreachable" in done.stderr
+    assert f"Could not reach the BMC at 127.0.0.1:{port} while connecting: no Redfish answer" in (
+        done.stderr
+    )
     assert "Secr3t-pw" not in done.stderr
 
 

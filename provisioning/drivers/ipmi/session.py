@@ -37,6 +37,7 @@ from provisioning.drivers.base import (
     BMCFatalError,
     BMCTransientError,
     BMCUnsupportedError,
+    no_answer,
     scrub,
 )
 from provisioning.drivers.settings import BMCSettings
@@ -142,11 +143,7 @@ class IPMIConnection:
         worker.start()
         if not finished.wait(self.settings.timeout):
             self._abandon(slot)
-            raise BMCTransientError(
-                f"BMC at {self.address} did not answer within {self.settings.timeout:g} s "
-                f"while {doing}",
-                address=self.address,
-            )
+            raise self.no_answer(f"no answer within {self.settings.timeout:g} s", doing)
         if "error" in outcome:
             raise outcome["error"]  # type: ignore[misc]
         return outcome["value"]  # type: ignore[return-value]
@@ -224,17 +221,22 @@ class IPMIConnection:
                     **kwargs,
                 )
             if exc.args in ((), (None,)) or any(m in text for m in _TRANSIENT_MARKERS):
-                return BMCTransientError(f"{at} did not answer over IPMI while {doing}", **kwargs)
+                return self.no_answer(text or type(exc).__name__, doing)
             if any(marker in text for marker in _UNSUPPORTED_MARKERS):
                 return BMCUnsupportedError(
                     f"{at} does not support this while {doing} ({text})", **kwargs
                 )
             return BMCFatalError(f"{at} refused the IPMI request while {doing} ({text})", **kwargs)
         if isinstance(exc, OSError):
-            return BMCTransientError(f"{at} is unreachable while {doing}: {text}", **kwargs)
+            return self.no_answer(text or type(exc).__name__, doing)
         return BMCFatalError(
             f"{at}: unexpected {type(exc).__name__} while {doing}: {text}", **kwargs
         )
+
+    def no_answer(self, detail: str, doing: str) -> BMCTransientError:
+        """Refused, silent and busy read the same (base.no_answer); the log says which."""
+        LOG.info("BMC at %s: no IPMI answer while %s: %s", self.address, doing, detail)
+        return no_answer(self.address, "IPMI", doing)
 
 
 def _broken(command: ipmi_command.Command) -> bool:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import requests
 import sushy
 from sushy import auth as sushy_auth
+from sushy import connector as sushy_connector
 from sushy import exceptions as sushy_exc
 
 from provisioning.drivers.base import (
@@ -27,6 +28,7 @@ from provisioning.drivers.base import (
     BMCSettingsError,
     BMCTransientError,
     BMCUnsupportedError,
+    no_answer,
     scrub,
 )
 from provisioning.drivers.redfish.sushy_log import quiet_sushy
@@ -39,6 +41,7 @@ quiet_sushy()  # its lines repeat, at ERROR, what to_bmc_error turns into a BMCE
 SERVER_SIDE_RETRIES = 1
 SERVER_SIDE_RETRIES_DELAY = 0.5
 ROOT_PREFIX = "/redfish/v1/"
+CONNECTING = "connecting"  # reading the service root: no Redfish answer yet
 
 
 def base_url(settings: BMCSettings) -> str:
@@ -81,19 +84,27 @@ class RedfishClient:
     @property
     def root(self) -> sushy.Sushy:
         if self._root is None:
-            with self.translate("connecting"):
+            with self.translate(CONNECTING):
                 auth = sushy_auth.SessionOrBasicAuth(
                     username=self.settings.username, password=self.settings.password
                 )
+                connector = sushy_connector.Connector(
+                    base_url(self.settings),
+                    verify=self.settings.verify_tls,
+                    server_side_retries=SERVER_SIDE_RETRIES,
+                    server_side_retries_delay=SERVER_SIDE_RETRIES_DELAY,
+                    default_request_timeout=self.settings.timeout,
+                    connect_timeout=min(self.settings.timeout, 5.0),
+                )
+                if self.settings.http_adapter is not None:
+                    # The caller's egress policy on every connection, redirect hops too.
+                    for prefix in ("http://", "https://"):
+                        connector._session.mount(prefix, self.settings.http_adapter)
                 self._root = sushy.Sushy(
                     base_url(self.settings),
                     auth=auth,
                     root_prefix=ROOT_PREFIX,
-                    verify=self.settings.verify_tls,
-                    server_side_retries=SERVER_SIDE_RETRIES,
-                    server_side_retries_delay=SERVER_SIDE_RETRIES_DELAY,
-                    read_timeout=self.settings.timeout,
-                    connect_timeout=min(self.settings.timeout, 5.0),
+                    connector=connector,
                 )
                 self._auth = auth
         return self._root
@@ -201,20 +212,18 @@ class RedfishClient:
             )
         if isinstance(exc, sushy_exc.ConnectionError):
             cause = exc.__context__
-            if isinstance(cause, requests.exceptions.SSLError):
+            if isinstance(cause, requests.exceptions.SSLError) and _untrusted(cause):
                 return BMCFatalError(
-                    f"{at} failed the TLS handshake while {doing} (certificate not trusted or "
-                    "protocol mismatch); install its CA or turn off verify_tls",
+                    f"{at} presented a TLS certificate that is not trusted while {doing}; "
+                    "install its CA or turn off verify_tls",
                     **kwargs,
                 )
-            if isinstance(cause, requests.exceptions.Timeout):
-                return BMCTransientError(
-                    f"{at} did not answer within {self.settings.timeout:g} s while {doing}",
-                    **kwargs,
-                )
-            return BMCTransientError(
-                f"{at} is unreachable while {doing}: {_short(cause) if cause else detail}", **kwargs
-            )
+            return self.no_answer(cause or exc, doing)
+        if doing == CONNECTING and isinstance(
+            exc, sushy_exc.HTTPError | ValueError | KeyError | TypeError | sushy_exc.SushyError
+        ):
+            # No Redfish service root: another service answers on that port.
+            return self.no_answer(exc, doing)
         if isinstance(exc, sushy_exc.HTTPError):
             return self._http_error(exc, doing)
         if isinstance(exc, sushy_exc.InvalidParameterValueError | sushy_exc.MissingActionError):
@@ -230,10 +239,24 @@ class RedfishClient:
                 **kwargs,
             )
         if isinstance(exc, requests.exceptions.RequestException):
-            return BMCTransientError(f"{at} is unreachable while {doing}: {_short(exc)}", **kwargs)
+            return self.no_answer(exc, doing)
         return BMCFatalError(
             f"{at}: unexpected {type(exc).__name__} while {doing}: {detail[:300]}", **kwargs
         )
+
+    def no_answer(self, exc: BaseException, doing: str) -> BMCTransientError:
+        """One message for every way of not getting a Redfish answer (base.no_answer); what
+        happened goes to the server log, for admins (INFO: the message itself is said at
+        WARNING by whoever records it, once)."""
+        detail = scrub(str(exc), [self.settings.password])[:300]
+        LOG.info(
+            "BMC at %s: no Redfish answer while %s: %s: %s",
+            self.address,
+            doing,
+            type(exc).__name__,
+            detail,
+        )
+        return no_answer(self.address, "Redfish", doing)
 
     def _http_error(self, exc: sushy_exc.HTTPError, doing: str) -> BMCError:
         at = f"BMC at {self.address}"
@@ -265,15 +288,8 @@ def http_status(exc: BaseException) -> int | None:
     return getattr(cause, "status_code", None)
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    for marker in (
-        "Connection refused",
-        "Name or service not known",
-        "No route to host",
-        "Network is unreachable",
-        "timed out",
-    ):
-        if marker in text:
-            return marker.lower()
-    return text[:200]
+def _untrusted(exc: BaseException) -> bool:
+    """A TLS peer whose certificate did not verify (a BMC's self-signed one, most often),
+    told apart because the fix is the operator's (its CA, or verify_tls off). A handshake
+    that failed otherwise (no TLS on that port) is no answer like any other."""
+    return "CERTIFICATE_VERIFY_FAILED" in str(exc) or "certificate verify failed" in str(exc)

@@ -25,7 +25,9 @@ def test_unreachable_bmc_is_transient_and_fails_fast(redfish_settings):
     started = time.monotonic()
     with (
         get_driver(redfish_settings(Nowhere)) as driver,
-        pytest.raises(BMCTransientError, match="is unreachable") as caught,
+        pytest.raises(
+            BMCTransientError, match="Could not reach the BMC at .*: no Redfish answer"
+        ) as caught,
     ):
         driver.power.get_power_state()
     assert time.monotonic() - started < 2
@@ -38,7 +40,7 @@ def test_slow_bmc_times_out_as_transient_in_bounded_time(faulty_redfish, redfish
     started = time.monotonic()
     with (
         get_driver(redfish_settings(faulty_redfish, timeout=1)) as driver,
-        pytest.raises(BMCTransientError, match="did not answer within 1 s"),
+        pytest.raises(BMCTransientError, match="no Redfish answer"),
     ):
         driver.power.get_power_state()
     assert time.monotonic() - started < 4
