@@ -5,27 +5,18 @@ core.egress applies them; docs/egress.md says what is refused and how to allow a
 from __future__ import annotations
 
 import environ
-from django.core.exceptions import ImproperlyConfigured
 
-from core.clientaddr import parse_networks
 from core.egress import DEFAULT_DENY
+from fleet.settings_security import networks_setting
 
 env = environ.Env()
-
-
-def _networks(name: str, default: str = "") -> tuple[str, ...]:
-    """Comma-separated networks; start-up stops at an entry that is not one."""
-    try:
-        return parse_networks(env.str(name, default=default), name)
-    except ValueError as exc:
-        raise ImproperlyConfigured(str(exc)) from None
 
 
 # Refused for every purpose. Unset: link-local (169.254.0.0/16, fe80::/10), multicast and
 # broadcast. Setting it replaces that list; the cloud metadata and unspecified addresses
 # are refused whatever it says (core.egress.ALWAYS_DENIED). In production add loopback:
 # CORRAL_EGRESS_DENY=169.254.0.0/16,fe80::/10,224.0.0.0/4,ff00::/8,255.255.255.255,127.0.0.0/8,::1
-CORRAL_EGRESS_DENY = _networks("CORRAL_EGRESS_DENY", ",".join(DEFAULT_DENY))
+CORRAL_EGRESS_DENY = networks_setting("CORRAL_EGRESS_DENY", ",".join(DEFAULT_DENY))
 # Where webhook receivers and image sources may be; empty: any address not refused.
-CORRAL_WEBHOOK_ALLOW = _networks("CORRAL_WEBHOOK_ALLOW")
-CORRAL_IMAGE_ALLOW = _networks("CORRAL_IMAGE_ALLOW")
+CORRAL_WEBHOOK_ALLOW = networks_setting("CORRAL_WEBHOOK_ALLOW")
+CORRAL_IMAGE_ALLOW = networks_setting("CORRAL_IMAGE_ALLOW")

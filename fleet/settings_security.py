@@ -15,8 +15,9 @@ from core.clientaddr import LOOPBACK, parse_networks
 env = environ.Env()
 
 
-def _networks(name: str, default: str = "") -> tuple[str, ...]:
-    """A setting of comma-separated addresses or networks; start-up stops at a bad entry."""
+def networks_setting(name: str, default: str = "") -> tuple[str, ...]:
+    """A setting of comma-separated addresses or networks; start-up stops at a bad entry
+    (fleet.settings_egress reads its networks with it too)."""
     try:
         return parse_networks(env.str(name, default=default), name)
     except ValueError as exc:
@@ -34,7 +35,7 @@ BEHIND_TLS_PROXY = env.bool("BEHIND_TLS_PROXY", default=False)
 # The proxies whose X-Forwarded-For is believed (core.clientaddr): addresses or networks,
 # comma-separated. Unset: loopback behind a TLS proxy (one on the same host), else none;
 # a request from anywhere else counts as coming from its peer, whatever its header says.
-CORRAL_TRUSTED_PROXIES = _networks(
+CORRAL_TRUSTED_PROXIES = networks_setting(
     "CORRAL_TRUSTED_PROXIES", ",".join(LOOPBACK) if BEHIND_TLS_PROXY else ""
 )
 TLS_CONFIGURED = SECURE_SSL_REDIRECT or BEHIND_TLS_PROXY
@@ -104,4 +105,4 @@ CORRAL_BOOT_UNKNOWN_WINDOW_SECONDS = env.float("CORRAL_BOOT_UNKNOWN_WINDOW_SECON
 CORRAL_BOOT_UNKNOWN_PER_SOURCE = env.int("CORRAL_BOOT_UNKNOWN_PER_SOURCE", default=20)
 # A phone-home is accepted only from an address of the node's interfaces (or from one of
 # these: a NAT or relay between the nodes and Corral; provisioning.bootserver.origin).
-CORRAL_PHONE_HOME_RELAYS = _networks("CORRAL_PHONE_HOME_RELAYS")
+CORRAL_PHONE_HOME_RELAYS = networks_setting("CORRAL_PHONE_HOME_RELAYS")
