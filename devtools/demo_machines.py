@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import requests
+from requests.adapters import HTTPAdapter
 
 from devtools.demo_image import KERNEL
 from inventory.demo import BMC_PASSWORD, BMC_USERNAME, DemoNode, demo_nodes
@@ -32,6 +33,27 @@ from inventory.demo import BMC_PASSWORD, BMC_USERNAME, DemoNode, demo_nodes
 log = logging.getLogger("demo-machines")
 RESET = re.compile(r"^/redfish/v1/Systems/([^/]+)/Actions/ComputerSystem\.Reset$")
 BOOTS = {"On", "ForceOn", "ForceRestart", "GracefulRestart", "PowerCycle"}
+
+
+class _FromAddress(HTTPAdapter):
+    """Connections from one local address: a demo machine's own (127.20.x.y, loopback on
+    Linux), as a real node phones home from its interface; Corral refuses a phone-home from
+    an address that is not the node's (issue 36)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        kwargs["source_address"] = (self.address, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+def from_address(address: str) -> requests.Session:
+    session = requests.Session()
+    session.mount("http://", _FromAddress(address))
+    session.mount("https://", _FromAddress(address))
+    return session
 
 
 def kernel_args(script: str) -> dict[str, str]:
@@ -111,7 +133,7 @@ class Machines:
         }
         for attempt in range(1, 6):
             try:
-                reply = requests.post(args["callback"], json=report, timeout=15)
+                reply = from_address(node.ip).post(args["callback"], json=report, timeout=15)
             except requests.RequestException as exc:
                 log.warning("%s: phone-home attempt %d: %s", node.hostname, attempt, exc)
             else:
