@@ -96,13 +96,6 @@ def restrict(queryset: QuerySet, user: Any, capability: str = VIEW) -> QuerySet:
     return in_sites(queryset, sites)
 
 
-def visible(user: Any, obj: Model, capability: str = VIEW) -> bool:
-    """Whether `user` may see `obj` (one query for a site-limited user, none otherwise)."""
-    if sites_where(user, capability) is None:
-        return True
-    return restrict(type(obj)._default_manager.filter(pk=obj.pk), user, capability).exists()
-
-
 def readable_sites(user: Any) -> set[int] | None:
     """The site ids the user reads; None: every site."""
     return sites_where(user, VIEW)
