@@ -156,6 +156,7 @@ async def _with_length(scope: dict, receive, send):
                 }
             )
             await send({"type": "http.response.body", "body": body})
+            await _drain(receive, message, limit)
             return None
         if not message.get("more_body"):
             break
@@ -172,6 +173,18 @@ async def _with_length(scope: dict, receive, send):
         return {"type": "http.request", "body": body, "more_body": False}
 
     return {**scope, "headers": headers}, replay
+
+
+async def _drain(receive, message: dict, limit: int) -> None:
+    """Read and drop what the client is still sending after its 413, up to as much again
+    as the limit: closing on unread data makes the kernel reset the connection, and a
+    client still writing then sees a broken pipe instead of the 413 it was sent."""
+    dropped = 0
+    while message.get("more_body") and dropped <= limit:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        dropped += len(message.get("body", b""))
 
 
 def _coroutine(receive):

@@ -4,6 +4,7 @@ nothing, because WSGI and DRF read a body without a length as empty)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 from urllib.parse import urlsplit
@@ -19,13 +20,15 @@ def chunked(url: str, method: str, token: str, parts: list[bytes]) -> tuple[int,
     where = urlsplit(url)
     conn = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
     try:
-        conn.request(
-            method,
-            where.path,
-            body=iter(parts),
-            headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
-            encode_chunked=True,
-        )
+        # A 413 may come before the whole body is sent: read that answer.
+        with contextlib.suppress(BrokenPipeError):
+            conn.request(
+                method,
+                where.path,
+                body=iter(parts),
+                headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+                encode_chunked=True,
+            )
         resp = conn.getresponse()
         return resp.status, json.loads(resp.read() or b"{}")
     finally:
