@@ -190,6 +190,8 @@ def firmware_rows(firmware: list[dict[str, Any]]) -> list[Row]:
     for item in firmware:
         name = str(item.get("id") or item.get("name") or "").strip()
         version = item.get("version")
+        if item.get("state", "installed") != "installed":
+            continue  # a rollback, pending or backup image: not what runs (drift ignores it)
         if name and version not in (None, "") and KEY.match(name):
             rows.append((f"firmware.{name}", NODE_LEVEL, _text(name, version)))
     return rows

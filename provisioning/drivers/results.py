@@ -81,10 +81,20 @@ class HardwareFacts(_Serializable):
 
 @dataclass
 class FirmwareComponent(_Serializable):
+    """One member of a BMC's firmware inventory.
+
+    ``state`` is ``installed`` (what runs), ``not_installed`` (a rollback, pending, backup,
+    golden, staging or recovery image, or the firmware of an absent part) or
+    ``unreadable`` (the BMC's version is not a version: ``undefined``, ``N/A``); ``note``
+    says why. Drift compares installed versions only.
+    """
+
     id: str
     name: str
     version: str | None
     updateable: bool | None = None
+    state: str = "installed"
+    note: str | None = None
 
 
 @dataclass

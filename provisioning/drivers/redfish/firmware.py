@@ -17,8 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from provisioning.drivers.base import FirmwareInterface
+from provisioning.drivers.redfish import rules
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.reader import Reader, last_segment, link, links, same_or_under
+from provisioning.drivers.redfish.vendors import Profiles, service_profiles
 from provisioning.drivers.results import FirmwareComponent
 
 
@@ -36,29 +38,35 @@ class RedfishFirmware(FirmwareInterface):
             service = link(self.client.root.json, "UpdateService")
             update = reader.get(service, "firmware") if service else None
             members = reader.members(link(update, "FirmwareInventory"), "firmware")
-            ours, foreign = self._scope(reader) if members else (set(), set())
+            profiles = service_profiles(self.client) if members else Profiles([])
+            ours, foreign = self._scope(reader, profiles) if members else (set(), set())
+            own_id = last_segment(self.client.system_path)
             items = [
-                _component(data)
+                _component(data, profiles)
                 for data in members
                 if not _belongs_elsewhere(links(data, "RelatedItem"), ours, foreign)
+                and profiles.firmware_owner(str(data.get("Id") or "")) in (None, own_id)
             ]
             result = items or self._fallback(reader)
         self._unavailable = reader.unavailable
         return result
 
-    def _scope(self, reader: Reader) -> tuple[set[str], set[str]]:
-        """(this system's resources, resources that belong only to other systems)."""
+    def _scope(self, reader: Reader, profiles: Profiles) -> tuple[set[str], set[str]]:
+        """(this node's resources, resources that belong only to other systems). A node is
+        its system and the systems whose GPUs are its own (an HGX baseboard)."""
         systems = link(self.client.root.json, "Systems")
         paths = [p.rstrip("/") for p in self.client.members(systems)] if systems else []
         mine = self.client.system_path.rstrip("/")
         if len(paths) < 2:
             return set(), set()
-        system = self.client.get_json(mine)
-        ours = {mine, *_owned(system)}
+        together = profiles.node_systems(last_segment(mine), tuple(map(last_segment, paths)))
+        node = {mine} | {p for p in paths if last_segment(p) in together}
+        ours: set[str] = set()
         foreign: set[str] = set()
         for path in paths:
-            if path != mine and (other := reader.get(path, "systems")) is not None:
-                foreign |= {path, *_owned(other)}
+            other = self.client.get_json(mine) if path == mine else reader.get(path, "systems")
+            if other is not None:
+                (ours if path in node else foreign).update({path, *_owned(other)})
         return ours, foreign - ours
 
     def _fallback(self, reader: Reader) -> list[FirmwareComponent]:
@@ -103,11 +111,15 @@ def _belongs_elsewhere(related: list[str], ours: set[str], foreign: set[str]) ->
     return True
 
 
-def _component(data: dict[str, Any]) -> FirmwareComponent:
+def _component(data: dict[str, Any], profiles: Profiles) -> FirmwareComponent:
     ident = str(data.get("Id") or last_segment(data["@odata.id"]))
+    state, why = rules.firmware_state(data, profiles.not_installed)
+    version = data.get("Version")
     return FirmwareComponent(
         id=ident,
-        name=data.get("Name") or ident,
-        version=data.get("Version"),
+        name=rules.text(data.get("Name")) or ident,
+        version=version.strip() if isinstance(version, str) and state != rules.UNREADABLE else None,
         updateable=data.get("Updateable"),
+        state=state,
+        note=why,
     )

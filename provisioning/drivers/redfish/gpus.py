@@ -1,156 +1,124 @@
-"""Finding a system's GPUs wherever the Redfish standard lets a BMC put them.
+"""Finding a system's GPUs wherever a BMC puts them, and saying why each one counts.
 
-BMCs differ: some list GPUs as ``Processors`` of type GPU under the system, some only as
-chassis ``PCIeDevices`` (recognisable by their functions' PCI class: base class 0x03,
-display controller, 0x0302 being a 3D controller), and GPU baseboards (NVIDIA HGX, CXL
-type 2 cards) hang them as ``Processors`` under a chassis of their own (ChassisType
-``Module``, ``Card``, ``Component``...) inside the system's chassis. Many BMCs show one GPU
-several of those ways at once, so candidates are merged when they share a resource link
-(a Processor's ``Links.PCIeDevice``/``PCIeFunctions``, a function's ``Links.Processor``),
-a serial number or a UUID: a GPU is counted once.
+BMCs list GPUs as ``Processors`` of type GPU under the system, as ``PCIeDevices`` under the
+system or its chassis (recognised by their functions' PCI class, rules.gpu_function), as
+``Processors`` of a GPU baseboard chassis (ChassisType ``Module``) inside the system's
+chassis, or in a vendor's own view (HPE's ``Chassis/1/Devices``, vendors/hpe.py). Many
+show one GPU several ways at once, so findings are merged when they share a resource link
+(a Processor's ``Links.PCIeDevice``/``PCIeFunctions``), a serial number or UUID seen in
+two collections, or the same PCIe device Id and PCI ids in two collections (Dell lists
+each device under both Systems and Chassis): a GPU is counted once.
 
 Only chassis reached from the system (its ``Links.Chassis`` and what they ``Contains``) are
-searched, never the whole Chassis collection: on a BMC that manages several systems, or
-that exposes pooled devices, the neighbour's GPUs are not this node's. Redfish has no
-standard property for a GPU's PCI bus address, so none is reported.
+searched, never the whole Chassis collection: on a BMC that manages several systems the
+neighbour's GPUs are not this node's. Every finding is kept with where it was found and
+why it counts or not (``findings``), which ``inspect_bmc --explain`` prints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from provisioning.drivers.redfish.reader import Reader, last_segment, link, links
+from provisioning.drivers.redfish import rules
+from provisioning.drivers.redfish.findings import Finding, gpu_of
+from provisioning.drivers.redfish.reader import Reader, link, links
 from provisioning.drivers.results import GPU
 
+if TYPE_CHECKING:
+    from provisioning.drivers.redfish.vendors.base import Profiles
+
 MAX_CHASSIS = 64
-_DISPLAY_CLASS = "DisplayController"
-_DISPLAY_CLASS_CODE = "0x03"  # PCI base class 03; 0x0302xx is a 3D controller
+is_gpu_processor = rules.is_gpu_processor
+absent = rules.absent
 
 
-def is_gpu_processor(proc: dict[str, Any]) -> bool:
-    return proc.get("ProcessorType") == "GPU" and not absent(proc)
-
-
-def absent(data: dict[str, Any]) -> bool:
-    status = data.get("Status")
-    return isinstance(status, dict) and status.get("State") == "Absent"
-
-
-def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _location(data: dict[str, Any]) -> str | None:
-    for holder in (data.get("Location"), (data.get("Slot") or {}).get("Location")):
-        part = (holder or {}).get("PartLocation") if isinstance(holder, dict) else None
-        if isinstance(part, dict) and _text(part.get("ServiceLabel")):
-            return _text(part.get("ServiceLabel"))
-    return _text(data.get("Socket"))
-
-
-@dataclass
-class _Candidate:
-    gpu: GPU
-    links: set[str] = field(default_factory=set)
-    ids: set[str] = field(default_factory=set)  # serial and UUID
-    origins: set[str] = field(default_factory=set)  # the collections it was listed in
-
-    def same_gpu(self, other: _Candidate) -> bool:
-        """One GPU when the two share a resource link, or a serial or UUID seen through two
-        different collections (two members of one collection are two devices, even when a
-        sloppy BMC gives them one serial)."""
-        if self.links & other.links:
-            return True
-        return bool(self.ids & other.ids) and not self.origins & other.origins
-
-
-def _candidate(data: dict[str, Any], extra_links: list[str]) -> _Candidate:
-    path = data["@odata.id"].rstrip("/")
-    gpu = GPU(
-        id=_text(data.get("Id")) or last_segment(path),
-        model=_text(data.get("Model")),
-        manufacturer=_text(data.get("Manufacturer")),
-        serial=_text(data.get("SerialNumber")),
-        part_number=_text(data.get("PartNumber")),
-        firmware_version=_text(data.get("FirmwareVersion")),
-        uuid=(_text(data.get("UUID")) or "").lower() or None,
-        location=_location(data),
-        resource=path,
-    )
-    ids = {f"serial:{gpu.serial}"} if gpu.serial else set()
-    ids |= {f"uuid:{gpu.uuid}"} if gpu.uuid else set()
-    return _Candidate(
-        gpu,
-        links={p.rstrip("/") for p in [path, *extra_links]},
-        ids=ids,
-        origins={path.rsplit("/", 1)[0]},
-    )
-
-
-def _merge(candidates: list[_Candidate]) -> list[GPU]:
-    """Candidates that are one GPU become one; the first seen (a Processor) leads and the
-    others fill what it lacks (a PCIe device's serial or firmware version, say)."""
-    merged: list[_Candidate] = []
-    for cand in candidates:
-        matches = [m for m in merged if m.same_gpu(cand)]
+def merge(findings: list[Finding]) -> list[GPU]:
+    """Findings that are one GPU become one; the first seen (a Processor) leads and the
+    others fill what it lacks (a PCIe device's serial or a model from its Name, say)."""
+    heads: list[Finding] = []
+    for finding in findings:
+        if finding.gpu is None:
+            continue
+        matches = [h for h in heads if h.same_gpu(finding)]
         if not matches:
-            merged.append(cand)
+            heads.append(finding)
             continue
         head = matches[0]
-        for other in [*matches[1:], cand]:
+        for other in [*matches[1:], finding]:
             head.links |= other.links
             head.ids |= other.ids
             head.origins |= other.origins
+            other.merged_into = head.resource
+            assert head.gpu is not None and other.gpu is not None
             for name, value in other.gpu.to_dict().items():
                 if getattr(head.gpu, name) is None:
                     setattr(head.gpu, name, value)
-        merged = [m for m in merged if m is head or all(m is not x for x in matches)]
-    return [m.gpu for m in merged]
+        heads = [h for h in heads if h is head or all(h is not m for m in matches)]
+    return [h.gpu for h in heads if h.gpu is not None]
 
 
 class GpuFinder:
-    def __init__(self, reader: Reader, system: dict[str, Any]) -> None:
+    def __init__(self, reader: Reader, system: dict[str, Any], profiles: Profiles) -> None:
         self.reader = reader
         self.system = system
+        self.profiles = profiles
+        self.findings: list[Finding] = []
 
     def find(self, system_processors: list[dict[str, Any]]) -> list[GPU]:
-        candidates: list[_Candidate] = []
-        gpu_paths: set[str] = set()
         devices: dict[str, dict[str, Any] | None] = {
             p.rstrip("/"): None for p in links(self.system, "PCIeDevices")
         }
         processors = [p for p in system_processors if is_gpu_processor(p)]
-        for chassis in self._chassis():
-            chassis_procs = self.reader.members(link(chassis, "Processors"), "chassis processors")
-            processors += [p for p in chassis_procs if is_gpu_processor(p)]
-            for listed in self.reader.members(link(chassis, "PCIeDevices"), "pcie devices"):
+        chassis = self._chassis()
+        for box in chassis:
+            found = self.reader.members(link(box, "Processors"), "chassis processors")
+            processors += [p for p in found if is_gpu_processor(p)]
+            for listed in self.reader.members(link(box, "PCIeDevices"), "pcie devices"):
                 devices[listed["@odata.id"].rstrip("/")] = listed
+        gpu_paths: set[str] = set()
         for proc in processors:
-            to = proc.get("Links")
-            refs = links(to, "PCIeDevice") + links(to, "PCIeFunctions")
-            candidates.append(_candidate(proc, refs))
-            gpu_paths.add(proc["@odata.id"].rstrip("/"))
+            path = proc["@odata.id"]
+            refs = links(proc.get("Links"), "PCIeDevice") + links(
+                proc.get("Links"), "PCIeFunctions"
+            )
+            self.findings.append(
+                Finding.make(gpu_of(proc, path), "Processor", "ProcessorType GPU", path, refs)
+            )
+            gpu_paths.add(path.rstrip("/"))
         for path, known in devices.items():
             device = known or self.reader.get(path, "pcie devices")
-            if device is None or absent(device):
-                continue
-            device.setdefault("@odata.id", path)
-            functions = self._functions(device)
-            linked = {
-                p.rstrip("/")
-                for f in functions
-                for p in links(f.get("Links"), "Processor") + links(f.get("Links"), "Processors")
-            } | {p.rstrip("/") for p in links(device.get("Links"), "Processors")}
-            display = any(
-                f.get("DeviceClass") == _DISPLAY_CLASS
-                or str(f.get("ClassCode") or "").lower().startswith(_DISPLAY_CLASS_CODE)
-                for f in functions
-            )
-            if display or linked & gpu_paths:
-                refs = [f["@odata.id"] for f in functions] + sorted(linked & gpu_paths)
-                candidates.append(_candidate(device, refs))
-        return _merge(candidates)
+            if device is not None and not absent(device):
+                self._device(path, device, gpu_paths)
+        self.findings += self.profiles.extra_gpus(self.reader, chassis)
+        return merge(self.findings)
+
+    def _device(self, path: str, device: dict[str, Any], gpu_paths: set[str]) -> None:
+        functions = self._functions(device)
+        linked = {
+            p.rstrip("/")
+            for f in functions
+            for p in links(f.get("Links"), "Processor") + links(f.get("Links"), "Processors")
+        } | {p.rstrip("/") for p in links(device.get("Links"), "Processors")}
+        refs = [f["@odata.id"] for f in functions if f.get("@odata.id")]
+        refs += links(device.get("Links"), "PCIeFunctions") + sorted(linked & gpu_paths)
+        first = functions[0] if functions else {}
+        pci = (
+            device.get("Id"),
+            rules.pci_id(first.get("VendorId")),
+            rules.pci_id(first.get("DeviceId")),
+        )
+        vga = rules.onboard_vga(device, functions)
+        reason = (
+            f"linked to GPU processor {sorted(linked & gpu_paths)[0]}"
+            if linked & gpu_paths
+            else None
+        ) or (None if vga else rules.gpu_function(functions))
+        if reason:
+            gpu = gpu_of(device, path)
+            self.findings.append(Finding.make(gpu, "PCIeDevice", reason, path, refs, pci))
+        elif vga or _looks_like_gpu(device, functions):
+            why = vga or _not_gpu(functions)
+            self.findings.append(Finding.make(None, "PCIeDevice", why, path, refs, pci))
 
     def _functions(self, device: dict[str, Any]) -> list[dict[str, Any]]:
         collection = link(device, "PCIeFunctions")
@@ -176,6 +144,19 @@ class GpuFinder:
             chassis = self.reader.get(path, "chassis")
             if chassis is None:
                 continue
-            found.append(chassis)
+            found.append(dict(chassis, **{"@odata.id": path}))
             queue += links(chassis.get("Links"), "Contains")
         return found
+
+
+def _looks_like_gpu(device: dict[str, Any], functions: list[dict[str, Any]]) -> bool:
+    """Worth a line in the explanation: named like a GPU, or of a display/accelerator class."""
+    named = " ".join(str(device.get(k) or "") for k in ("Name", "Model", "Description"))
+    return "gpu" in named.lower() or any(rules.base_class(f) in (0x03, 0x12) for f in functions)
+
+
+def _not_gpu(functions: list[dict[str, Any]]) -> str:
+    classes = sorted({c for f in functions if (c := rules.base_class(f)) is not None})
+    if not classes:
+        return "named like a GPU but no PCI function says what it is"
+    return "PCI class " + ", ".join(f"{c:#04x}" for c in classes) + ": not a display or accelerator"

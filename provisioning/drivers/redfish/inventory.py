@@ -20,9 +20,11 @@ from provisioning.drivers.base import (
     HealthInterface,
     InspectInterface,
 )
+from provisioning.drivers.redfish import rules
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.gpus import GpuFinder, absent
 from provisioning.drivers.redfish.reader import Reader, last_segment, link, links
+from provisioning.drivers.redfish.vendors import Profiles, service_profiles, system_ids
 from provisioning.drivers.results import (
     NIC,
     Drive,
@@ -54,27 +56,54 @@ def _number(value: Any) -> float | None:
 class RedfishInspect(InspectInterface):
     def __init__(self, client: RedfishClient) -> None:
         self.client = client
+        # Where each GPU candidate was found and why it counts or not (inspect_bmc --explain).
+        self.findings: list[dict[str, Any]] = []
+        self.profiles: list[str] = []
 
     def inspect(self) -> HardwareFacts:
         with self.client.translate("reading the hardware inventory"):
             system = self.client.get_json(self.client.system_path)
             reader = Reader(self.client)
+            profiles = service_profiles(self.client)
+            self.profiles = profiles.names
             facts = HardwareFacts(
-                manufacturer=system.get("Manufacturer"),
-                model=system.get("Model"),
-                serial=system.get("SerialNumber"),
+                manufacturer=rules.text(system.get("Manufacturer")),
+                model=rules.text(system.get("Model")),
+                serial=rules.serial(system.get("SerialNumber")),
                 uuid=(system.get("UUID") or "").lower() or None,
-                bios_version=system.get("BiosVersion"),
+                bios_version=rules.text(system.get("BiosVersion")),
             )
             processors = reader.members(link(system, "Processors"), "processors")
             _cpus(facts, system, processors)
-            facts.gpus = GpuFinder(reader, system).find(processors)
+            finder = GpuFinder(reader, system, profiles)
+            facts.gpus = finder.find(processors)
+            findings = finder.findings
+            own_id = last_segment(self.client.system_path)
+            for other in profiles.gpu_systems(own_id, system_ids(self.client)):
+                gpus, seen = self._gpu_system(reader, other, profiles)
+                findings += seen
+                if gpus:  # the baseboard describes the GPUs the host sees on its PCIe bus
+                    for finding in finder.findings:
+                        if finding.gpu is not None and finding.merged_into is None:
+                            finding.merged_into = f"{other} (the GPU baseboard describes it)"
+                    facts.gpus = gpus
+            self.findings = [f.explain() for f in findings]
             memory = system.get("MemorySummary") or {}
             facts.memory_gib = _number(memory.get("TotalSystemMemoryGiB"))
             facts.nics = self._nics(reader, system)
             facts.drives = self._drives(reader, system)
             facts.unavailable.update(reader.unavailable)
         return facts
+
+    def _gpu_system(self, reader: Reader, system_id: str, profiles: Profiles) -> tuple[list, list]:
+        """The GPUs of another system of this BMC that belongs to the node (an HGX baseboard)."""
+        path = f"{self.client.system_path.rstrip('/').rsplit('/', 1)[0]}/{system_id}"
+        other = reader.get(path, "gpus")
+        if other is None:
+            return [], []
+        finder = GpuFinder(reader, other, profiles)
+        gpus = finder.find(reader.members(link(other, "Processors"), "gpus"))
+        return gpus, finder.findings
 
     def _nics(self, reader: Reader, system: dict[str, Any]) -> list[NIC]:
         nics: list[NIC] = []

@@ -1,0 +1,30 @@
+"""Dell iDRAC 8/9."""
+
+from __future__ import annotations
+
+from provisioning.drivers.redfish.vendors.base import Profile, Signals, pattern
+
+
+class Dell(Profile):
+    name = "Dell iDRAC"
+    handles = (
+        ("rollback images listed as firmware (`Previous-…`)", ("dell-poweredge-r750",)),
+        (
+            "a GPU under Systems/…/PCIeDevices and Chassis/…/PCIeDevices with one Id "
+            "(merged by the generic rule: same Id and PCI ids in two collections)",
+            ("dell-poweredge-r750",),
+        ),
+        (
+            "class code in the low byte (`0x000003`), read by rules.base_class",
+            ("dell-poweredge-r750",),
+        ),
+    )
+    not_installed = (
+        (
+            pattern(r"^Previous-"),
+            "Previous-: the image iDRAC keeps for rollback, not the one running",
+        ),
+    )
+
+    def matches(self, signals: Signals) -> bool:
+        return signals.vendor == "dell" or "dell" in signals.oem
