@@ -177,3 +177,35 @@ def test_the_password_is_never_a_command_line_argument():
     )
     assert done.returncode == 1
     assert "Give the BMC password in BMC_PASSWORD" in done.stderr
+
+
+def test_explain_says_where_each_gpu_candidate_was_found_and_why_it_counts():
+    """A Dell R750 with one H100 (tests/corpus/redfish): the GPU is a Processor and a PCIe
+    device under both Systems and Chassis, the onboard Matrox G200 twice; one GPU counts."""
+    from pathlib import Path
+
+    from tests.peers.redfish import run_sushy_static
+
+    tree = Path(__file__).resolve().parents[1] / "corpus/redfish/dell-poweredge-r750/redfish/v1"
+    with run_sushy_static(tree) as bmc:
+        report = _run(
+            "--protocol=redfish",
+            f"--address={bmc.url}",
+            "--username=root",
+            "--system-id=System.Embedded.1",
+            "--gpu-count=1",
+            "--gpu-model=H100",
+            "--explain",
+        )
+    assert report["mismatch"] is None
+    assert report["explain"]["profiles"] == ["Dell iDRAC"]
+    by_path = {c["resource"]: c for c in report["explain"]["gpu_candidates"]}
+    gpu = by_path["/redfish/v1/Systems/System.Embedded.1/Processors/Video.Slot.2-1"]
+    assert gpu["verdict"] == "GPU"
+    for view in ("Systems", "Chassis"):
+        same = by_path[f"/redfish/v1/{view}/System.Embedded.1/PCIeDevices/23-0"]
+        assert same["verdict"] == "same GPU"
+        vga = by_path[f"/redfish/v1/{view}/System.Embedded.1/PCIeDevices/3-0"]
+        assert vga["verdict"] == "not a GPU"
+        assert "Matrox" in vga["why"]
+    assert [g["model"] for g in report["hardware"]["gpus"]] == ["NVIDIA H100 PCIe"]

@@ -38,6 +38,11 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, help="seconds per request")
         parser.add_argument("--gpu-count", type=int, default=0, help="check against this")
         parser.add_argument("--gpu-model", default="", help="check against this model")
+        parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="also say, for every GPU candidate, where it was found and why it counts",
+        )
 
     def handle(self, *args, **opts):
         mapping = {
@@ -65,6 +70,8 @@ class Command(BaseCommand):
         }
         if opts["gpu_count"]:
             report["mismatch"] = gpu_mismatch(opts["gpu_count"], opts["gpu_model"], hardware)
+        if opts["explain"]:
+            report["explain"] = explanation(driver)
         self.stdout.write(json.dumps(report, indent=2, sort_keys=False))
 
     def password(self) -> str:
@@ -78,3 +85,13 @@ class Command(BaseCommand):
         raise CommandError(
             f"Give the BMC password in {PASSWORD_ENV} (or run on a terminal to be asked)."
         )
+
+
+def explanation(driver) -> dict:
+    """The vendor profiles that matched and every GPU candidate with its verdict and why
+    (Redfish); IPMI has no inventory of GPUs to explain."""
+    inspect = driver.inspect
+    return {
+        "profiles": getattr(inspect, "profiles", []),
+        "gpu_candidates": getattr(inspect, "findings", []),
+    }
