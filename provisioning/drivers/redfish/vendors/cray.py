@@ -21,6 +21,7 @@ class HpeCrayEx(Profile):
     not_installed = ((pattern(r"^Recovery$"), "the BMC's recovery image, not the image running"),)
 
     def matches(self, signals: Signals) -> bool:
+        """When every system is named NodeN (the root names no vendor)."""
         ids = signals.system_ids
         return bool(ids) and all(re.fullmatch(r"Node\d+", i) for i in ids)
 

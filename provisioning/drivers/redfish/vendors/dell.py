@@ -27,4 +27,6 @@ class Dell(Profile):
     )
 
     def matches(self, signals: Signals) -> bool:
-        return signals.vendor == "dell" or "dell" in signals.oem
+        """When the service root names Dell, or the system is iDRAC's `System.Embedded.1`."""
+        named = signals.vendor == "dell" or "dell" in signals.oem
+        return named or "System.Embedded.1" in signals.system_ids

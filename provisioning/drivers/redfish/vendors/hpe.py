@@ -36,6 +36,7 @@ class HpeIlo(Profile):
     )
 
     def matches(self, signals: Signals) -> bool:
+        """When the service root names HPE (Vendor or an Oem key)."""
         return signals.vendor == "hpe" or "hpe" in signals.oem
 
     def extra_gpus(self, reader: Reader, chassis: list[dict[str, Any]]) -> list[Finding]:

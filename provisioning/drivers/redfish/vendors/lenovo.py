@@ -23,4 +23,5 @@ class LenovoXcc(Profile):
     )
 
     def matches(self, signals: Signals) -> bool:
+        """When the service root names Lenovo (Vendor or an Oem key)."""
         return signals.vendor == "lenovo" or "lenovo" in signals.oem

@@ -29,6 +29,7 @@ class NvidiaOpenBmc(Profile):
     not_installed = ((pattern(r"^golden_image"), "a golden (recovery) image"),)
 
     def matches(self, signals: Signals) -> bool:
+        """When the root names NVIDIA, or a system is an HGX_Baseboard (a DGX root says AMI)."""
         return signals.vendor == "nvidia" or any(
             s.lower().startswith(_BASEBOARD) for s in signals.system_ids
         )

@@ -24,4 +24,5 @@ class Supermicro(Profile):
     )
 
     def matches(self, signals: Signals) -> bool:
+        """When the service root names Supermicro (Vendor or an Oem key)."""
         return signals.vendor == "supermicro" or "supermicro" in signals.oem
