@@ -84,3 +84,32 @@ def test_node_actions_reason_is_labelled_and_buttons_do_not_wrap(client, users):
     assert 'text-nowrap" type="submit" data-action="decommission"' in actions
     assert "node-action-wide" in actions
     assert 'style="' not in actions[: actions.index("Lifecycle events")]
+
+
+@pytest.mark.django_db
+def test_firmware_that_is_not_running_is_marked_on_the_node_page(client, users):
+    """A Dell rollback image and a Cray component without a version read as such, not as
+    the firmware the node runs (issue 28)."""
+    node = NodeFactory(
+        hostname="gpu-fw",
+        hardware_facts={"gpus": [], "unavailable": {}},
+        firmware_facts=[
+            {"id": "Current-159-1.8.2__BIOS.Setup.1-1", "name": "BIOS", "version": "1.8.2"},
+            {
+                "id": "Previous-159-1.2.4__BIOS.Setup.1-1",
+                "name": "BIOS",
+                "version": "1.2.4",
+                "state": "not_installed",
+                "note": "Previous-: the image iDRAC keeps for rollback, not the one running",
+            },
+            {"id": "mcu", "name": "mcu", "version": None, "state": "unreadable"},
+        ],
+    )
+    client.force_login(users["technician"])
+    html = client.get(reverse("inventory:node_detail", args=[node.pk])).content.decode()
+    rows = html[html.index('id="node-firmware"') :].split("</tr>")
+    current = next(r for r in rows if "1.8.2" in r)
+    rollback = next(r for r in rows if "1.2.4" in r)
+    assert "not installed" not in current
+    assert "not installed</span>" in rollback and "for rollback" in rollback
+    assert "unreadable</span>" in next(r for r in rows if "<td>mcu</td>" in r)
