@@ -32,7 +32,16 @@ class BMCAdminForm(forms.ModelForm):
 
     class Meta:
         model = BMC
-        fields = ["protocol", "address", "port", "username", "password", "verify_tls", "system_id"]
+        fields = [
+            "protocol",
+            "address",
+            "port",
+            "username",
+            "password",
+            "verify_tls",
+            "system_id",
+            "gpu_system_id",
+        ]
 
     def clean_password(self) -> str:
         given = self.cleaned_data.get("password") or ""

@@ -49,7 +49,16 @@ NODE_FIELDS = (
     "role",
     "fabric",
 )
-BMC_FIELDS = ("protocol", "address", "port", "username", "password", "verify_tls", "system_id")
+BMC_FIELDS = (
+    "protocol",
+    "address",
+    "port",
+    "username",
+    "password",
+    "verify_tls",
+    "system_id",
+    "gpu_system_id",
+)
 # Values in one `IN (...)` list: well below PostgreSQL's 65,535 bind parameters.
 CHUNK = 5000
 BATCH = 1000

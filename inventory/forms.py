@@ -85,7 +85,8 @@ class ImportForm(forms.Form):
         label="CSV file",
         help_text="Columns: site, rack, rack_unit, serial, hostname, model, gpu_model, "
         "gpu_count, bmc_protocol, bmc_address, bmc_username, bmc_password, boot_mac; optional "
-        "u_height, role, fabric, labels, boot_ip, bmc_port, bmc_verify_tls, system_id.",
+        "u_height, role, fabric, labels, boot_ip, bmc_port, bmc_verify_tls, system_id, "
+        "gpu_system_id.",
     )
     update = forms.BooleanField(
         required=False,
@@ -177,6 +178,14 @@ class BMCForm(forms.Form):
         required=False,
         widget=forms.TextInput({**CONTROL, "list": "reported-systems"}),
         help_text="For a BMC that manages several systems; empty = its only system.",
+    )
+    gpu_system_id = forms.CharField(
+        label="GPU system id",
+        max_length=200,
+        required=False,
+        widget=forms.TextInput({**CONTROL, "list": "reported-systems"}),
+        help_text="The system holding this node's GPUs, when the BMC shows them as one of "
+        "their own (GB200/GH200: HGX_Baseboard_0); empty = found from the BMC's vendor.",
     )
     verify_tls = forms.BooleanField(
         label="Verify TLS", required=False, widget=forms.CheckboxInput(CHECK)

@@ -46,6 +46,7 @@ OPTIONAL = (
     "bmc_port",
     "bmc_verify_tls",
     "system_id",
+    "gpu_system_id",
 )
 # The downloadable template (/nodes/import/template.csv): the header and one example row.
 EXAMPLE = {
@@ -70,6 +71,7 @@ EXAMPLE = {
     "bmc_port": "",
     "bmc_verify_tls": "true",
     "system_id": "",
+    "gpu_system_id": "",
 }
 TRUE, FALSE = ("true", "yes", "1", "y"), ("false", "no", "0", "n")
 MAX_BYTES = 20 * 1024 * 1024
@@ -198,8 +200,9 @@ def _row_to_kwargs(row: dict[str, str], racks: dict[tuple[str, str], Rack], site
         if flag not in TRUE + FALSE:
             raise ValidationError({"bmc.verify_tls": f"'{flag}' is not true or false."})
         kwargs["bmc"]["verify_tls"] = flag in TRUE
-    if row.get("system_id", "").strip():
-        kwargs["bmc"]["system_id"] = row["system_id"].strip()
+    for column in ("system_id", "gpu_system_id"):
+        if row.get(column, "").strip():
+            kwargs["bmc"][column] = row[column].strip()
     if row["boot_mac"].strip():
         nic = {"mac": row["boot_mac"].strip(), "boot": True}
         if row.get("boot_ip"):
@@ -212,8 +215,8 @@ def _column(name: str) -> str:
     """The CSV column an enrolment's error key names ("interfaces[0].mac" -> "boot_mac")."""
     if name == NON_FIELD_ERRORS:
         return "row"
-    if name == "bmc.system_id":
-        return "system_id"
+    if name in ("bmc.system_id", "bmc.gpu_system_id"):
+        return name.removeprefix("bmc.")
     return name.replace("interfaces[0].", "boot_").replace("bmc.", "bmc_")
 
 

@@ -172,6 +172,7 @@ class BMCSerializer(serializers.ModelSerializer):
             "has_password",
             "verify_tls",
             "system_id",
+            "gpu_system_id",
         ]
 
     def get_has_password(self, obj: BMC) -> bool:
@@ -272,7 +273,11 @@ class NodeSerializer(serializers.ModelSerializer):
                 {"interfaces": "Change interfaces through /api/v1/interfaces/."}
             )
         with transaction.atomic():
-            return services.update_node(instance, **validated_data)
+            node = services.update_node(instance, **validated_data)
+        # The answer shows what was stored: the BMC the view loaded with the node is the
+        # one before the change (a PATCH of bmc answered the old system_id).
+        node.refresh_from_db()
+        return node
 
 
 @extend_schema_field(
@@ -309,7 +314,7 @@ class NodeImportSerializer(serializers.Serializer):
         help_text="CSV, UTF-8, at most 20 MiB. Columns: site, rack, rack_unit, serial, "
         "hostname, model, gpu_model, gpu_count, bmc_protocol, bmc_address, bmc_username, "
         'bmc_password, boot_mac; optional u_height, role, fabric, labels ("h100;prod"), '
-        "boot_ip, bmc_port, bmc_verify_tls, system_id."
+        "boot_ip, bmc_port, bmc_verify_tls, system_id, gpu_system_id."
     )
     # A multipart form field is text ("true"), so DRF's own reading of a boolean, not the
     # strict JSON one.

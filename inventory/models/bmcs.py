@@ -29,6 +29,12 @@ class BMC(models.Model):
     system_id = models.CharField(
         max_length=200, blank=True, help_text="Redfish system id; empty = the only system."
     )
+    gpu_system_id = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Redfish system that holds this node's GPUs (a GB200/GH200 tray's "
+        "HGX_Baseboard_0); empty = the system itself, or the baseboard its vendor profile finds.",
+    )
 
     class Meta:
         verbose_name = "BMC"
@@ -177,6 +183,8 @@ class BMC(models.Model):
             mapping["verify_tls"] = self.verify_tls
         if self.protocol != BMCProtocol.IPMI or self.system_id:
             mapping["system_id"] = self.system_id
+        if self.gpu_system_id:
+            mapping["gpu_system_id"] = self.gpu_system_id
         return mapping
 
     def clean(self) -> None:

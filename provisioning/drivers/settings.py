@@ -86,6 +86,12 @@ SCHEMAS: dict[str, tuple[SettingField, ...]] = {
             "string",
             help="Redfish System Id; leave empty when the BMC manages one system.",
         ),
+        SettingField(
+            "gpu_system_id",
+            "string",
+            help="Redfish System Id of the GPU baseboard that belongs to this node "
+            "(GB200/GH200: HGX_Baseboard_0); empty = found from the BMC's vendor.",
+        ),
     ),
     PROTOCOL_IPMI: (
         SettingField("address", "string", required=True, help="BMC host name or IP."),
@@ -219,6 +225,7 @@ class BMCSettings:
     port: int | None = None
     verify_tls: bool = True
     system_id: str | None = None
+    gpu_system_id: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     # A requests adapter the Redfish driver mounts for every connection it makes, redirect
     # hops included: the caller's egress policy (core.egress_http.GuardedAdapter). None:
@@ -239,6 +246,7 @@ class BMCSettings:
             port=cleaned.get("port"),
             verify_tls=cleaned.get("verify_tls", True),
             system_id=cleaned.get("system_id") or None,
+            gpu_system_id=cleaned.get("gpu_system_id") or None,
             timeout=cleaned.get("timeout") or DEFAULT_TIMEOUT,
         )
 

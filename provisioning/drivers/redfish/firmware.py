@@ -60,6 +60,8 @@ class RedfishFirmware(FirmwareInterface):
         if len(paths) < 2:
             return set(), set()
         together = profiles.node_systems(last_segment(mine), tuple(map(last_segment, paths)))
+        if self.client.settings.gpu_system_id:  # set on the BMC record: it and this system
+            together = [last_segment(mine), self.client.settings.gpu_system_id]
         node = {mine} | {p for p in paths if last_segment(p) in together}
         ours: set[str] = set()
         foreign: set[str] = set()

@@ -79,7 +79,9 @@ class RedfishInspect(InspectInterface):
             facts.gpus = finder.find(processors)
             findings = finder.findings
             own_id = last_segment(self.client.system_path)
-            for other in profiles.gpu_systems(own_id, system_ids(self.client)):
+            chosen = self.client.settings.gpu_system_id
+            others = [chosen] if chosen else profiles.gpu_systems(own_id, system_ids(self.client))
+            for other in others:
                 gpus, seen = self._gpu_system(reader, other, profiles)
                 findings += seen
                 if gpus:  # the baseboard describes the GPUs the host sees on its PCIe bus

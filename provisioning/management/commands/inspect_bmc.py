@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--username", required=True)
         parser.add_argument("--port", type=int, help="default: the protocol's")
         parser.add_argument("--system-id", help="Redfish system, when the BMC has several")
+        parser.add_argument(
+            "--gpu-system-id", help="Redfish system holding the node's GPUs (HGX_Baseboard_0)"
+        )
         parser.add_argument("--no-verify-tls", action="store_true", help="Redfish over HTTPS")
         parser.add_argument("--timeout", type=float, help="seconds per request")
         parser.add_argument("--gpu-count", type=int, default=0, help="check against this")
@@ -51,6 +54,7 @@ class Command(BaseCommand):
             "password": self.password(),
             "port": opts["port"],
             "system_id": opts["system_id"],
+            "gpu_system_id": opts["gpu_system_id"],
             "verify_tls": False if opts["no_verify_tls"] else None,
             "timeout": opts["timeout"],
         }
