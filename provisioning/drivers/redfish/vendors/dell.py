@@ -18,6 +18,7 @@ class Dell(Profile):
             "class code in the low byte (`0x000003`), read by rules.base_class",
             ("dell-poweredge-r750",),
         ),
+        ("iDRAC 8: a service root without Vendor or Oem", ("dell-poweredge-13g-idrac8",)),
     )
     not_installed = (
         (

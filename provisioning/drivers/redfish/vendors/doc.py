@@ -22,10 +22,11 @@ def quirk_table() -> str:
         "|---|---|---|---|",
     ]
     for profile in PROFILES:
-        when = (profile.matches.__doc__ or "").strip().splitlines()[0]
-        for quirk, trees in profile.handles:
+        when = (profile.matches.__doc__ or "").strip().splitlines()[0].removeprefix("When ")
+        for index, (quirk, trees) in enumerate(profile.handles):
             proof = ", ".join(f"`{t}`" for t in trees)
-            lines.append(f"| {profile.name} | {when} | {quirk} | {proof} |")
+            who = f"{profile.name} | {when}" if index == 0 else " | "
+            lines.append(f"| {who} | {quirk} | {proof} |")
     lines += [
         "",
         "Firmware inventory members each profile keeps apart as not installed (matched on the",
