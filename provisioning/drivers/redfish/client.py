@@ -4,18 +4,26 @@ sushy's defaults suit a patient operator, not a fleet: ten 3-second retries per
 failed GET and three connection attempts 2 s apart. Here a GET answered 5xx is retried
 once after half a second, a connection is attempted once, and every request has an
 explicit timeout; anything longer is the caller's backoff to decide.
+
+Every answer's body is read here, not by requests, so that a hostile or broken BMC cannot
+make one GET unbounded: at most MAX_DOCUMENT_BYTES are read, and the whole body must have
+arrived within the timeout (a BMC that drips a byte a second never trips a per-read
+timeout). A document must be JSON in UTF-8 (DSP0266); see get_json.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 import sushy
+import urllib3.exceptions
 from sushy import auth as sushy_auth
 from sushy import connector as sushy_connector
 from sushy import exceptions as sushy_exc
@@ -42,6 +50,22 @@ SERVER_SIDE_RETRIES = 1
 SERVER_SIDE_RETRIES_DELAY = 0.5
 ROOT_PREFIX = "/redfish/v1/"
 CONNECTING = "connecting"  # reading the service root: no Redfish answer yet
+
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+"""The most of one answer's body that is read (8 MiB). The biggest documents of the real
+trees in tests/corpus/redfish are about 60 kB (a GB200 tray's Manager) and message
+registries about 1 MB; a BMC sending more is broken or hostile, and reading on would only
+cost memory (a fleet inspects many BMCs at once). A bigger answer is dropped unread: the
+part is unavailable, "larger than 8 MiB"."""
+READ_CHUNK = 64 * 1024
+
+
+def mib(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MiB"
+
+
+class DocumentTooLarge(BMCResponseError):
+    """The BMC's answer is larger than MAX_DOCUMENT_BYTES; it was not read."""
 
 
 def base_url(settings: BMCSettings) -> str:
@@ -79,6 +103,7 @@ class RedfishClient:
         self._root: sushy.Sushy | None = None
         self._auth: sushy_auth.SessionOrBasicAuth | None = None
         self._system_path: str | None = None
+        self.gets = 0  # GETs through get_json: what a walk's budget counts (reader.py)
 
     # -- connection ---------------------------------------------------------------
     @property
@@ -96,6 +121,8 @@ class RedfishClient:
                     default_request_timeout=self.settings.timeout,
                     connect_timeout=min(self.settings.timeout, 5.0),
                 )
+                # Every body, sushy's own reads too, through the bounded reader.
+                connector._session.hooks["response"].append(self._read_body)
                 if self.settings.http_adapter is not None:
                     # The caller's egress policy on every connection, redirect hops too.
                     for prefix in ("http://", "https://"):
@@ -131,15 +158,88 @@ class RedfishClient:
 
     # -- resources ----------------------------------------------------------------
     def get_json(self, path: str) -> dict[str, Any]:
-        """GET a resource as a dict, through sushy's connector (auth, retries, timeout)."""
+        """GET a resource as a dict, through sushy's connector (auth, retries, timeout).
+
+        Redfish documents are UTF-8 (DSP0266), and this reads them strictly so: a body with
+        bytes that are not UTF-8 is refused (BMCResponseError naming the first bad byte),
+        never decoded with replacement characters or a guessed codec, because what a
+        document says (a serial, a model) is stored and compared, and a guessed value is
+        worse than a missing one. A UTF-8 byte order mark is allowed. A body larger than
+        MAX_DOCUMENT_BYTES raises DocumentTooLarge; JSON that does not parse, ValueError.
+        """
+        self.gets += 1
         response = self.root._conn.get(path=path)
-        data = response.json() if response.content else {}
-        if not isinstance(data, dict):
+        body = response.content
+        if not body:
+            return {}
+        at = f"BMC at {self.address} answered {path}"
+        try:
+            text = body.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
             raise BMCResponseError(
-                f"BMC at {self.address} answered {path} with JSON that is not an object",
+                f"{at} with a document that is not UTF-8 (byte {body[exc.start]:#04x} at "
+                f"offset {exc.start}); Redfish documents are UTF-8",
                 address=self.address,
-            )
+            ) from exc
+        try:
+            data = json.loads(text)
+        except RecursionError as exc:
+            raise BMCResponseError(
+                f"{at} with JSON nested too deeply to read", address=self.address
+            ) from exc
+        if not isinstance(data, dict):
+            raise BMCResponseError(f"{at} with JSON that is not an object", address=self.address)
         return data
+
+    def _read_body(self, response: requests.Response, **kwargs: Any) -> requests.Response:
+        """requests' response hook: read the body here, bounded in size and time.
+
+        It runs before requests would read the body itself (which it does unbounded); what
+        it read becomes response.content. Too large: the connection is dropped and
+        DocumentTooLarge raised. Not whole within the timeout, or cut off: a requests
+        error, which sushy turns into its ConnectionError and to_bmc_error into no answer.
+        """
+        if response._content is not False:  # already read (requests' own error paths)
+            return response
+        path = urlsplit(response.url).path or response.url
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > MAX_DOCUMENT_BYTES:
+            response.close()
+            raise self._too_large(path, f"it says {int(declared)} bytes")
+        deadline = time.monotonic() + self.settings.timeout
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            while chunk := response.raw.read1(READ_CHUNK, decode_content=True):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_DOCUMENT_BYTES:
+                    response.close()
+                    raise self._too_large(path, f"more than {MAX_DOCUMENT_BYTES} bytes sent")
+                if time.monotonic() > deadline:
+                    response.close()
+                    raise requests.exceptions.ReadTimeout(
+                        f"the answer to {path} was not whole after {self.settings.timeout:g} s "
+                        f"({size} bytes)"
+                    )
+        except requests.exceptions.RequestException:
+            raise
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            raise requests.exceptions.ReadTimeout(str(exc)) from exc
+        except urllib3.exceptions.DecodeError as exc:
+            raise requests.exceptions.ContentDecodingError(str(exc)) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:  # cut off mid-body
+            raise requests.exceptions.ChunkedEncodingError(str(exc)) from exc
+        response._content = b"".join(chunks)
+        response._content_consumed = True
+        return response
+
+    def _too_large(self, path: str, how: str) -> DocumentTooLarge:
+        return DocumentTooLarge(
+            f"BMC at {self.address} answered {path} with a document larger than "
+            f"{mib(MAX_DOCUMENT_BYTES)} ({how}); not read",
+            address=self.address,
+        )
 
     def members(self, collection_path: str) -> list[str]:
         """Member paths of a Redfish collection."""
