@@ -196,6 +196,12 @@ class _Reader:
 def parse_nvbandwidth(text: str) -> NvbandwidthResult:
     """Parse nvbandwidth stdout into per-matrix results and statistics."""
     check_text(text, "nvbandwidth output")
+    if text.lstrip().startswith("{"):
+        raise ParseError(
+            "nvbandwidth -j JSON is not read (v0.8 appends the matrices of a bidirectional "
+            "test into one bandwidth_matrix); run nvbandwidth without -j",
+            line=1,
+        )
     reader = _Reader()
     for number, raw in numbered_lines(text):
         line = raw.strip()

@@ -13,7 +13,9 @@ A GPU with no active link at all gets NVML's sentence instead of link lines ("NV
 Unable to retrieve NVLink information as all links are inActive"). Counters that a
 driver prints nested under a bare ``Link n:`` line (``Name: value`` on the following
 lines) are read too. Any other line under a GPU is a ParseError: a garbled capture must
-not read as "all links fine".
+not read as "all links fine". Empty output is a ParseError saying there is no NVLink
+information: nvidia-smi prints nothing, exit 0, for GPUs without visible NVLink (a single
+H100 SXM passed through to a VM, driver 580).
 """
 
 from __future__ import annotations
@@ -133,6 +135,13 @@ class _Reader:
 
 def parse_nvidia_smi_nvlink(text: str) -> NvidiaSmiNvlinkResult:
     """Parse ``nvidia-smi nvlink -s`` and/or ``-e`` output into GPUs and their links."""
+    if isinstance(text, str) and not text.strip():
+        # Not "no GPUs" (a missing-GPU hardware finding): nothing can be judged.
+        raise ParseError(
+            "no NVLink information: nvidia-smi nvlink output is empty (it prints nothing, "
+            "with exit status 0, when no GPU exposes NVLink, e.g. one GPU passed through to "
+            "a VM)"
+        )
     check_text(text, "nvidia-smi nvlink output")
     reader = _Reader()
     for number, raw in numbered_lines(text):

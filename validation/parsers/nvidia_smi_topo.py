@@ -3,7 +3,8 @@
 The header lists ``GPU0..n``, ``NIC0..m`` and then affinity columns (``CPU Affinity``,
 ``NUMA Affinity``, and on newer drivers ``GPU NUMA ID``). GPU rows carry link cells and
 affinities; NIC rows only link cells. Drivers print an extra empty TAB before ``GPU
-NUMA ID`` (``0\\t\\tN/A``), so empty affinity cells are dropped before matching.
+NUMA ID`` (``0\\t\\tN/A``), so empty affinity cells are dropped before matching; the
+underline escape codes around the header (driver 580) are removed.
 
 Every GPU named in the header must have a complete row; NIC rows and the legend are
 optional because they add nothing a GPU-placement gate needs and published captures
@@ -18,6 +19,8 @@ import re
 
 from .base import ParseError, Result, check_text, numbered_lines
 
+# nvidia-smi (seen on 580) underlines the header with SGR codes even into a file or pipe.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LINK = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|SOC|C2C|NV\d+|NVB|N/A)$")
 _DEVICE = re.compile(r"^(GPU|NIC)\d+$")
 # Best (closest) first: used to pick each GPU's nearest NICs.
@@ -59,7 +62,8 @@ def parse_nvidia_smi_topo(text: str) -> NvidiaSmiTopoResult:
     extra: list[str] = []
     rows: dict[str, tuple[int, list[str]]] = {}
     nic_names: dict[str, str] = {}
-    for number, line in numbered_lines(text):
+    for number, raw in numbered_lines(text):
+        line = _ANSI.sub("", raw)
         stripped = line.strip()
         if header is None:
             cells = [c.strip() for c in line.split("\t")]

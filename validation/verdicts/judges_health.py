@@ -174,7 +174,12 @@ def judge_topo(
             if minimum is not None and count < minimum:
                 f.fail(f"{gpu.name} <-> {peer} has {link}, fewer than NV{minimum}")
     f.metrics["min_nvlinks_seen"] = weakest
-    f.summary = f"{result.gpu_count} GPUs, all pairs on NVLink (weakest NV{weakest})"
+    if result.gpu_count < 2:
+        f.summary = f"{result.gpu_count} GPU: no GPU pairs, so no NVLink to check"
+    elif weakest is None:
+        f.summary = f"{result.gpu_count} GPUs, no pair on NVLink (not required)"
+    else:
+        f.summary = f"{result.gpu_count} GPUs, all pairs on NVLink (weakest NV{weakest})"
 
 
 def _xid_line(event: XidEvent) -> str:

@@ -79,6 +79,14 @@ def judge_nccl(result: NcclResult, th: dict[str, Any], ctx: NodeContext, f: Find
             f"largest message was {size}, the floor is defined at "
             f"{human_bytes(int(min_size))} (raise -e)"
         )
+    if result.ranks == 1:
+        # One rank moves nothing between GPUs: all_reduce/all_gather print busbw 0 by
+        # definition, sendrecv a local copy (in-place "busbw" in the tens of TB/s).
+        f.fail(
+            "1 rank: bus bandwidth is not measured (nccl-tests ran on one GPU, no data "
+            "crossed NVLink or the network; run it over 2 or more GPUs)"
+        )
+        return
     floor = float(th["busbw_inplace_at_max_gbps"])
     if busbw is None:
         f.fail(f"no in-place busbw at the largest size ({size})")
