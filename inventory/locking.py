@@ -15,16 +15,15 @@ in the transaction that ends the operation). While a task runs, `Heartbeat` refr
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from . import heartbeats
 from .choices import OperationStatus
 from .models import Node, Operation
 
@@ -83,9 +82,10 @@ def release_for(op: Operation) -> int:
 class Heartbeat:
     """Keeps a lock (and the operation holding it) visibly alive while a task runs.
 
-    A thread of its own writes `reserved_at` (and `Operation.heartbeat`) every
-    CORRAL_HEARTBEAT_SECONDS, even while the task waits seconds on a BMC: a lock whose
-    heartbeat stops belongs to a worker that died, and `break_stale_locks` frees it.
+    The worker's one heartbeat thread (inventory.heartbeats) writes `reserved_at` (and
+    `Operation.heartbeat`) every CORRAL_HEARTBEAT_SECONDS for everything its tasks hold,
+    even while they wait seconds on a BMC: a lock whose heartbeat stops belongs to a worker
+    that died, and `break_stale_locks` frees it.
     """
 
     def __init__(
@@ -96,36 +96,16 @@ class Heartbeat:
         also: Callable[[], None] | None = None,
     ):
         self.node_id, self.holder, self.op_id, self.also = node_id, holder[:200], op_id, also
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{holder}", daemon=True)
 
     def __enter__(self) -> Heartbeat:
-        self._thread.start()
+        heartbeats.BEATER.add(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+        heartbeats.BEATER.remove(self)
 
     def beat(self) -> None:
-        now = timezone.now()
-        if self.node_id is not None:  # work on no node (a CSV import) beats for its operation
-            Node.objects.filter(pk=self.node_id, reservation=self.holder).update(reserved_at=now)
-        if self.op_id is not None:
-            Operation.objects.filter(pk=self.op_id).update(heartbeat=now)
-        if self.also is not None:
-            self.also()
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(settings.CORRAL_HEARTBEAT_SECONDS):
-                try:
-                    self.beat()
-                except Exception:  # a database blip must not kill the task it watches
-                    log.warning("heartbeat for %s failed", self.holder, exc_info=True)
-                    connection.close()  # the next beat reconnects
-        finally:
-            connection.close()  # this thread's own connection
+        heartbeats.beat([self])
 
 
 def break_stale_locks() -> int:

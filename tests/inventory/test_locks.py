@@ -248,3 +248,35 @@ def test_the_heartbeat_keeps_a_long_task_lock_fresh(settings):
     node.refresh_from_db()
     op.refresh_from_db()
     assert node.reserved_at > old and op.heartbeat > old
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_thread_beats_for_every_lock_a_worker_holds(settings):
+    """500 power cycles in one worker were 500 heartbeat threads, each with a database
+    connection of its own, and the pool ran dry (issue 30). Now one thread beats for all."""
+    import threading
+    import time
+
+    settings.CORRAL_HEARTBEAT_SECONDS = 0.05
+    old = timezone.now() - timedelta(minutes=5)
+    held = []
+    for _ in range(40):
+        node = NodeFactory()
+        op = services.start_action(node, "power_on", actor="user:a")
+        operations.begin_operation(op, worker="celery@w pid 1")
+        held.append((node, op))
+    Node.objects.filter(pk__in=[n.pk for n, _ in held]).update(reserved_at=old)
+    Operation.objects.filter(pk__in=[o.pk for _, o in held]).update(heartbeat=old)
+    beats = [Heartbeat(n.pk, holder_of(o), o.pk) for n, o in held]
+    for hb in beats:
+        hb.__enter__()
+    try:
+        assert [t.name for t in threading.enumerate()].count("corral-heartbeat") == 1
+        deadline = time.monotonic() + 10
+        while Node.objects.filter(reserved_at=old).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not Node.objects.filter(reserved_at=old).exists()
+        assert not Operation.objects.filter(heartbeat=old).exists()
+    finally:
+        for hb in beats:
+            hb.__exit__(None, None, None)
