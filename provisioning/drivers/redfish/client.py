@@ -40,6 +40,7 @@ from provisioning.drivers.base import (
     scrub,
 )
 from provisioning.drivers.redfish.sushy_log import quiet_sushy
+from provisioning.drivers.redfish.systems import systems_collection
 from provisioning.drivers.settings import BMCSettings
 
 LOG = logging.getLogger(__name__)
@@ -259,7 +260,7 @@ class RedfishClient:
         return self._system_path
 
     def _resolve_system_path(self) -> str:
-        systems = self.root.json.get("Systems", {}).get("@odata.id")
+        systems = systems_collection(self)
         if not systems:
             raise BMCUnsupportedError(
                 f"BMC at {self.address} does not list any Systems in its Redfish service root",

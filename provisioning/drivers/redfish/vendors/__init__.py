@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from provisioning.drivers.redfish.reader import last_segment, link
+from provisioning.drivers.redfish.reader import last_segment
+from provisioning.drivers.redfish.systems import systems_collection
 from provisioning.drivers.redfish.vendors.base import Profile, Profiles, Signals
 from provisioning.drivers.redfish.vendors.cray import HpeCrayEx
 from provisioning.drivers.redfish.vendors.dell import Dell
@@ -38,7 +39,7 @@ def profiles_for(root: dict[str, Any], ids: list[str] | tuple[str, ...]) -> Prof
 
 def system_ids(client: RedfishClient) -> tuple[str, ...]:
     """The Ids (last path segments) of the systems the BMC lists."""
-    systems = link(client.root.json, "Systems")
+    systems = systems_collection(client)
     return tuple(last_segment(p) for p in client.members(systems)) if systems else ()
 
 
