@@ -82,11 +82,11 @@ def test_corpus_sample(sample):
     text = (CORPUS / sample["file"]).read_text(encoding="utf-8")
     if sample["verdict"] == "parse_error":
         with pytest.raises(ParseError) as refused:
-            parse(sample["tool"], text)
+            parse(sample["tool"], text, command=sample.get("command"))
         for part in sample.get("reason", []):
             assert part in str(refused.value)
         return
-    result = parse(sample["tool"], text)
+    result = parse(sample["tool"], text, command=sample.get("command"))
     data = result.to_dict()
     for path, value in sample.get("facts", {}).items():
         seen = lookup(data, path)

@@ -18,7 +18,7 @@ from .gpu_burn import parse_gpu_burn
 from .iperf3 import parse_iperf3
 from .nccl import parse_nccl
 from .nvbandwidth import parse_nvbandwidth
-from .nvidia_smi_csv import parse_nvidia_smi_csv
+from .nvidia_smi_csv import parse_nvidia_smi_csv, query_fields
 from .nvidia_smi_nvlink import parse_nvidia_smi_nvlink
 from .nvidia_smi_topo import parse_nvidia_smi_topo
 from .nvidia_smi_xml import parse_nvidia_smi_xml
@@ -47,15 +47,22 @@ class UnknownToolError(KeyError):
         return str(self.args[0]) if self.args else "unknown tool"
 
 
-def parse(tool: str, text: str) -> Result:
-    """Parse ``text`` as the output of ``tool`` (a key of ``PARSERS``)."""
+def parse(tool: str, text: str, command: str | None = None) -> Result:
+    """Parse ``text`` as the output of ``tool`` (a key of ``PARSERS``).
+
+    ``command`` is the command line that printed it, where the output alone does not say
+    what it holds: ``nvidia-smi --query-gpu=… --format=csv,noheader`` names its columns only
+    on the command line.
+    """
     try:
         parser = PARSERS[tool]
     except KeyError:
         raise UnknownToolError(
             f"unknown tool {tool!r}; valid tools: {', '.join(PARSERS)}"
         ) from None
+    if tool == "nvidia-smi-csv" and command:
+        return parse_nvidia_smi_csv(text, fields=query_fields(command))
     return parser(text)
 
 
-__all__ = ["PARSERS", "ParseError", "Result", "UnknownToolError", "parse"]
+__all__ = ["PARSERS", "ParseError", "Result", "UnknownToolError", "parse", "query_fields"]

@@ -98,3 +98,12 @@ def parse_nvidia_smi_csv(text: str, fields: list[str] | None = None) -> NvidiaSm
         driver_version=str(drivers.pop()) if drivers else None,
         gpus=gpus,
     )
+
+
+_QUERY = re.compile(r"--query-gpu(?:=|\s+)(['\"]?)([^\s'\"]+)\1")
+
+
+def query_fields(command: str) -> list[str] | None:
+    """The ``--query-gpu`` field list of a command line, or None if it names none."""
+    found = _QUERY.search(command)
+    return [f.strip() for f in found.group(2).split(",") if f.strip()] if found else None

@@ -105,7 +105,7 @@ def verdict_for_error(spec: CheckSpec, reason: str, **metrics: Any) -> Verdict:
 def judge_output(spec: CheckSpec, text: str, context: NodeContext) -> Verdict:
     """Parse ``text`` as ``spec.tool`` output and judge it; unparseable output fails."""
     try:
-        result = parse(spec.tool, text)
+        result = parse(spec.tool, text, command=spec.command)
     except ParseError as exc:
         return verdict_for_error(spec, f"could not parse {spec.tool} output: {exc}")
     return judge(spec, result, context)
