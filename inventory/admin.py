@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from .models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site, SiteRole
-from .services import deletable, delete_node
+from .services import BMC_FIELDS, deletable, delete_node
 
 
 @admin.register(Site)
@@ -32,16 +32,7 @@ class BMCAdminForm(forms.ModelForm):
 
     class Meta:
         model = BMC
-        fields = [
-            "protocol",
-            "address",
-            "port",
-            "username",
-            "password",
-            "verify_tls",
-            "system_id",
-            "gpu_system_id",
-        ]
+        fields = list(BMC_FIELDS)
 
     def clean_password(self) -> str:
         given = self.cleaned_data.get("password") or ""
