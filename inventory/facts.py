@@ -185,10 +185,12 @@ def record(
 
 def firmware_rows(firmware: list[dict[str, Any]]) -> list[Row]:
     """A Redfish/IPMI firmware inventory as `firmware.<Id>` rows (the member's Id is what a
-    baseline names; Name when a BMC leaves Id out)."""
+    baseline names, or its stable `key` where the Id carries the version; Name when a BMC
+    leaves Id out). Images that do not run (state not_installed) and unreadable versions
+    give no row."""
     rows: list[Row] = []
     for item in firmware:
-        name = str(item.get("id") or item.get("name") or "").strip()
+        name = str(item.get("key") or item.get("id") or item.get("name") or "").strip()
         version = item.get("version")
         if item.get("state", "installed") != "installed":
             continue  # a rollback, pending or backup image: not what runs (drift ignores it)

@@ -95,6 +95,8 @@ class FirmwareComponent(_Serializable):
     updateable: bool | None = None
     state: str = "installed"
     note: str | None = None
+    # The name drift compares (`firmware.<key>`) when the Id carries the version (Dell).
+    key: str | None = None
 
 
 @dataclass

@@ -156,3 +156,16 @@ def test_firmware_is_the_installed_images_of_this_node(tree, system_id):
 def test_a_bmc_without_systems_says_so(tree):
     error = inspected(tree)[None]["error"]
     assert "does not list any Systems" in str(error)
+
+
+def test_drift_names_a_dell_component_the_same_across_versions():
+    """iDRAC's Ids carry the version (`Current-159-1.8.2__BIOS.Setup.1-1`): a baseline
+    naming them would break at the next update. Drift reads `firmware.BIOS.Setup.1-1`, from
+    the running image only (the R750's `Previous-159-1.2.4__BIOS…` rollback is not it)."""
+    from inventory.facts import firmware_rows
+
+    firmware = inspected("dell-poweredge-r750")["System.Embedded.1"]["firmware"]
+    rows = {key: value for key, _, value in firmware_rows([c.to_dict() for c in firmware])}
+    assert rows["firmware.BIOS.Setup.1-1"] == "1.8.2"
+    assert rows["firmware.iDRAC.Embedded.1-1"] == "6.00.30.00"
+    assert not [k for k in rows if k.startswith(("firmware.Current-", "firmware.Previous-"))]

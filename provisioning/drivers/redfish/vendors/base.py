@@ -64,6 +64,11 @@ class Profile:
         """The system id a firmware component belongs to, when its name says so."""
         return None
 
+    def component_key(self, component_id: str) -> str | None:
+        """A name for the component that stays the same across versions, when its Id
+        carries the version (drift compares `firmware.<key>`); None: the Id is one."""
+        return None
+
     def node_systems(self, system_id: str, system_ids: tuple[str, ...]) -> list[str]:
         """The systems of this BMC that are one node with system_id (firmware is theirs)."""
         return []
@@ -92,6 +97,10 @@ class Profiles:
 
     def firmware_owner(self, component_id: str) -> str | None:
         return next((o for p in self.matched if (o := p.firmware_owner(component_id))), None)
+
+    def component_key(self, component_id: str) -> str:
+        found = (k for p in self.matched if (k := p.component_key(component_id)))
+        return next(found, component_id)
 
     def node_systems(self, system_id: str, system_ids: tuple[str, ...]) -> list[str]:
         return self._union("node_systems", system_id, system_ids)
