@@ -51,6 +51,7 @@ def test_each_tree_a_profile_names_is_one_it_is_chosen_for(profile, tree):
         ("lenovo-", "Lenovo XCC"),
         ("supermicro-", "Supermicro"),
         ("nvidia-", "NVIDIA OpenBMC"),
+        ("gigabyte-", "AMI MegaRAC"),
     ],
 )
 def test_every_tree_of_a_vendor_gets_its_profile(prefix, profile):

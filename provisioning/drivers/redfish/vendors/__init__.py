@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from provisioning.drivers.redfish.reader import last_segment
 from provisioning.drivers.redfish.systems import systems_collection
+from provisioning.drivers.redfish.vendors.ami import AmiMegaRac
 from provisioning.drivers.redfish.vendors.base import Profile, Profiles, Signals
 from provisioning.drivers.redfish.vendors.cray import HpeCrayEx
 from provisioning.drivers.redfish.vendors.dell import Dell
@@ -29,6 +30,7 @@ PROFILES: tuple[Profile, ...] = (
     LenovoXcc(),
     Supermicro(),
     NvidiaOpenBmc(),
+    AmiMegaRac(),
 )
 
 
