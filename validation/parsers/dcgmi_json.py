@@ -27,9 +27,12 @@ _DRIVER_KEYS = ("Driver Version Detected", "driver_version_detected", "driver_ve
 
 
 def _messages(items: object, key: str) -> list[str]:
-    """Warnings/info are plain strings in 3.x and ``{"warning": ..}`` objects in 4.x."""
+    """Warnings/info: one string or a list of strings in 3.x (a result's ``info`` is one
+    string there), a list of ``{"warning": ..}`` objects in 4.x."""
     if items is None:
         return []
+    if isinstance(items, str):
+        return [items]
     if not isinstance(items, list):
         raise ParseError("expected a list of messages", key=key)
     out = []

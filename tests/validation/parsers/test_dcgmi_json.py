@@ -88,3 +88,49 @@ def test_runtime_error_is_a_fail_not_a_pass():
 def test_empty_categories_raise():
     with pytest.raises(ParseError, match="at least one test"):
         parse_dcgmi_json(json.dumps({"DCGM Diagnostic": {"test_categories": []}}))
+
+
+def test_dcgm3_info_and_warning_as_one_string():
+    """DCGM 3.x writes a result's ``info`` (and ``warnings``) as one string, not a list:
+    the real -r 3 document in tests/corpus/tools/dcgmi-json (VirtualClient's example)
+    was refused with 'expected a list of messages'."""
+    doc = {
+        "DCGM GPU Diagnostic": {
+            "test_categories": [
+                {
+                    "category": "Hardware",
+                    "tests": [
+                        {
+                            "name": "GPU Memory",
+                            "results": [
+                                {
+                                    "gpu_ids": "0",
+                                    "info": "GPU 0 Allocated 15206918958 bytes (97.3%)",
+                                    "warnings": "one warning",
+                                    "status": "Pass",
+                                }
+                            ],
+                        }
+                    ],
+                }
+            ]
+        }
+    }
+    data = parse_dcgmi_json(json.dumps(doc)).to_dict()
+    assert data["details"]["memory"]["info"] == ["GPU 0 Allocated 15206918958 bytes (97.3%)"]
+    assert data["details"]["memory"]["warnings"] == ["one warning"]
+
+
+def test_messages_of_another_type_still_raise():
+    doc = {
+        "DCGM GPU Diagnostic": {
+            "test_categories": [
+                {
+                    "category": "Hardware",
+                    "tests": [{"name": "GPU Memory", "results": [{"info": 7, "status": "Pass"}]}],
+                }
+            ]
+        }
+    }
+    with pytest.raises(ParseError, match="messages"):
+        parse_dcgmi_json(json.dumps(doc))
