@@ -73,10 +73,12 @@ class NodeFactsView(APIView):
             rows = facts.flatten(body.validated_data["facts"])
         except facts.FactShapeError as exc:
             raise ValidationError({"facts": {exc.path: exc.message}}) from None
-        if not rows:
-            raise ValidationError({"facts": "The report holds no values."})
         source = body.validated_data["source"]
-        facts.record(node, source, rows)
+        # A report whose every value is null or empty ({}, {"kernel": null}) says nothing
+        # and records nothing: 201 with no rows. It was a 400 that no schema can describe
+        # (the shape is valid), so a client generated from the schema could not avoid it.
+        if rows:
+            facts.record(node, source, rows)
         keys = {(k, g) for k, g, _ in rows}
         mine = Fact.objects.filter(node=node, source=source)
         stored = [f for f in mine if (f.key, f.gpu) in keys]
