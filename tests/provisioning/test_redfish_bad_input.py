@@ -262,3 +262,6 @@ def test_the_biggest_real_tree_is_read_well_within_the_caps():
     assert inventory_gets * 2 < reader.MAX_WALK_REQUESTS, inventory_gets
     assert (bmc.total() - inventory_gets) * 2 < reader.MAX_WALK_REQUESTS
     assert took * 10 < reader.MAX_WALK_SECONDS
+    # The system lookup, the vendor profiles and the firmware scope share one read of the
+    # Systems collection (it was read four times).
+    assert bmc.gets["/redfish/v1/Systems"] == 1

@@ -40,7 +40,7 @@ from provisioning.drivers.base import (
     scrub,
 )
 from provisioning.drivers.redfish.sushy_log import quiet_sushy
-from provisioning.drivers.redfish.systems import systems_collection
+from provisioning.drivers.redfish.systems import system_paths, systems_collection
 from provisioning.drivers.settings import BMCSettings
 
 LOG = logging.getLogger(__name__)
@@ -269,7 +269,7 @@ class RedfishClient:
         wanted = self.settings.system_id
         if wanted:
             return wanted if wanted.startswith("/") else f"{systems.rstrip('/')}/{wanted}"
-        paths = self.members(systems)
+        paths = system_paths(self)
         if len(paths) == 1:
             return paths[0]
         ids = ", ".join(p.rstrip("/").rsplit("/", 1)[-1] for p in paths) or "none"

@@ -20,7 +20,7 @@ from provisioning.drivers.base import FirmwareInterface
 from provisioning.drivers.redfish import rules
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.reader import Reader, last_segment, link, links, same_or_under
-from provisioning.drivers.redfish.systems import systems_collection
+from provisioning.drivers.redfish.systems import system_paths
 from provisioning.drivers.redfish.vendors import Profiles, service_profiles
 from provisioning.drivers.results import FirmwareComponent
 
@@ -55,8 +55,7 @@ class RedfishFirmware(FirmwareInterface):
     def _scope(self, reader: Reader, profiles: Profiles) -> tuple[set[str], set[str]]:
         """(this node's resources, resources that belong only to other systems). A node is
         its system and the systems whose GPUs are its own (an HGX baseboard)."""
-        systems = systems_collection(self.client)
-        paths = [p.rstrip("/") for p in self.client.members(systems)] if systems else []
+        paths = [p.rstrip("/") for p in system_paths(self.client)]
         mine = self.client.system_path.rstrip("/")
         if len(paths) < 2:
             return set(), set()

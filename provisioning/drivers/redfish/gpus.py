@@ -108,11 +108,11 @@ class GpuFinder:
             rules.pci_id(first.get("DeviceId")),
         )
         vga = rules.onboard_vga(device, functions)
-        reason = (
-            f"linked to GPU processor {sorted(linked & gpu_paths)[0]}"
-            if linked & gpu_paths
-            else None
-        ) or (None if vga else rules.gpu_function(functions))
+        reason: str | None
+        if linked & gpu_paths:
+            reason = f"linked to GPU processor {min(linked & gpu_paths)}"
+        else:
+            reason = None if vga else rules.gpu_function(functions)
         if reason:
             gpu = gpu_of(device, path)
             self.findings.append(Finding.make(gpu, "PCIeDevice", reason, path, refs, pci))
@@ -152,7 +152,9 @@ class GpuFinder:
 def _looks_like_gpu(device: dict[str, Any], functions: list[dict[str, Any]]) -> bool:
     """Worth a line in the explanation: named like a GPU, or of a display/accelerator class."""
     named = " ".join(str(device.get(k) or "") for k in ("Name", "Model", "Description"))
-    return "gpu" in named.lower() or any(rules.base_class(f) in (0x03, 0x12) for f in functions)
+    return "gpu" in named.lower() or any(
+        rules.base_class(f) in (rules.DISPLAY_BASE, rules.ACCELERATOR_BASE) for f in functions
+    )
 
 
 def _not_gpu(functions: list[dict[str, Any]]) -> str:

@@ -24,7 +24,7 @@ from provisioning.drivers.redfish import rules
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.gpus import GpuFinder, absent
 from provisioning.drivers.redfish.reader import Reader, last_segment, link, links
-from provisioning.drivers.redfish.vendors import Profiles, service_profiles, system_ids
+from provisioning.drivers.redfish.vendors import Profiles, service_profiles
 from provisioning.drivers.results import (
     NIC,
     Drive,
@@ -80,7 +80,7 @@ class RedfishInspect(InspectInterface):
             findings = finder.findings
             own_id = last_segment(self.client.system_path)
             chosen = self.client.settings.gpu_system_id
-            others = [chosen] if chosen else profiles.gpu_systems(own_id, system_ids(self.client))
+            others = [chosen] if chosen else profiles.gpu_systems(own_id, profiles.system_ids)
             for other in others:
                 gpus, seen = self._gpu_system(reader, other, profiles)
                 findings += seen

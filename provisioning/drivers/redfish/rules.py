@@ -47,7 +47,7 @@ GPU_VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x1022: "AMD", 0x8086: "Intel"}
 # Display controllers on the board for the remote console, never a GPU.
 ONBOARD_VGA_VENDORS = {0x102B: "Matrox", 0x1A03: "ASPEED", 0x19A2: "Emulex Pilot"}
 _ONBOARD_VGA_NAME = re.compile(r"embedded video|onboard vga|matrox|aspeed|g200e", re.IGNORECASE)
-_DISPLAY_BASE, _ACCELERATOR_BASE = 0x03, 0x12
+DISPLAY_BASE, ACCELERATOR_BASE = 0x03, 0x12
 
 
 def text(value: Any) -> str | None:
@@ -106,8 +106,8 @@ def base_class(function: dict[str, Any]) -> int | None:
     code = pci_id(function.get("ClassCode"))
     if code is None:
         return {
-            "DisplayController": _DISPLAY_BASE,
-            "ProcessingAccelerators": _ACCELERATOR_BASE,
+            "DisplayController": DISPLAY_BASE,
+            "ProcessingAccelerators": ACCELERATOR_BASE,
         }.get(function.get("DeviceClass") or "")
     return code >> 16 if code > 0xFF else code
 
@@ -116,7 +116,7 @@ def onboard_vga(data: dict[str, Any], functions: list[dict[str, Any]]) -> str | 
     """Why this device is the board's or BMC's VGA (a reason), or None if it is not."""
     for function in functions:
         vendor = pci_id(function.get("VendorId") or function.get("VendorID"))
-        if vendor in ONBOARD_VGA_VENDORS and base_class(function) == _DISPLAY_BASE:
+        if vendor in ONBOARD_VGA_VENDORS and base_class(function) == DISPLAY_BASE:
             return (
                 f"onboard VGA for the remote console ({ONBOARD_VGA_VENDORS[vendor]} {vendor:#06x})"
             )
@@ -138,12 +138,12 @@ def gpu_function(functions: list[dict[str, Any]]) -> str | None:
     """
     for function in functions:
         klass = base_class(function)
-        if klass not in (_DISPLAY_BASE, _ACCELERATOR_BASE):
+        if klass not in (DISPLAY_BASE, ACCELERATOR_BASE):
             continue
         vendor = pci_id(function.get("VendorId") or function.get("VendorID"))
         if vendor in GPU_VENDORS:
             return f"PCI class {klass:#04x} function of {GPU_VENDORS[vendor]}"
-        if not vendor and klass == _DISPLAY_BASE:
+        if not vendor and klass == DISPLAY_BASE:
             return "display-class PCI function (vendor not reported)"
     return None
 

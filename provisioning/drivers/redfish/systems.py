@@ -9,6 +9,7 @@ is silent; a BMC that has no such collection still reads as one without systems.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from sushy import exceptions as sushy_exc
 
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from provisioning.drivers.redfish.client import RedfishClient
 
 STANDARD = "/redfish/v1/Systems"
+# One answer per client (one inspection or firmware read): the collection was read up to
+# four times per inspection, by the system lookup, the vendor profiles and firmware scope.
+_PATHS: WeakKeyDictionary[RedfishClient, list[str]] = WeakKeyDictionary()
 
 
 def systems_collection(client: RedfishClient) -> str | None:
@@ -29,3 +33,11 @@ def systems_collection(client: RedfishClient) -> str | None:
     except (sushy_exc.SushyError, BMCResponseError, ValueError):
         return None
     return STANDARD if isinstance(data.get("Members"), list) else None
+
+
+def system_paths(client: RedfishClient) -> list[str]:
+    """The member paths of the BMC's Systems collection (none if it has no collection)."""
+    if client not in _PATHS:
+        collection = systems_collection(client)
+        _PATHS[client] = client.members(collection) if collection else []
+    return _PATHS[client]

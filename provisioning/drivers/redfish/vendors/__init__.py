@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from provisioning.drivers.redfish.reader import last_segment
-from provisioning.drivers.redfish.systems import systems_collection
+from provisioning.drivers.redfish.systems import system_paths
 from provisioning.drivers.redfish.vendors.ami import AmiMegaRac
 from provisioning.drivers.redfish.vendors.base import Profile, Profiles, Signals
 from provisioning.drivers.redfish.vendors.cray import HpeCrayEx
@@ -36,13 +36,12 @@ PROFILES: tuple[Profile, ...] = (
 
 def profiles_for(root: dict[str, Any], ids: list[str] | tuple[str, ...]) -> Profiles:
     signals = Signals.of(root, list(ids))
-    return Profiles([p for p in PROFILES if p.matches(signals)])
+    return Profiles([p for p in PROFILES if p.matches(signals)], tuple(ids))
 
 
 def system_ids(client: RedfishClient) -> tuple[str, ...]:
     """The Ids (last path segments) of the systems the BMC lists."""
-    systems = systems_collection(client)
-    return tuple(last_segment(p) for p in client.members(systems)) if systems else ()
+    return tuple(last_segment(p) for p in system_paths(client))
 
 
 def service_profiles(client: RedfishClient) -> Profiles:

@@ -81,8 +81,9 @@ class Profile:
 class Profiles:
     """The profiles matching one service, asked together."""
 
-    def __init__(self, matched: list[Profile]) -> None:
+    def __init__(self, matched: list[Profile], system_ids: tuple[str, ...] = ()) -> None:
         self.matched = matched
+        self.system_ids = system_ids  # the BMC's systems, as the profiles were chosen
 
     @property
     def names(self) -> list[str]:

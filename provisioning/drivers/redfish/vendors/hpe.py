@@ -10,8 +10,6 @@ from provisioning.drivers.redfish.reader import Reader, link, links
 from provisioning.drivers.redfish.vendors.base import Profile, Signals, pattern
 from provisioning.drivers.results import GPU
 
-_DISPLAY = 3
-
 
 class HpeIlo(Profile):
     name = "HPE iLO"
@@ -58,10 +56,10 @@ def _finding(reader: Reader, device: dict[str, Any]) -> Finding:
         why, is_gpu = "typed GPU by iLO but has no PCI function: the GPU baseboard itself", False
     for instance in instances:
         pci = reader.get(instance, "hpe devices")
-        if pci is not None and pci.get("ClassCode") not in (None, _DISPLAY):
-            klass = f"{rules.pci_id(pci.get('ClassCode')) or 0:#04x}"
+        klass = rules.base_class(pci) if pci is not None else None
+        if klass is not None and klass not in (rules.DISPLAY_BASE, rules.ACCELERATOR_BASE):
             why, is_gpu = (
-                f"typed GPU by iLO but its PCI function is class {klass} (a switch)",
+                f"typed GPU by iLO but its PCI function is class {klass:#04x}: not a GPU",
                 False,
             )
     version = ((device.get("FirmwareVersion") or {}).get("Current") or {}).get("VersionString")
