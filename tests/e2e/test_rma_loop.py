@@ -1,6 +1,13 @@
 """Closing an RMA case as repaired, end to end: the real worker re-inspects the node through
 its (emulated) BMC and, as the inspection ends, starts the deploy that takes it on to the
-gates, with the image it ran before."""
+gates, with the image it ran before; the deploy asks the BMC for a one-time network boot
+and powers the machine on.
+
+The BMC is a sushy-emulator, whose power state really changes. On sushy-static (a fixed
+mockup that always reports "On") the deploy's power cycle waited 30 s for an "Off" that
+never came, once per attempt (three with the test worker's retries), and then failed: 90 s
+of the test's 92. Inspection of DMTF's rich mockup is tests/e2e/test_oob_flows.py's.
+"""
 
 import time
 
@@ -14,13 +21,24 @@ from tests.workers import wait_operation
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def test_repaired_goes_through_inspection_into_deploy(api, sushy_static, celery_worker):
+@pytest.fixture
+def bmc(sushy_emulator_factory):
+    """A BMC of its own (one system), so its journal holds only this test's requests."""
+    emulator = sushy_emulator_factory(systems=1)
+    emulator.force_power(emulator.systems[0].uuid, "ForceOff")  # back from the bench, off
+    emulator.clear_journal()
+    return emulator
+
+
+def test_repaired_goes_through_inspection_into_deploy(api, bmc, celery_worker):
+    system = bmc.systems[0]
     node = NodeFactory(
         rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one")),
         state="rma",
-        gpu_count=0,  # the DMTF rack server has no GPUs: enrolled as it is
+        gpu_count=0,  # the emulated machine has no GPUs: enrolled as it is
         gpu_model="",
-        bmc__address=sushy_static.address,
+        bmc__address=bmc.address,
+        bmc__system_id=system.uuid,
         bmc__username="admin",
         bmc__password="pw",
         bmc__verify_tls=False,
@@ -45,4 +63,13 @@ def test_repaired_goes_through_inspection_into_deploy(api, sushy_static, celery_
         Node.objects.get(pk=node.pk).events.order_by("id").values_list("event", flat=True)
     )
     assert events[:3] == ["repaired", "inspected", "deploy"]
-    wait_operation(deploy.pk, timeout=120)  # let the worker finish with it before teardown
+    deploy = wait_operation(deploy.pk)
+    assert deploy.status == "succeeded", deploy.error
+    # The deploy reached the machine: one-time PXE asked for, then power through the BMC.
+    journal = bmc.requests_for(system.uuid)
+    boot = next(i for i, r in enumerate(journal) if r["method"] == "PATCH")
+    power = next(i for i, r in enumerate(journal) if r["method"] == "POST")
+    assert boot < power
+    assert journal[boot]["body"]["Boot"]["BootSourceOverrideEnabled"] == "Once"
+    assert journal[power]["body"]["ResetType"] == "On"
+    assert bmc.power_state(system.uuid) == "On"  # it was off
