@@ -11,3 +11,21 @@ class Day2Config(AppConfig):
     }
     verbose_name = "Day 2"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from engine import sweep
+
+        from . import campaigns, recycle
+
+        sweep.register(
+            "day2.recycles",
+            recycle.sweep,
+            "CORRAL_DAY2_SWEEP_SECONDS",
+            "Moves on the recycle chains whose next step was lost with a process.",
+        )
+        sweep.register(
+            "day2.campaigns",
+            campaigns.sweep,
+            "CORRAL_DAY2_SWEEP_SECONDS",
+            "Starts each campaign's next nodes and hears how the last ones ended.",
+        )

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from . import campaigns, recycle
+from . import recycle
 
 
 @shared_task(
@@ -14,10 +14,3 @@ def start_recycle(self, op_id: int) -> str:
     except Exception as exc:
         recycle.abort(op_id, f"internal error: {type(exc).__name__}: {exc}")
         raise
-
-
-@shared_task(name="day2.tasks.sweep", soft_time_limit=60, time_limit=90)
-def sweep() -> dict[str, int]:
-    """Beat: chains whose next step was lost with a process move on; campaigns start
-    their next nodes and hear how the last ones ended."""
-    return {"recycles": recycle.sweep(), "campaigns": campaigns.sweep()}

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "core",
+    "engine",
     "inventory",
     "provisioning",
     "attestation",
@@ -230,19 +231,24 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 CELERY_TASK_DEFAULT_QUEUE = "corral"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# The engine's one sweep (engine/sweep.py) runs each part registered by the apps at its
+# own interval; the beat tick is the shortest of them.
+CORRAL_REPUBLISH_SECONDS = env.float("CORRAL_REPUBLISH_SECONDS", default=15.0)
+CORRAL_DEADLINE_SWEEP_SECONDS = env.float("CORRAL_DEADLINE_SWEEP_SECONDS", default=30.0)
+CORRAL_DRAIN_RECHECK_SECONDS = env.float("CORRAL_DRAIN_RECHECK_SECONDS", default=3.0)
+CORRAL_DAY2_SWEEP_SECONDS = env.float("CORRAL_DAY2_SWEEP_SECONDS", default=15.0)
+CORRAL_SWEEP_SECONDS = env.float(
+    "CORRAL_SWEEP_SECONDS",
+    default=min(
+        2.0,
+        CORRAL_REPUBLISH_SECONDS,
+        CORRAL_DEADLINE_SWEEP_SECONDS,
+        CORRAL_DRAIN_RECHECK_SECONDS,
+        CORRAL_DAY2_SWEEP_SECONDS,
+    ),
+)
 CELERY_BEAT_SCHEDULE = {
-    "expire-deadlines": {
-        "task": "inventory.tasks.expire_deadlines",
-        "schedule": env.float("CORRAL_DEADLINE_SWEEP_SECONDS", default=30.0),
-    },
-    "republish-operations": {
-        "task": "inventory.tasks.republish_operations",
-        "schedule": env.float("CORRAL_REPUBLISH_SECONDS", default=15.0),
-    },
-    "republish-gate-steps": {
-        "task": "validation.tasks.republish_steps",
-        "schedule": env.float("CORRAL_REPUBLISH_SECONDS", default=15.0),
-    },
+    "sweep": {"task": "engine.tasks.sweep", "schedule": CORRAL_SWEEP_SECONDS},
     "refresh-power-states": {
         "task": "provisioning.tasks.refresh_power_states",
         "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),
@@ -251,15 +257,6 @@ CELERY_BEAT_SCHEDULE = {
         "task": "core.tasks.sweep",
         "schedule": env.float("CORRAL_WEBHOOK_SWEEP_SECONDS", default=15.0),
         "options": {"queue": env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")},
-    },
-    # Draining nodes wait on their jobs without a worker thread; this re-check ends them.
-    "recheck-drains": {
-        "task": "provisioning.tasks.recheck_drains",
-        "schedule": env.float("CORRAL_DRAIN_RECHECK_SECONDS", default=3.0),
-    },
-    "day2-sweep": {
-        "task": "day2.tasks.sweep",
-        "schedule": env.float("CORRAL_DAY2_SWEEP_SECONDS", default=15.0),
     },
     "prune-boot-records": {"task": "provisioning.tasks.prune_boot_records", "schedule": 3600.0},
     "drift-sweep": {

@@ -22,7 +22,9 @@ class InventoryConfig(AppConfig):
     def ready(self) -> None:
         from . import (
             checks,  # noqa: F401  (registers system checks)
+            sweeps,
             workers,
         )
 
+        sweeps.register()  # its parts of the engine's sweep
         workers.connect()  # worker heartbeats (only a Celery worker sends these signals)

@@ -19,7 +19,7 @@ from typing import Any
 from celery import current_app
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
-from django.db.models import Count, F, Q, Sum, Value
+from django.db.models import Count, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -27,6 +27,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 
 from core import outbox
 from core.text import plural
+from engine.waker import WAKER
 
 from .actions import get_action
 from .choices import (
@@ -41,10 +42,12 @@ from .notify import operation_data
 
 log = logging.getLogger(__name__)
 
-# task_id placeholders: claimed before the real id is known (about to be sent), and
-# accepted but not sent (the broker refused or was down; republish() sends it later).
+# task_id placeholders: claimed before the real id is known (about to be sent), accepted
+# but not sent (the broker refused or was down; republish() sends it later), and waiting
+# in the database for its `not_before` (a retry, a wait for the node; send_due() sends it).
 QUEUED = "queued"
 UNSENT = "unsent"
+DEFERRED = "deferred"
 # What the broker client raises when it cannot publish (kombu wraps most in
 # OperationalError; a refused or reset socket can surface as OSError).
 PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)
@@ -86,7 +89,7 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     rows = Operation.objects.filter(pk=op.pk)
     if not force:
         rows = rows.filter(task_id__in=["", UNSENT])
-    _note(rows, task_id=result.id or "", task_name=task_name, sent=timezone.now())
+    _note(rows, task_id=result.id or "", task_name=task_name, sent=timezone.now(), not_before=None)
     return True
 
 
@@ -129,7 +132,7 @@ def republish(older_than: float = 30.0, resend_after: float | None = None) -> in
     if resend_after is None:
         resend_after = settings.CORRAL_RESEND_PENDING_SECONDS
     never_started = Q(sent__lt=now - timedelta(seconds=resend_after)) & ~Q(
-        task_id__in=["", UNSENT, QUEUED]
+        task_id__in=["", UNSENT, QUEUED, DEFERRED]
     )
     stranded = (
         Operation.objects.filter(status=OperationStatus.PENDING)
@@ -143,6 +146,60 @@ def republish(older_than: float = 30.0, resend_after: float | None = None) -> in
         if not enqueue(op.task_name, op, force=True):
             break  # the broker is still down: the next sweep tries again
         sent += 1
+    return sent
+
+
+def defer(op: Operation, seconds: float, message: str) -> bool:
+    """Run `op` again in `seconds` (a retry with backoff, a wait for its node).
+
+    The wait lives in the database, not in a broker message with a countdown: the
+    operation goes back to pending with `not_before`, keeps its node lock (a pending
+    holder's lock is never stale) and counts the attempt. This process's waker sends it
+    on time; should this process die first, the sweep's send_due() does. A broker that
+    restarts empty meanwhile loses nothing. False if the operation ended meanwhile (the
+    deadline sweep, a cancel).
+    """
+    deferred = Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
+        status=OperationStatus.PENDING,
+        worker="",
+        task_id=DEFERRED,
+        not_before=timezone.now() + timedelta(seconds=seconds),
+        attempts=F("attempts") + 1,
+        message=message,
+    )
+    if deferred:
+        pk = op.pk
+        transaction.on_commit(lambda: WAKER.after(seconds, lambda: send_if_due(pk)))
+    return bool(deferred)
+
+
+def _due() -> QuerySet[Operation]:
+    return Operation.objects.filter(
+        status=OperationStatus.PENDING, task_id=DEFERRED, not_before__lte=timezone.now()
+    ).exclude(task_name="")
+
+
+def send_if_due(pk: int) -> bool | None:
+    """Send one deferred operation if its time has come and nobody sent it yet: claimed
+    (DEFERRED -> QUEUED) by a conditional UPDATE, so the waker and the sweep never both
+    send it. A process that dies between the claim and the send leaves it QUEUED, which
+    republish() sends. None if it is not due or someone else sent it; False if the broker
+    refused it (it is UNSENT now, and republish() takes over)."""
+    if not _due().filter(pk=pk).update(task_id=QUEUED):
+        return None
+    op = Operation.objects.select_related("node__rack__site", "rack__site").get(pk=pk)
+    return enqueue(op.task_name, op, force=True)
+
+
+def send_due(limit: int = 1000) -> int:
+    """Sweep: send the deferred operations whose `not_before` has come (those whose
+    waker was lost with its process, or never ran: a deferral made outside a worker)."""
+    sent = 0
+    for pk in list(_due().order_by("not_before", "pk").values_list("pk", flat=True)[:limit]):
+        outcome = send_if_due(pk)
+        if outcome is False:
+            break  # the broker is down: the next sweep tries again
+        sent += bool(outcome)
     return sent
 
 
@@ -161,8 +218,8 @@ def begin_operation(op: Operation, worker: str = "") -> bool:
     """Claim `op` for this run of its task: False if it already finished, or if another
     live run holds it (a duplicate delivery must not do the work a second time).
 
-    A run that names its `worker` owns the operation until it ends or `pause_operation`
-    (a retry) lets the next attempt claim it; a run without a worker name (the gate
+    A run that names its `worker` owns the operation until it ends or `defer` (a retry)
+    lets the next attempt claim it; a run without a worker name (the gate
     starter, image publishing) claims it whenever it is still active, as before.
     """
     now = timezone.now()
@@ -186,11 +243,6 @@ def wait_operation(op: Operation, progress: int, message: str) -> None:
             worker="", progress=max(0, min(100, progress)), message=message
         )
         release_for(op)
-
-
-def pause_operation(op: Operation) -> None:
-    """Between two attempts (a retry with backoff): the next attempt may claim it."""
-    Operation.objects.filter(pk=op.pk, status=OperationStatus.RUNNING).update(worker="")
 
 
 def report_progress(op: Operation, progress: int, message: str = "") -> None:

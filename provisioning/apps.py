@@ -12,4 +12,17 @@ class ProvisioningConfig(AppConfig):
     verbose_name = "Provisioning"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the deployment receivers)
+        from engine import sweep
+
+        from . import (
+            draining,
+            signals,  # noqa: F401  (connects the deployment receivers)
+        )
+
+        sweep.register(
+            "drains.recheck",
+            draining.recheck,
+            "CORRAL_DRAIN_RECHECK_SECONDS",
+            "Asks the scheduler once about every draining node; ends the drains whose jobs "
+            "are gone and says on the others what they still wait for.",
+        )

@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from celery import Task
-from celery.exceptions import Retry, SoftTimeLimitExceeded
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 
+from engine import policy
 from inventory import operations
 from inventory import services as inventory
 from inventory.choices import OperationStatus
@@ -67,14 +68,14 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     node = op.node
     holder = holder_of(op)
     if not acquire_or_wait(
-        task,
         node,
         holder,
+        op.attempts,
         give_up=lambda message: _fail(op, node, message),
-        waiting=lambda message: operations.report_progress(op, op.progress, message),
+        wait=lambda seconds, message: operations.defer(op, seconds, message),
         op=op,
     ):
-        return "failed"
+        return "failed" if op.is_finished or _ended(op) else "waiting"
     if not operations.begin_operation(op, worker=worker_name(task)):
         op.refresh_from_db(fields=["status", "worker"])
         if op.status == OperationStatus.RUNNING and died_here(op.worker, task):
@@ -105,8 +106,6 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
             if ended and (why := followups.start_next(op, node)):
                 Operation.objects.filter(pk=op.pk).update(result={**result, "then": why})
         return "succeeded"
-    except Retry:
-        raise
     except Waiting as wait:
         operations.wait_operation(op, wait.progress, wait.message)
         return "waiting"
@@ -119,18 +118,12 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
         why = f": {node.failure_reason}" if node.failure_reason else ""
         _fail(op, node, f"{op.kind} could not finish: {node} is now {node.state}{why}")
     except (BMCTransientError, SchedulerTransientError) as exc:
-        retries = settings.CORRAL_BMC_RETRIES
-        if task.request.retries < retries:
-            # Exponential backoff: base, 2 x base, 4 x base ... (2, 4, 8, 16 s by default).
-            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2**task.request.retries
-            operations.report_progress(
-                op,
-                op.progress,
-                f"{exc}; retrying in {countdown} s ({task.request.retries + 1}/{retries})",
+        if not retry_later(op, exc, transient_policy()):
+            _fail(
+                op, node, f"{exc} (gave up after {op.attempts} retries)", field=_message_field(exc)
             )
-            operations.pause_operation(op)
-            raise task.retry(countdown=countdown, max_retries=retries) from None
-        _fail(op, node, f"{exc} (gave up after {retries} retries)", field=_message_field(exc))
+            return "failed"
+        return "retrying"
     except SoftTimeLimitExceeded:
         _fail(op, node, f"{op.kind} timed out after {task.soft_time_limit} s")
     except DatabaseError as exc:
@@ -143,6 +136,11 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
         log.exception("operation %s failed", op.pk)
         _fail(op, node, f"internal error: {type(exc).__name__}: {exc}")
     return "failed"
+
+
+def _ended(op: Operation) -> bool:
+    op.refresh_from_db(fields=["status"])
+    return op.is_finished
 
 
 def worker_name(task: Task) -> str:
@@ -166,31 +164,53 @@ def died_here(claimed_by: str, task: Task) -> bool:
     return False
 
 
+def transient_policy() -> policy.Retry:
+    """The engine's backoff for a BMC or scheduler that did not answer."""
+    return policy.transient(settings.CORRAL_BMC_RETRIES, settings.CORRAL_BMC_RETRY_BASE_SECONDS)
+
+
+def lock_policy() -> policy.Retry:
+    """How long and how often work waits for a node another holder has."""
+    return policy.lock_wait(settings.CORRAL_LOCK_WAIT_RETRIES, settings.CORRAL_LOCK_WAIT_SECONDS)
+
+
+def retry_later(op: Operation, why: object, retry: policy.Retry) -> bool:
+    """Defer `op` by the policy's next delay (the sweep sends it when due); False when the
+    policy has given up (the caller fails it)."""
+    attempts = Operation.objects.filter(pk=op.pk).values_list("attempts", flat=True).first() or 0
+    op.attempts = attempts
+    if not retry.allows(attempts):
+        return False
+    operations.defer(op, retry.delay(attempts), f"{why}; {retry.describe(attempts)}")
+    return True
+
+
 def acquire_or_wait(
-    task: Task,
     node: Node,
     holder: str,
+    attempts: int,
     give_up: Callable[[str], None],
-    waiting: Callable[[str], None] | None = None,
+    wait: Callable[[float, str], None],
     op: Operation | None = None,
 ) -> bool:
-    """Take the node lock for a task, or retry the task shortly: the one lock-wait policy
-    of every task that works on a node (operations and gate steps).
+    """Take the node lock, or wait for it: the one lock-wait policy of every piece of
+    work on a node (operations and gate steps).
 
-    After CORRAL_LOCK_WAIT_RETRIES waits it calls `give_up(reason)` and returns False, so
-    the caller ends its work with that reason instead of leaving it running forever.
+    A busy node calls `wait(seconds, message)`, which records the wait in the database
+    (the sweep sends the work again); after CORRAL_LOCK_WAIT_RETRIES waits it calls
+    `give_up(reason)` instead, so the work ends with that reason rather than waiting for
+    ever. Either way it returns False and the caller's run ends here.
     """
     try:
         acquire(node, holder, op=op)
         return True
     except NodeLocked as exc:
-        retries = settings.CORRAL_LOCK_WAIT_RETRIES
-        if task.request.retries >= retries:
-            give_up(f"gave up waiting for the node after {retries} tries: {exc}")
-            return False
-        if waiting is not None:
-            waiting(f"waiting: {exc}")
-        raise task.retry(countdown=settings.CORRAL_LOCK_WAIT_SECONDS, max_retries=retries) from None
+        retry = lock_policy()
+        if not retry.allows(attempts):
+            give_up(f"gave up waiting for the node after {retry.retries} tries: {exc}")
+        else:
+            wait(retry.delay(attempts), f"waiting: {exc}")
+        return False
 
 
 def _message_field(exc: Exception) -> str:

@@ -50,12 +50,6 @@ def decommission_node(self, op_id: int) -> str:
     return run_node_operation(self, op_id, draining.decommission)
 
 
-@shared_task(name="provisioning.tasks.recheck_drains", soft_time_limit=60, time_limit=90)
-def recheck_drains() -> dict[str, int]:
-    """Beat: end the drains whose jobs are gone (one scheduler query for all of them)."""
-    return draining.recheck()
-
-
 @shared_task(
     name="provisioning.tasks.refresh_node_power",
     acks_late=True,

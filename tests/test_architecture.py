@@ -5,34 +5,36 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# rma -> validation -> provisioning -> inventory -> core; fleet may import them all. A lower
+# rma -> validation -> provisioning -> inventory -> engine -> core; fleet may import them all. A lower
 # app reaches a higher one only by a dotted path it does not import (a node action's `task`
 # or `effect`), which the table of actions shows in one place.
 MAY_IMPORT = {
     "core": set(),
-    "inventory": {"core"},
-    "provisioning": {"inventory", "core"},
+    # The work engine knows no domain; the apps above register their parts with it.
+    "engine": {"core"},
+    "inventory": {"engine", "core"},
+    "provisioning": {"inventory", "engine", "core"},
     # Attestation judges what provisioning booted; the gate (validation) runs it as a check.
     # Provisioning announces a phone-home by signal, so it never imports attestation.
-    "attestation": {"inventory", "provisioning", "core"},
-    "validation": {"inventory", "provisioning", "attestation", "core"},
-    "rma": {"inventory", "provisioning", "validation", "core"},
+    "attestation": {"inventory", "provisioning", "engine", "core"},
+    "validation": {"inventory", "provisioning", "attestation", "engine", "core"},
+    "rma": {"inventory", "provisioning", "validation", "engine", "core"},
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
-    "drift": {"inventory", "provisioning", "attestation", "validation", "core"},
+    "drift": {"inventory", "provisioning", "attestation", "validation", "engine", "core"},
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
-    "reports": {"inventory", "provisioning", "validation", "rma", "core"},
+    "reports": {"inventory", "provisioning", "validation", "rma", "engine", "core"},
     # The day-2 loop chains the actions of every layer below (drain, deploy, gates, RMA);
     # nothing imports it back: the recycle action names its task and hooks by path.
-    "day2": {"inventory", "provisioning", "validation", "rma", "core"},
+    "day2": {"inventory", "provisioning", "validation", "rma", "engine", "core"},
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
     # Health reads the XID catalog (validation), listens to the BMC refresher's signal
     # (provisioning) and starts actions through inventory; nothing imports it back.
-    "health": {"inventory", "provisioning", "validation", "core"},
+    "health": {"inventory", "provisioning", "validation", "engine", "core"},
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
-    "sso": {"inventory", "core"},
+    "sso": {"inventory", "engine", "core"},
     "audit": {
         "inventory",
         "provisioning",
@@ -42,6 +44,7 @@ MAY_IMPORT = {
         "reports",
         "day2",
         "health",
+        "engine",
         "core",
     },
 }

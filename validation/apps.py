@@ -10,3 +10,22 @@ class ValidationConfig(AppConfig):
         "nodehostkey": "node__rack__site",
     }
     verbose_name = "Validation"
+
+    def ready(self) -> None:
+        from engine import sweep
+
+        from . import steps
+
+        sweep.register(
+            "gate_steps.due",
+            steps.send_due_steps,
+            None,
+            "Sends the gate steps that waited for their node and whose time has come.",
+        )
+        sweep.register(
+            "gate_steps.republish",
+            steps.republish_steps,
+            "CORRAL_REPUBLISH_SECONDS",
+            "Sends the gate steps that never reached a worker, or whose worker died "
+            "mid-step (a step runs once: its number says whether it ran).",
+        )

@@ -96,6 +96,10 @@ class GateRun(models.Model):
     step_task_id = models.CharField(max_length=64, blank=True)
     step_queued = models.DateTimeField(null=True, blank=True)
     step_heartbeat = models.DateTimeField(null=True, blank=True)
+    # A step waiting for its node ("deferred") is sent again once this time has come
+    # (steps.defer_step); `step_attempts` counts its waits, and starts again at each step.
+    step_not_before = models.DateTimeField(null=True, blank=True)
+    step_attempts = models.PositiveSmallIntegerField(default=0)
     started = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
 

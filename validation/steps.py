@@ -17,11 +17,12 @@ from datetime import timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
+from engine.waker import WAKER
 from inventory.models import Node
-from inventory.operations import PUBLISH_ERRORS, QUEUED, UNSENT
+from inventory.operations import DEFERRED, PUBLISH_ERRORS, QUEUED, UNSENT
 
 from .limits import step_time_limits
 from .models import GateRun, RunStatus
@@ -35,7 +36,11 @@ def queue_step(run: GateRun, step: int) -> None:
     """Record step `step` as queued (inside the caller's transaction) and send it once the
     transaction commits."""
     GateRun.objects.filter(pk=run.pk).update(
-        step_task_id=QUEUED, step_queued=timezone.now(), step_heartbeat=None
+        step_task_id=QUEUED,
+        step_queued=timezone.now(),
+        step_heartbeat=None,
+        step_not_before=None,
+        step_attempts=0,
     )
     transaction.on_commit(lambda: send_step(run.pk, step))
 
@@ -56,8 +61,57 @@ def send_step(run_id: int, step: int) -> bool:
         log.warning("gate run %s step %s not sent (%s); will resend", run.pk, step, exc)
         GateRun.objects.filter(pk=run.pk, steps_done=step).update(step_task_id=UNSENT)
         return False
-    GateRun.objects.filter(pk=run.pk, steps_done=step).update(step_task_id=result.id or "")
+    GateRun.objects.filter(pk=run.pk, steps_done=step).update(
+        step_task_id=result.id or "", step_not_before=None
+    )
     return True
+
+
+def defer_step(run_id: int, step: int, seconds: float) -> None:
+    """The step waits for its node: recorded on the run (not as a broker countdown), sent
+    on time by this process's waker, or by the sweep (`send_due_steps`) should this
+    process die first."""
+    deferred = GateRun.objects.filter(pk=run_id, steps_done=step, status=RunStatus.RUNNING).update(
+        step_task_id=DEFERRED,
+        step_not_before=timezone.now() + timedelta(seconds=seconds),
+        step_heartbeat=None,
+        step_attempts=F("step_attempts") + 1,
+    )
+    if deferred:
+        transaction.on_commit(lambda: WAKER.after(seconds, lambda: send_step_if_due(run_id)))
+
+
+def send_step_if_due(run_id: int) -> bool | None:
+    """Send a deferred step whose time has come, claimed first (DEFERRED -> QUEUED) so the
+    waker and the sweep never both send it; None if it is not due or already sent."""
+    run = GateRun.objects.filter(
+        pk=run_id,
+        status=RunStatus.RUNNING,
+        step_task_id=DEFERRED,
+        step_not_before__lte=timezone.now(),
+    ).first()
+    if run is None:
+        return None
+    claimed = GateRun.objects.filter(
+        pk=run_id, steps_done=run.steps_done, step_task_id=DEFERRED
+    ).update(step_task_id=QUEUED, step_queued=timezone.now())
+    if not claimed:
+        return None
+    return send_step(run_id, run.steps_done)
+
+
+def send_due_steps(limit: int = 1000) -> int:
+    """Sweep: send the deferred steps whose time has come."""
+    due = GateRun.objects.filter(
+        status=RunStatus.RUNNING, step_task_id=DEFERRED, step_not_before__lte=timezone.now()
+    ).order_by("step_not_before", "pk")
+    sent = 0
+    for run_id in list(due.values_list("pk", flat=True)[:limit]):
+        outcome = send_step_if_due(run_id)
+        if outcome is False:
+            break  # the broker is down: the step is UNSENT now, republish_steps takes over
+        sent += bool(outcome)
+    return sent
 
 
 def step_started(run_id: int, step: int) -> None:
@@ -68,7 +122,7 @@ def step_started(run_id: int, step: int) -> None:
 
 
 def republish_steps(older_than: float = 30.0) -> int:
-    """Beat: send the steps of running gate runs that never left, or whose worker died."""
+    """Sweep: send the steps of running gate runs that never left, or whose worker died."""
     now = timezone.now()
     cutoff = now - timedelta(seconds=older_than)
     stale = now - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)

@@ -2,23 +2,20 @@
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 
 from inventory import operations
 from inventory import services as inventory
 from inventory.locking import Heartbeat, release, release_for
 from inventory.models import Node, Operation
-from provisioning.runner import acquire_or_wait
+from provisioning.runner import acquire_or_wait, retry_later, transient_policy
 from provisioning.schedulers import SchedulerError, SchedulerTransientError
 
 from . import services, steps
 from .models import GateRun
 
 
-@shared_task(
-    name="validation.tasks.start_gate", bind=True, acks_late=True, soft_time_limit=60, time_limit=90
-)
-def start_gate(self, op_id: int) -> str:
+@shared_task(name="validation.tasks.start_gate", acks_late=True, soft_time_limit=60, time_limit=90)
+def start_gate(op_id: int) -> str:
     """From the validate action or a phone-home: open a run with the default profile."""
     op = Operation.objects.select_related("node").filter(pk=op_id).first()
     if op is None or op.is_finished:
@@ -32,14 +29,9 @@ def start_gate(self, op_id: int) -> str:
         services.start_gate_run(op.node, op)
     except SchedulerTransientError as exc:
         # The controller did not answer the burn-in cordon: as a BMC that did not, retried.
-        retries = settings.CORRAL_BMC_RETRIES
-        if self.request.retries < retries:
-            countdown = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2**self.request.retries
-            attempt = f"{self.request.retries + 1}/{retries}"
-            operations.report_progress(op, 0, f"{exc}; retrying in {countdown} s ({attempt})")
-            operations.pause_operation(op)
-            raise self.retry(countdown=countdown, max_retries=retries) from None
-        inventory.fail_operation(op, f"{exc} (gave up after {retries} retries)")
+        if retry_later(op, exc, transient_policy()):
+            return "retrying"
+        inventory.fail_operation(op, f"{exc} (gave up after {op.attempts} retries)")
         return "failed"
     except (services.NoProfile, SchedulerError) as exc:
         inventory.fail_operation(op, str(exc))
@@ -47,8 +39,8 @@ def start_gate(self, op_id: int) -> str:
     return "started"
 
 
-@shared_task(name="validation.tasks.gate_step", bind=True, acks_late=True)
-def gate_step(self, run_id: int, step: int) -> str:
+@shared_task(name="validation.tasks.gate_step", acks_late=True)
+def gate_step(run_id: int, step: int) -> str:
     run = GateRun.objects.select_related("node").filter(pk=run_id).first()
     if run is None:
         return "skipped"
@@ -56,9 +48,13 @@ def gate_step(self, run_id: int, step: int) -> str:
     if Node.objects.filter(pk=run.node_id, reservation=holder).exists():
         return "duplicate"  # another delivery of this very step is running it
     if not acquire_or_wait(
-        self, run.node, holder, give_up=lambda reason: services.abort_run(run_id, reason)
+        run.node,
+        holder,
+        run.step_attempts,
+        give_up=lambda reason: services.abort_run(run_id, reason),
+        wait=lambda seconds, _message: steps.defer_step(run_id, step, seconds),
     ):
-        return "failed"
+        return "waiting"
     try:
         with Heartbeat(run.node_id, holder, also=lambda: steps.step_started(run_id, step)):
             return services.gate_step(run_id, step)
@@ -70,9 +66,3 @@ def gate_step(self, run_id: int, step: int) -> str:
         raise
     finally:
         release(run.node, holder)
-
-
-@shared_task(name="validation.tasks.republish_steps", soft_time_limit=60, time_limit=90)
-def republish_steps() -> int:
-    """Beat: gate steps accepted while the broker was down, or lost with their worker."""
-    return steps.republish_steps()

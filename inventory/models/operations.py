@@ -52,6 +52,10 @@ class Operation(models.Model):
     # message a Redis restart may have dropped is sent again (operations.republish).
     sent = models.DateTimeField(null=True, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True)
+    # A deferred operation (a retry with backoff, a wait for its node) is sent again by the
+    # sweep once this time has come (operations.defer); `attempts` counts those retries.
+    not_before = models.DateTimeField(null=True, blank=True, db_index=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)

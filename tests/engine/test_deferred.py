@@ -1,0 +1,96 @@
+"""Retries and waits live in the database: a deferred operation (or gate step) keeps its
+node, is neither lost nor failed while it waits, is sent by the sweep only once its time
+has come, and a broker that is down then hands it to the republish sweep."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from inventory import operations, services, watchdog
+from inventory.locking import break_stale_locks
+from inventory.models import Node, Operation
+from inventory.operations import DEFERRED, UNSENT
+from tests.factories import GateRunFactory, NodeFactory
+from tests.validation.test_steps import broker_down  # noqa: F401
+from validation import steps
+from validation.models import GateRun
+
+pytestmark = pytest.mark.django_db
+
+
+def running_power_on() -> Operation:
+    op = services.start_action(NodeFactory(), "power_on", actor="user:alice")
+    Operation.objects.filter(pk=op.pk).update(task_name="provisioning.tasks.power_node")
+    op.refresh_from_db()
+    assert operations.begin_operation(op, worker="celery@w1 pid 7")
+    return op
+
+
+def test_a_deferred_operation_keeps_its_node_and_is_neither_lost_nor_resent(settings):
+    settings.CORRAL_LOCK_STALE_SECONDS = 60
+    op = running_power_on()
+    assert operations.defer(op, 16, "BMC did not answer; retrying in 16 s (4/4)")
+    op.refresh_from_db()
+    assert (op.status, op.task_id, op.worker, op.attempts) == ("pending", DEFERRED, "", 1)
+    assert op.message == "BMC did not answer; retrying in 16 s (4/4)"
+    assert timedelta(seconds=15) < op.not_before - timezone.now() <= timedelta(seconds=16)
+
+    # Long silent (a retry waits without a worker): not stale, not lost, not resent.
+    long_ago = timezone.now() - timedelta(seconds=600)
+    Operation.objects.filter(pk=op.pk).update(heartbeat=long_ago, sent=long_ago)
+    Node.objects.filter(pk=op.node_id).update(reserved_at=long_ago)
+    assert break_stale_locks() == 0
+    assert watchdog.fail_lost_operations() == 0
+    assert operations.republish(resend_after=120) == 0
+    assert operations.send_due() == 0  # not yet its time
+    assert Node.objects.get(pk=op.node_id).lock_operation_id == op.pk
+
+
+def test_the_sweep_sends_a_deferred_operation_once_its_time_has_come():
+    op = running_power_on()
+    operations.defer(op, 2, "retrying in 2 s (1/4)")
+    Operation.objects.filter(pk=op.pk).update(not_before=timezone.now() - timedelta(seconds=1))
+
+    assert operations.send_due() == 1
+    op.refresh_from_db()
+    assert op.task_id not in ("", DEFERRED, UNSENT)  # a real Celery task id
+    assert op.not_before is None and op.sent is not None
+    assert operations.send_due() == 0  # sent once
+    assert operations.begin_operation(op, worker="celery@w2 pid 8")  # the next attempt runs
+
+
+def test_a_due_operation_the_broker_refuses_is_left_to_the_republish_sweep(broker_down):  # noqa: F811
+    op = running_power_on()
+    operations.defer(op, 2, "retrying in 2 s (1/4)")
+    Operation.objects.filter(pk=op.pk).update(not_before=timezone.now() - timedelta(seconds=1))
+
+    assert operations.send_due() == 0
+    op.refresh_from_db()
+    assert (op.status, op.task_id) == ("pending", UNSENT)
+
+
+def test_a_cancelled_or_ended_operation_is_not_deferred():
+    op = running_power_on()
+    services.fail_operation(op, "cancelled by user:alice")
+    assert not operations.defer(op, 2, "retrying in 2 s (1/4)")
+    op.refresh_from_db()
+    assert op.status == "failed" and op.task_id != DEFERRED
+
+
+def test_a_gate_step_waiting_for_its_node_is_sent_when_due_and_counts_its_waits():
+    run = GateRunFactory()
+    GateRun.objects.filter(pk=run.pk).update(step_task_id="c0ffee", step_heartbeat=timezone.now())
+    steps.defer_step(run.pk, 0, 2)
+    run.refresh_from_db()
+    assert (run.step_task_id, run.step_attempts, run.step_heartbeat) == (DEFERRED, 1, None)
+    assert steps.send_due_steps() == 0
+    assert steps.republish_steps() == 0  # waiting is not lost
+
+    GateRun.objects.filter(pk=run.pk).update(step_not_before=timezone.now())
+    assert steps.send_due_steps() == 1
+    run.refresh_from_db()
+    assert run.step_task_id not in ("", DEFERRED, UNSENT) and run.step_not_before is None
+    # A wait for a step the run has moved past changes nothing.
+    steps.defer_step(run.pk, 5, 2)
+    assert GateRun.objects.get(pk=run.pk).step_task_id == run.step_task_id
