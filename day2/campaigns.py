@@ -101,7 +101,7 @@ def select_nodes(selection: dict) -> list[Node]:
 def create(
     *,
     name: str,
-    image_ref,
+    image_ref: int | str,
     selection: dict,
     actor: str,
     max_unavailable_pct: int = 10,
@@ -140,7 +140,9 @@ def create(
     return campaign
 
 
-def _member(campaign: Campaign, node: Node, eligible: frozenset[str], busy: set[int]):
+def _member(
+    campaign: Campaign, node: Node, eligible: frozenset[str], busy: set[int]
+) -> CampaignNode:
     member = CampaignNode(campaign=campaign, node=node)
     if node.pk in busy:
         member.status, member.message = MemberStatus.SKIPPED, "already in another campaign"
@@ -150,7 +152,7 @@ def _member(campaign: Campaign, node: Node, eligible: frozenset[str], busy: set[
     return member
 
 
-def _rack_room(campaign: Campaign, rack_ids: Iterable[int]) -> dict[int | None, int]:
+def _rack_room(campaign: Campaign, rack_ids: Iterable[int | None]) -> dict[int | None, int]:
     """How many more nodes each rack may lose: its allowance minus what is out now."""
     ids = [r for r in rack_ids if r is not None]
     sizes = Counter(

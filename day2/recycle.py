@@ -140,6 +140,14 @@ def start(op_id: int) -> str:
     return "started"
 
 
+def _node_of(op: Operation) -> Node:
+    """The node a recycle runs on; every recycle is created with one (`start` returns
+    early without it), and a missing one raises as a lookup by pk=None would."""
+    if op.node_id is None:
+        raise Node.DoesNotExist(f"recycle #{op.pk} has no node")
+    return Node.objects.get(pk=op.node_id)
+
+
 def abort(op_id: int, reason: str) -> None:
     """A bug in the chain's own code: it ends failed with the reason, never hangs."""
     op = Operation.objects.filter(pk=op_id, kind=KIND).first()
@@ -174,7 +182,7 @@ def advance(op_id: int) -> None:
         if last.status in ACTIVE_OPERATION_STATUSES:
             _show(op, last)
             return
-        node = Node.objects.get(pk=op.node_id)
+        node = _node_of(op)
         if last.status != OperationStatus.SUCCEEDED:
             if node.state == NodeState.RMA:
                 _end(
@@ -220,7 +228,7 @@ def cancel(op: Operation, actor: str) -> Operation:
         step = last.kind if last else "start"
         if step in ("admit", "rma"):
             raise CannotCancel(f"recycle #{op.pk} is at {step}: too late to cancel")
-        node = Node.objects.get(pk=op.node_id)
+        node = _node_of(op)
         why = f"cancelled by {actor} during {step}"
         _end(op, OperationStatus.CANCELLED, why, outcome="cancelled")
         if last is not None and last.status in ACTIVE_OPERATION_STATUSES and step != "validate":

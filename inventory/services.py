@@ -61,12 +61,15 @@ def check_rack_placement(
     that has locked the rack row, so two concurrent enrolments cannot take the same U."""
     if rack is None or rack_unit is None:
         return
-    placed = (
-        Node.objects.filter(rack=rack, rack_unit__isnull=False)
-        .exclude(pk=exclude_pk)
-        .values_list("rack_unit", "u_height", "hostname")
-    )
-    occupants = [(unit, unit + height - 1, hostname) for unit, height, hostname in placed]
+    others = Node.objects.filter(rack=rack, rack_unit__isnull=False)
+    if exclude_pk is not None:  # exclude(pk=None) would exclude nothing
+        others = others.exclude(pk=exclude_pk)
+    placed = others.values_list("rack_unit", "u_height", "hostname")
+    occupants = [
+        (unit, unit + height - 1, hostname)
+        for unit, height, hostname in placed
+        if unit is not None  # always (rack_unit__isnull=False): narrows the nullable column
+    ]
     problem = enrolment.placement_problem(rack, rack_unit, u_height, occupants)
     if problem:
         raise ValidationError({"rack_unit": problem})

@@ -16,10 +16,13 @@ import logging
 import os
 import socket
 import threading
-from datetime import timedelta
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from .models import Worker
@@ -27,7 +30,7 @@ from .models import Worker
 log = logging.getLogger(__name__)
 
 
-def record(name: str, queues: list[str], started=None) -> None:
+def record(name: str, queues: list[str], started: datetime | None = None) -> None:
     now = timezone.now()
     Worker.objects.update_or_create(
         name=name[:200],
@@ -43,7 +46,7 @@ def forget(name: str) -> None:
     Worker.objects.filter(name=name[:200]).delete()
 
 
-def live_workers():
+def live_workers() -> QuerySet[Worker]:
     cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_WORKER_STALE_SECONDS)
     return Worker.objects.filter(last_seen__gte=cutoff)
 
@@ -58,6 +61,28 @@ def no_listener_message(queue: str) -> str:
 
 
 # --- the worker side -----------------------------------------------------------------------
+
+
+# What on_worker_ready reads of its sender, celery.worker.consumer.Consumer (Celery ships no
+# types): sender.app.amqp.queues.consume_from, the queues this worker consumes by name.
+class _Queues(Protocol):
+    @property
+    def consume_from(self) -> Mapping[str, object] | None: ...
+
+
+class _AMQP(Protocol):
+    @property
+    def queues(self) -> _Queues: ...
+
+
+class _App(Protocol):
+    @property
+    def amqp(self) -> _AMQP: ...
+
+
+class _Consumer(Protocol):
+    @property
+    def app(self) -> _App: ...
 
 
 class _Beat:
@@ -86,7 +111,7 @@ class _Beat:
 _beat: _Beat | None = None
 
 
-def on_worker_ready(sender=None, **_: object) -> None:
+def on_worker_ready(sender: _Consumer | None = None, **_: object) -> None:
     global _beat
     consume_from = sender.app.amqp.queues.consume_from if sender is not None else None
     queues = sorted(consume_from or [])
