@@ -120,9 +120,20 @@ def _ensure_rows() -> None:
         SweepPart.objects.bulk_create(missing, ignore_conflicts=True)
 
 
-def table() -> list[tuple[str, str, str]]:
-    """(part, interval, what it does) for each registered part: the docs' table."""
-    return [
-        (p.name, f"`{p.every}`" if p.every else "every sweep", p.what)
-        for p in sorted(PARTS.values(), key=lambda p: p.name)
-    ]
+MARK = "<!-- sweep_parts -->"
+
+
+def table() -> str:
+    """The registered parts as a Markdown table (docs/architecture.md, between MARKs)."""
+    rows = ["| Part | Runs | What it does |", "|---|---|---|"]
+    for p in sorted(PARTS.values(), key=lambda p: p.name):
+        every = f"every `{p.every}`" if p.every else "every sweep"
+        rows.append(f"| `{p.name}` | {every} | {p.what} |")
+    return "\n".join(rows) + "\n"
+
+
+def refresh(page: str) -> str:
+    """`page` with the text between its two MARKs replaced by the current table."""
+    head, _, rest = page.partition(MARK)
+    _, _, tail = rest.partition(MARK)
+    return f"{head}{MARK}\n{table()}{MARK}{tail}"

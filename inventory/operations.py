@@ -57,9 +57,9 @@ STAGGERED = frozenset({"power_on", "power_cycle"})
 
 def queue_for(op: Operation) -> str:
     """The Celery queue of the site the operation's rack or node is in."""
-    if op.rack_id:
+    if op.rack is not None:
         return op.rack.site.queue
-    if op.node_id:
+    if op.node is not None:
         return op.node.queue
     return DEFAULT_QUEUE
 
@@ -93,7 +93,7 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     return True
 
 
-def _note(rows, **fields: Any) -> None:
+def _note(rows: QuerySet[Operation], **fields: Any) -> None:
     """Record how a send went. This runs after the operation committed (often inside the
     request that accepted it): a database connection lost here must not turn that
     acceptance into an error. Left unrecorded, a sent operation still reads "queued", and
@@ -354,11 +354,13 @@ def release_next_child(finished: Operation) -> None:
     if action is None or not action.task:
         return
     waiting = Operation.objects.filter(
-        parent_id=finished.parent_id,
-        status=OperationStatus.PENDING,
-        task_id="",
-        node__rack_id=finished.node.rack_id if finished.node_id else None,
+        parent_id=finished.parent_id, status=OperationStatus.PENDING, task_id=""
     ).order_by("pk")
+    node = finished.node
+    if node is not None and node.rack_id is not None:
+        waiting = waiting.filter(node__rack_id=node.rack_id)
+    else:
+        waiting = waiting.filter(node__rack__isnull=True)
     for candidate in waiting[:3]:
         # The conditional UPDATE is the claim: two finishing siblings never release one child.
         if Operation.objects.filter(pk=candidate.pk, task_id="").update(task_id=QUEUED):

@@ -19,6 +19,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from core.text import plural
+
 from . import operations, selectors, workers
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 from .models import Operation
@@ -100,11 +102,14 @@ def end_empty_bulks() -> int:
 
 def overdue_reason(op: Operation, listened: set[str]) -> str:
     minutes = max(1, round((timezone.now() - op.created).total_seconds() / 60))
-    if op.status == OperationStatus.PENDING:
+    if op.status == OperationStatus.PENDING and op.started is None:
         queue = operations.queue_for(op)
         if queue not in listened:
             return f"not started within {minutes} min: {workers.no_listener_message(queue)}"
         return f"not started within {minutes} min: the workers on {queue} did not get to it"
+    if op.attempts:  # deferred between two attempts (a retry, a wait for its node)
+        tries = plural(op.attempts, "retry", "retries")
+        return f"did not finish within {minutes} min ({tries}; last: {op.message})"
     return f"did not finish within {minutes} min"
 
 

@@ -190,7 +190,7 @@ def acquire_or_wait(
     holder: str,
     attempts: int,
     give_up: Callable[[str], None],
-    wait: Callable[[float, str], None],
+    wait: Callable[[float, str], object],
     op: Operation | None = None,
 ) -> bool:
     """Take the node lock, or wait for it: the one lock-wait policy of every piece of

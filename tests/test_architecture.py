@@ -5,9 +5,9 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# rma -> validation -> provisioning -> inventory -> engine -> core; fleet may import them all. A lower
-# app reaches a higher one only by a dotted path it does not import (a node action's `task`
-# or `effect`), which the table of actions shows in one place.
+# rma -> validation -> provisioning -> inventory -> engine -> core; fleet may import them
+# all. A lower app reaches a higher one only by a dotted path it does not import (a node
+# action's `task` or `effect`), which the table of actions shows in one place.
 MAY_IMPORT = {
     "core": set(),
     # The work engine knows no domain; the apps above register their parts with it.

@@ -18,7 +18,7 @@ from .models import GateRun
 def start_gate(op_id: int) -> str:
     """From the validate action or a phone-home: open a run with the default profile."""
     op = Operation.objects.select_related("node").filter(pk=op_id).first()
-    if op is None or op.is_finished:
+    if op is None or op.is_finished or op.node is None:
         return "skipped"
     operations.begin_operation(op)
     # The validate action held the node from its acceptance; from here each gate step takes

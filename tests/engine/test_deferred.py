@@ -94,3 +94,17 @@ def test_a_gate_step_waiting_for_its_node_is_sent_when_due_and_counts_its_waits(
     # A wait for a step the run has moved past changes nothing.
     steps.defer_step(run.pk, 5, 2)
     assert GateRun.objects.get(pk=run.pk).step_task_id == run.step_task_id
+
+
+def test_a_retried_operation_past_its_deadline_says_it_did_not_finish_and_why(settings):
+    settings.CORRAL_OPERATION_DEADLINES = {**settings.CORRAL_OPERATION_DEADLINES, "power_on": 600}
+    op = running_power_on()
+    operations.defer(op, 16, "BMC did not answer; retrying in 16 s (4/4)")
+    Operation.objects.filter(pk=op.pk).update(created=timezone.now() - timedelta(seconds=660))
+
+    assert watchdog.expire_operations() == 1
+    op.refresh_from_db()
+    assert op.status == "failed"
+    assert op.error == (
+        "did not finish within 11 min (1 retry; last: BMC did not answer; retrying in 16 s (4/4))"
+    )

@@ -4,8 +4,10 @@ is recorded and does not stop the others."""
 
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
@@ -113,3 +115,9 @@ def test_the_apps_register_every_sweep_that_re_drives_work_and_beat_runs_only_th
         "day2.tasks.sweep",
     }
     assert not tasks & re_drivers
+
+
+def test_the_architecture_page_lists_the_parts_the_code_registers():
+    page = (Path(settings.BASE_DIR) / "docs" / "architecture.md").read_text()
+    assert page.count(sweep.MARK) == 2
+    assert sweep.refresh(page) == page, "run `python manage.py sweep_parts`"
