@@ -5,15 +5,11 @@ from pathlib import Path
 
 from celery import Celery
 
-from fleet.broker import RestoreHeldMessages
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
 app = Celery("fleet")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-# After a broker outage, put back the messages the worker held (fleet/broker.py).
-app.steps["consumer"].add(RestoreHeldMessages)
 
 
 @app.on_after_configure.connect

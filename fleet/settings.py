@@ -205,9 +205,8 @@ CORRAL_VISIBILITY_TIMEOUT = env.int("CORRAL_VISIBILITY_TIMEOUT", default=3900)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     if REDIS_URL.startswith("redis://"):
-        # kombu's Redis transport, but a worker survives a Redis outage and keeps the
-        # messages it held (fleet/broker.py says why). rediss:// keeps the stock transport:
-        # kombu derives its TLS settings from the scheme.
+        # kombu's Redis transport, but a worker survives a Redis outage (fleet/broker.py
+        # says why). rediss:// keeps the stock transport (kombu derives TLS from the scheme).
         CELERY_BROKER_TRANSPORT = "fleet.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CORRAL_VISIBILITY_TIMEOUT}
 else:

@@ -20,8 +20,9 @@ SHIPPED_PROFILE = Path(settings.BASE_DIR) / "validation" / "profiles" / "hgx_h10
 
 
 def longest_countdown() -> float:
-    """The longest retry countdown a task is sent with (provisioning/runner.py): the last
-    transient-BMC retry, or a wait for a locked node."""
+    """A margin the size of the longest retry wait: the last transient-BMC retry, or a
+    wait for a locked node. Retries are rows now (`not_before`), not messages held with a
+    countdown, so no message waits this long; validation.limits keeps the margin."""
     last_bmc_retry = settings.CORRAL_BMC_RETRY_BASE_SECONDS * 2 ** (settings.CORRAL_BMC_RETRIES - 1)
     return max(last_bmc_retry, settings.CORRAL_LOCK_WAIT_SECONDS)
 
@@ -64,7 +65,7 @@ def broker_settings(redis_url: str) -> dict:
     return {"url": url, "transport": transport, "options": options}
 
 
-def test_redis_is_the_holding_transport_with_the_chosen_visibility_timeout():
+def test_redis_uses_corrals_transport_with_the_chosen_visibility_timeout():
     plain = broker_settings("redis://127.0.0.1:6390/3")
     assert plain == {
         "url": "redis://127.0.0.1:6390/3",

@@ -61,8 +61,9 @@ def send_step(run_id: int, step: int) -> bool:
         log.warning("gate run %s step %s not sent (%s); will resend", run.pk, step, exc)
         GateRun.objects.filter(pk=run.pk, steps_done=step).update(step_task_id=UNSENT)
         return False
+    # step_queued is when it was last sent: a step never begun long after is sent again.
     GateRun.objects.filter(pk=run.pk, steps_done=step).update(
-        step_task_id=result.id or "", step_not_before=None
+        step_task_id=result.id or "", step_not_before=None, step_queued=timezone.now()
     )
     return True
 
@@ -121,15 +122,23 @@ def step_started(run_id: int, step: int) -> None:
     )
 
 
-def republish_steps(older_than: float = 30.0) -> int:
-    """Sweep: send the steps of running gate runs that never left, or whose worker died."""
+def republish_steps(older_than: float = 30.0, resend_after: float | None = None) -> int:
+    """Sweep: send the steps of running gate runs that never left, whose message was lost
+    before a worker started them (sent more than CORRAL_RESEND_PENDING_SECONDS ago, never
+    begun: a Redis restarted empty), or whose worker died mid-step."""
     now = timezone.now()
     cutoff = now - timedelta(seconds=older_than)
     stale = now - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)
+    if resend_after is None:
+        resend_after = settings.CORRAL_RESEND_PENDING_SECONDS
+    never_started = Q(
+        step_heartbeat__isnull=True, step_queued__lt=now - timedelta(seconds=resend_after)
+    ) & ~Q(step_task_id__in=["", UNSENT, QUEUED, DEFERRED])
     stranded = GateRun.objects.filter(status=RunStatus.RUNNING).filter(
         Q(step_task_id=UNSENT)
         | Q(step_task_id=QUEUED, step_queued__lt=cutoff)
         | Q(step_heartbeat__lt=stale)
+        | never_started
     )
     sent = 0
     for run in stranded.order_by("pk")[:1000]:

@@ -108,3 +108,20 @@ def test_a_retried_operation_past_its_deadline_says_it_did_not_finish_and_why(se
     assert op.error == (
         "did not finish within 11 min (1 retry; last: BMC did not answer; retrying in 16 s (4/4))"
     )
+
+
+def test_a_gate_step_whose_message_was_lost_before_it_began_is_sent_again(settings):
+    """The worker held the step's message when Redis restarted empty: no worker ever
+    began it (no heartbeat), so once CORRAL_RESEND_PENDING_SECONDS have passed since it
+    was sent, the sweep sends it again, once."""
+    settings.CORRAL_RESEND_PENDING_SECONDS = 120
+    lost, recent = GateRunFactory(), GateRunFactory()
+    long_ago = timezone.now() - timedelta(seconds=180)
+    GateRun.objects.filter(pk=lost.pk).update(step_task_id="c0ffee", step_queued=long_ago)
+    GateRun.objects.filter(pk=recent.pk).update(step_task_id="beef", step_queued=timezone.now())
+
+    assert steps.republish_steps() == 1
+    lost.refresh_from_db()
+    assert lost.step_task_id not in ("c0ffee", UNSENT, DEFERRED)
+    assert steps.republish_steps() == 0  # sent just now: not again
+    assert GateRun.objects.get(pk=recent.pk).step_task_id == "beef"
