@@ -12,6 +12,7 @@ message carries a countdown, so a broker that restarts empty loses no retry.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,10 @@ class Retry:
         """Seconds to wait before retry number `attempts + 1`."""
         return self.base * self.factor**attempts
 
-    def describe(self, attempts: int) -> str:
-        """The words an operation shows while it waits: "retrying in 4 s (2/4)"."""
-        return f"retrying in {self.delay(attempts):g} s ({attempts + 1}/{self.retries})"
+    def describe(self, attempts: int, at: datetime) -> str:
+        """The words work shows while it waits: "retry 2 of 4 at 14:02:05 UTC". A time,
+        not "in 4 s": the line stays true however long after it is read."""
+        return f"retry {attempts + 1} of {self.retries} at {at:%H:%M:%S} UTC"
 
 
 def transient(retries: int, base: float) -> Retry:

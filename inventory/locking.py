@@ -111,11 +111,13 @@ class Heartbeat:
 def break_stale_locks() -> int:
     """Free locks whose holder stopped beating: a task's lock is refreshed by its
     heartbeat, so a silent one belongs to a dead worker. A lock held by an operation that
-    is still pending is not stale: it waits for a worker, and its deadline ends it."""
+    is still pending, or deferred between two attempts, is not stale: it waits for a
+    worker, and its deadline ends it."""
     cutoff = timezone.now() - timedelta(seconds=settings.CORRAL_LOCK_STALE_SECONDS)
     stale = (
         Node.objects.filter(reservation__isnull=False, reserved_at__lt=cutoff)
         .exclude(lock_operation__status=OperationStatus.PENDING)
+        .exclude(lock_operation__task_id="deferred")  # operations.DEFERRED: waits, no worker
         .values_list("pk", "reservation")
     )
     broken = 0

@@ -80,7 +80,7 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     except PUBLISH_ERRORS as exc:
         log.warning("operation %s accepted but not sent (%s); will resend", op.pk, exc)
         _note(
-            Operation.objects.filter(pk=op.pk, status=OperationStatus.PENDING),
+            Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES),
             task_id=UNSENT,
             task_name=task_name,
             message="accepted; waiting for the message broker to send it to a worker",
@@ -125,17 +125,24 @@ def republish(older_than: float = 30.0, resend_after: float | None = None) -> in
     `resend_after` seconds ago (CORRAL_RESEND_PENDING_SECONDS) that no worker has started,
     whose message a Redis restarted without persistence, or a worker that died holding it,
     may have dropped. A second message for an operation is harmless: the first run claims
-    it and the other does nothing. Beat runs this (CORRAL_REPUBLISH_SECONDS).
+    it and the other does nothing. A retry sent again between two attempts (running,
+    no worker, sent after its last heartbeat) whose message was lost counts as never
+    started. The engine's sweep runs this (CORRAL_REPUBLISH_SECONDS).
     """
     now = timezone.now()
     cutoff = now - timedelta(seconds=older_than)
     if resend_after is None:
         resend_after = settings.CORRAL_RESEND_PENDING_SECONDS
-    never_started = Q(sent__lt=now - timedelta(seconds=resend_after)) & ~Q(
-        task_id__in=["", UNSENT, QUEUED, DEFERRED]
+    not_begun = Q(status=OperationStatus.PENDING) | Q(
+        status=OperationStatus.RUNNING, worker="", sent__gt=F("heartbeat")
+    )
+    never_started = (
+        Q(sent__lt=now - timedelta(seconds=resend_after))
+        & ~Q(task_id__in=["", UNSENT, QUEUED, DEFERRED])
+        & not_begun
     )
     stranded = (
-        Operation.objects.filter(status=OperationStatus.PENDING)
+        Operation.objects.filter(status__in=ACTIVE_OPERATION_STATUSES)
         .exclude(task_name="")
         .filter(Q(task_id=UNSENT) | Q(task_id=QUEUED, created__lt=cutoff) | never_started)
         .select_related("node__rack__site", "rack__site")
@@ -153,14 +160,14 @@ def defer(op: Operation, seconds: float, message: str) -> bool:
     """Run `op` again in `seconds` (a retry with backoff, a wait for its node).
 
     The wait lives in the database, not in a broker message with a countdown: the
-    operation goes back to pending with `not_before`, keeps its node lock (a pending
-    holder's lock is never stale) and counts the attempt. This process's waker sends it
+    operation keeps its status (running if an attempt ran, pending if none could start)
+    and its node lock (a deferred holder's lock is never stale), lets go of its worker,
+    records `not_before` and counts the attempt. This process's waker sends it
     on time; should this process die first, the sweep's send_due() does. A broker that
     restarts empty meanwhile loses nothing. False if the operation ended meanwhile (the
     deadline sweep, a cancel).
     """
     deferred = Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
-        status=OperationStatus.PENDING,
         worker="",
         task_id=DEFERRED,
         not_before=timezone.now() + timedelta(seconds=seconds),
@@ -175,7 +182,7 @@ def defer(op: Operation, seconds: float, message: str) -> bool:
 
 def _due() -> QuerySet[Operation]:
     return Operation.objects.filter(
-        status=OperationStatus.PENDING, task_id=DEFERRED, not_before__lte=timezone.now()
+        status__in=ACTIVE_OPERATION_STATUSES, task_id=DEFERRED, not_before__lte=timezone.now()
     ).exclude(task_name="")
 
 

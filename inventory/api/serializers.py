@@ -386,6 +386,8 @@ class OperationSerializer(serializers.ModelSerializer):
             "task_id",
             "worker",
             "heartbeat",
+            "not_before",
+            "attempts",
             "deadline",
             "created",
             "started",

@@ -54,8 +54,15 @@ class Operation(models.Model):
     heartbeat = models.DateTimeField(null=True, blank=True)
     # A deferred operation (a retry with backoff, a wait for its node) is sent again by the
     # sweep once this time has come (operations.defer); `attempts` counts those retries.
-    not_before = models.DateTimeField(null=True, blank=True, db_index=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
+    not_before = models.DateTimeField(
+        null=True,
+        blank=True,
+        db_index=True,
+        help_text="When a deferred operation (a retry, a wait for its node) is sent again.",
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="How many times it was deferred (retries and waits)."
+    )
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)

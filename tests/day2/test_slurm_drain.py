@@ -116,7 +116,7 @@ def test_a_burn_in_waits_out_a_controller_that_does_not_answer(
         assert resp.status_code == 202, resp.content
         op = wait_until(
             lambda: (
-                Operation.objects.filter(pk=resp.data["id"], message__contains="retrying")
+                Operation.objects.filter(pk=resp.data["id"], message__contains="; retry 1 of")
                 .exclude(status="failed")
                 .first()
             ),

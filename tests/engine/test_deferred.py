@@ -30,10 +30,10 @@ def running_power_on() -> Operation:
 def test_a_deferred_operation_keeps_its_node_and_is_neither_lost_nor_resent(settings):
     settings.CORRAL_LOCK_STALE_SECONDS = 60
     op = running_power_on()
-    assert operations.defer(op, 16, "BMC did not answer; retrying in 16 s (4/4)")
+    assert operations.defer(op, 16, "BMC did not answer; retry 4 of 4 at 14:02:05 UTC")
     op.refresh_from_db()
-    assert (op.status, op.task_id, op.worker, op.attempts) == ("pending", DEFERRED, "", 1)
-    assert op.message == "BMC did not answer; retrying in 16 s (4/4)"
+    assert (op.status, op.task_id, op.worker, op.attempts) == ("running", DEFERRED, "", 1)
+    assert op.message == "BMC did not answer; retry 4 of 4 at 14:02:05 UTC"
     assert timedelta(seconds=15) < op.not_before - timezone.now() <= timedelta(seconds=16)
 
     # Long silent (a retry waits without a worker): not stale, not lost, not resent.
@@ -49,7 +49,7 @@ def test_a_deferred_operation_keeps_its_node_and_is_neither_lost_nor_resent(sett
 
 def test_the_sweep_sends_a_deferred_operation_once_its_time_has_come():
     op = running_power_on()
-    operations.defer(op, 2, "retrying in 2 s (1/4)")
+    operations.defer(op, 2, "retry 1 of 4 at 14:02:05 UTC")
     Operation.objects.filter(pk=op.pk).update(not_before=timezone.now() - timedelta(seconds=1))
 
     assert operations.send_due() == 1
@@ -62,18 +62,19 @@ def test_the_sweep_sends_a_deferred_operation_once_its_time_has_come():
 
 def test_a_due_operation_the_broker_refuses_is_left_to_the_republish_sweep(broker_down):  # noqa: F811
     op = running_power_on()
-    operations.defer(op, 2, "retrying in 2 s (1/4)")
+    operations.defer(op, 2, "retry 1 of 4 at 14:02:05 UTC")
     Operation.objects.filter(pk=op.pk).update(not_before=timezone.now() - timedelta(seconds=1))
 
     assert operations.send_due() == 0
     op.refresh_from_db()
-    assert (op.status, op.task_id) == ("pending", UNSENT)
+    assert (op.status, op.task_id) == ("running", UNSENT)
+    assert operations.republish() == 0  # the broker is still down; it stays UNSENT
 
 
 def test_a_cancelled_or_ended_operation_is_not_deferred():
     op = running_power_on()
     services.fail_operation(op, "cancelled by user:alice")
-    assert not operations.defer(op, 2, "retrying in 2 s (1/4)")
+    assert not operations.defer(op, 2, "retry 1 of 4 at 14:02:05 UTC")
     op.refresh_from_db()
     assert op.status == "failed" and op.task_id != DEFERRED
 
@@ -99,14 +100,15 @@ def test_a_gate_step_waiting_for_its_node_is_sent_when_due_and_counts_its_waits(
 def test_a_retried_operation_past_its_deadline_says_it_did_not_finish_and_why(settings):
     settings.CORRAL_OPERATION_DEADLINES = {**settings.CORRAL_OPERATION_DEADLINES, "power_on": 600}
     op = running_power_on()
-    operations.defer(op, 16, "BMC did not answer; retrying in 16 s (4/4)")
+    operations.defer(op, 16, "BMC did not answer; retry 4 of 4 at 14:02:05 UTC")
     Operation.objects.filter(pk=op.pk).update(created=timezone.now() - timedelta(seconds=660))
 
     assert watchdog.expire_operations() == 1
     op.refresh_from_db()
     assert op.status == "failed"
     assert op.error == (
-        "did not finish within 11 min (1 retry; last: BMC did not answer; retrying in 16 s (4/4))"
+        "did not finish within 11 min "
+        "(1 retry; last: BMC did not answer; retry 4 of 4 at 14:02:05 UTC)"
     )
 
 
@@ -125,3 +127,14 @@ def test_a_gate_step_whose_message_was_lost_before_it_began_is_sent_again(settin
     assert lost.step_task_id not in ("c0ffee", UNSENT, DEFERRED)
     assert steps.republish_steps() == 0  # sent just now: not again
     assert GateRun.objects.get(pk=recent.pk).step_task_id == "beef"
+
+
+def test_the_api_shows_why_and_until_when_an_operation_waits(api):
+    op = running_power_on()
+    operations.defer(op, 16, "BMC did not answer; retry 4 of 4 at 14:02:05 UTC")
+    op.refresh_from_db()
+
+    body = api("technician").get(f"/api/v1/operations/{op.pk}/").json()
+    assert body["status"] == "running" and body["attempts"] == 1
+    assert body["message"] == "BMC did not answer; retry 4 of 4 at 14:02:05 UTC"
+    assert body["not_before"] == op.not_before.isoformat().replace("+00:00", "Z")

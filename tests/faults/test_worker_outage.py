@@ -77,7 +77,7 @@ def test_a_worker_rides_out_a_broker_restart_and_loses_nothing_it_held(
         held = power_on(held_node)
         wait_until(
             lambda: (
-                "retrying in" in (row := Operation.objects.get(pk=held.pk)).message
+                "retry 1 of 2 at" in (row := Operation.objects.get(pk=held.pk)).message
                 and row.task_id == "deferred"
             ),
             timeout=30,

@@ -80,7 +80,7 @@ def test_a_run_claims_its_operation_once_and_a_retry_may_claim_it_again():
     assert operations.begin_operation(op, worker="celery@a pid 1")
     # A duplicate delivery of the same message while the first run is alive does nothing.
     assert not operations.begin_operation(op, worker="celery@b pid 2")
-    operations.defer(op, 2, "retrying in 2 s (1/4)")  # the first run retries with backoff
+    operations.defer(op, 2, "retry 1 of 4 at 14:02:05 UTC")  # the first run retries with backoff
     assert operations.begin_operation(op, worker="celery@b pid 2")
     op.refresh_from_db()
     assert (op.status, op.worker) == ("running", "celery@b pid 2")
@@ -128,7 +128,7 @@ def test_a_live_run_and_a_run_between_retries_are_not_lost(settings):
     b = services.start_action(retrying, "power_on", actor="user:a")
     operations.begin_operation(a, worker="celery@w1 pid 1")
     operations.begin_operation(b, worker="celery@w1 pid 1")
-    operations.defer(b, 2, "retrying in 2 s (1/4)")
+    operations.defer(b, 2, "retry 1 of 4 at 14:02:05 UTC")
     Operation.objects.filter(pk=b.pk).update(heartbeat=timezone.now() - timedelta(seconds=90))
     assert watchdog.fail_lost_operations() == 0
 
