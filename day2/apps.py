@@ -13,10 +13,11 @@ class Day2Config(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from engine import sweep
+        from engine import plans, sweep
 
         from . import campaigns, recycle
 
+        plans.register(recycle.PLAN)
         sweep.register(
             "day2.recycles",
             recycle.sweep,

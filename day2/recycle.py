@@ -29,6 +29,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from engine.plans import Plan, Step
 from inventory import operations
 from inventory import services as inventory
 from inventory.actions import get_action
@@ -44,14 +45,19 @@ log = logging.getLogger(__name__)
 
 KIND = "recycle"
 THEN = ("rma",)
-# Share of the progress bar each step fills: (from, to) percent.
-SPANS = {
-    "drain": (0, 25),
-    "deploy": (25, 45),
-    "validate": (45, 90),
-    "admit": (90, 100),
-    "rma": (90, 100),
-}
+# The chain's steps, declared (the API and the node page show them; `advance` decides
+# which comes next): each is an action run as a child operation.
+PLAN = Plan(
+    KIND,
+    (
+        Step("drain", (0, 25), "the scheduler reports no jobs left", only="node in service"),
+        Step("deploy", (25, 45), "the node is powered to PXE; its phone-home starts the gates"),
+        Step("validate", (45, 90), "the gates judged it", only="unless then=rma"),
+        Step("admit", (90, 100), "the scheduler resumed it", only="gates passed"),
+        Step("rma", (90, 100), "the case is open", only="then=rma"),
+    ),
+)
+SPANS = {step.name: step.span for step in PLAN.steps}
 
 
 class CannotCancel(inventory.CannotCancel):

@@ -10,6 +10,8 @@ from typing import Any
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from engine.plans import PLANS, StepView, plan_for, view
+
 from . import workers
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
@@ -46,6 +48,21 @@ def active_operation(node: Node) -> Operation | None:
         .order_by("-created")
         .first()
     )
+
+
+def active_plan(node: Node) -> tuple[Operation, list[StepView]] | None:
+    """The flow of declared steps (a recycle) running on the node, with its steps."""
+    op = (
+        Operation.objects.filter(
+            node=node, status__in=ACTIVE_OPERATION_STATUSES, kind__in=list(PLANS)
+        )
+        .order_by("-created")
+        .first()
+    )
+    plan = plan_for(op.kind) if op is not None else None
+    if op is None or plan is None:
+        return None
+    return op, view(plan, op.children.all(), active=True)
 
 
 def latest_rack_operation(rack: Rack) -> Operation | None:

@@ -181,6 +181,7 @@ def _node_context(request, node) -> dict:
         "events": selectors.recent_events(node),
         "operations": recent,
         "active_operation": operation,
+        "active_plan": selectors.active_plan(node),
         "polling": operation is not None or node.state in TRANSITIONAL_STATES,
         "version": node_version(node, recent),
         "can_write": can(request.user, WRITE, site_of(node)),

@@ -19,11 +19,13 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
+from django.utils import timezone
 
 from engine import policy
 from inventory import operations
@@ -181,7 +183,9 @@ def retry_later(op: Operation, why: object, retry: policy.Retry) -> bool:
     op.attempts = attempts
     if not retry.allows(attempts):
         return False
-    operations.defer(op, retry.delay(attempts), f"{why}; {retry.describe(attempts)}")
+    delay = retry.delay(attempts)
+    at = timezone.now() + timedelta(seconds=delay)
+    operations.defer(op, delay, f"{why}; {retry.describe(attempts, at)}")
     return True
 
 

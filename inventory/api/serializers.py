@@ -15,7 +15,7 @@ from .. import services
 from ..actions import available_actions
 from ..choices import BMCProtocol
 from ..macs import MAC_PATTERN
-from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
+from ..models import BMC, LifecycleEvent, NetworkInterface, Node, Rack, Site
 from ..models.nodes import OBSERVED_FIELDS
 from ..permissions import ADMIN, can
 from ..validators import (
@@ -25,6 +25,7 @@ from ..validators import (
     normalise_mac,
     validate_rack_name,
 )
+from .operations import OperationSerializer  # noqa: F401  (the API's name for it)
 
 
 @extend_schema_field({"type": "string", "pattern": MAC_PATTERN, "example": "52:54:00:ab:cd:ef"})
@@ -356,40 +357,4 @@ class LifecycleEventSerializer(serializers.ModelSerializer):
             "reason",
             "operation",
             "created",
-        ]
-
-
-class OperationSerializer(serializers.ModelSerializer):
-    children = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
-    deadline = serializers.DateTimeField(
-        read_only=True,
-        allow_null=True,
-        help_text="When the watchdog fails it if it has not ended (null for a bulk parent).",
-    )
-
-    class Meta:
-        model = Operation
-        fields = [
-            "id",
-            "kind",
-            "node",
-            "rack",
-            "parent",
-            "children",
-            "status",
-            "progress",
-            "message",
-            "error",
-            "params",
-            "result",
-            "actor",
-            "task_id",
-            "worker",
-            "heartbeat",
-            "not_before",
-            "attempts",
-            "deadline",
-            "created",
-            "started",
-            "finished",
         ]

@@ -1,0 +1,75 @@
+"""An operation as the API shows it, with the steps of a declared plan (engine.plans)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers as drf
+
+from core import strict as serializers
+from engine.plans import plan_for, view
+
+from ..models import Operation
+
+
+class StepSerializer(drf.Serializer):
+    """One step of a declared plan (a recycle: drain, deploy, validate, admit, rma)."""
+
+    name = drf.CharField(help_text="The action the step runs as a child operation.")
+    status = drf.CharField(
+        help_text="The child operation's status; planned (still to come) or not run."
+    )
+    message = drf.CharField(help_text="What it does or waits for now; why it failed.")
+    operation = drf.IntegerField(allow_null=True, help_text="The child operation's id.")
+    started = drf.DateTimeField(allow_null=True)
+    finished = drf.DateTimeField(allow_null=True)
+    ends = drf.CharField(help_text="When the step ends, in words.")
+    only = drf.CharField(help_text="When the step runs at all (empty: always).")
+
+
+class OperationSerializer(serializers.ModelSerializer):
+    children = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    deadline = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="When the watchdog fails it if it has not ended (null for a bulk parent).",
+    )
+    steps = drf.SerializerMethodField(
+        help_text="A flow's declared steps (recycle), each with its child operation; "
+        "empty for an operation of one step."
+    )
+
+    class Meta:
+        model = Operation
+        fields = [
+            "id",
+            "kind",
+            "node",
+            "rack",
+            "parent",
+            "children",
+            "status",
+            "progress",
+            "message",
+            "error",
+            "params",
+            "result",
+            "actor",
+            "task_id",
+            "worker",
+            "heartbeat",
+            "not_before",
+            "attempts",
+            "deadline",
+            "created",
+            "started",
+            "finished",
+            "steps",
+        ]
+
+    @extend_schema_field(StepSerializer(many=True))
+    def get_steps(self, op: Operation) -> list[dict]:
+        plan = plan_for(op.kind)
+        if plan is None:
+            return []
+        steps = view(plan, op.children.all(), active=not op.is_finished)
+        return list(StepSerializer(steps, many=True).data)
