@@ -121,3 +121,12 @@ def test_the_architecture_page_lists_the_parts_the_code_registers():
     page = (Path(settings.BASE_DIR) / "docs" / "architecture.md").read_text()
     assert page.count(sweep.MARK) == 2
     assert sweep.refresh(page) == page, "run `python manage.py sweep_parts`"
+
+
+def test_a_tick_with_nothing_due_costs_one_query(parts, settings, django_assert_num_queries):
+    settings.CORRAL_REPUBLISH_SECONDS = 15
+    sweep.register("slow", counting(parts, "slow"), "CORRAL_REPUBLISH_SECONDS", "")
+    t0 = timezone.now()
+    sweep.run(t0)
+    with django_assert_num_queries(1):
+        assert sweep.run(t0 + timedelta(seconds=1)) == {}
