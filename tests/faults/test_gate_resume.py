@@ -37,9 +37,9 @@ def test_a_gate_run_resumes_at_the_step_its_worker_died_in_without_repeating_the
     corral_web,
     users,
     sshd,
-    failed_node,
+    failed_node,  # noqa: F811  (the fixture imported from tests.e2e.test_gates)
     worker_env,
-    tmp_path,  # noqa: F811
+    tmp_path,
 ):
     spec = profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1)
     preflight, burn = spec["phases"][0]["checks"][0], spec["phases"][1]["checks"][0]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from core.doctables import rewrite
 from engine.sweep import refresh, table
 
 
@@ -22,9 +21,5 @@ class Command(BaseCommand):
         if print_only:
             self.stdout.write(table(), ending="")
             return
-        page = Path(settings.BASE_DIR) / "docs" / "architecture.md"
-        old = page.read_text()
-        new = refresh(old)
-        if new != old:
-            page.write_text(new)
+        page = rewrite("architecture.md", refresh)
         self.stdout.write(f"Wrote the table of sweep parts of {page}")

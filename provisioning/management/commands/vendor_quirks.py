@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from core.doctables import rewrite
 from provisioning.drivers.redfish.vendors.doc import quirk_table, refresh
 
 
@@ -21,9 +19,5 @@ class Command(BaseCommand):
         if print_only:
             self.stdout.write(quirk_table(), ending="")
             return
-        page = Path(settings.BASE_DIR) / "docs" / "inspection.md"
-        old = page.read_text()
-        new = refresh(old)
-        if new != old:
-            page.write_text(new)
+        page = rewrite("inspection.md", refresh)
         self.stdout.write(f"Wrote the vendor quirk table of {page}")
