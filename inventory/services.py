@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from . import enrolment, operations
-from .actions import ACTIONS, Action, available_actions, get_action, label_of
+from .actions import Action, available_actions, get_action, label_of
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     TRANSITIONAL_STATES,
@@ -244,19 +244,6 @@ def resolve_action(name: str) -> Action:
 
 class CannotCancel(Exception):
     """The operation cannot be cancelled (not a cancellable kind, ended, too far; 409)."""
-
-
-def cancel_operation(op: Operation, actor: str) -> Operation:
-    """Cancel a running operation through its action's `cancel` hook (a recycle chain)."""
-    action = get_action(op.kind)
-    if action is None or not action.cancel:
-        cancellable = sorted(a.name for a in ACTIONS.values() if a.cancel)
-        raise CannotCancel(
-            f"{op.kind} operations cannot be cancelled (cancellable: {', '.join(cancellable)})"
-        )
-    if op.is_finished:
-        raise CannotCancel(f"operation {op.pk} already ended ({op.status})")
-    return import_string(action.cancel)(op, actor)
 
 
 def check_reason(action: Action, reason: str) -> None:

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from core.filters import FilterBackend
 from core.idempotency import IDEMPOTENCY, idempotent
 
-from .. import bulk, import_operations, imports, selectors, services
+from .. import bulk, cancelling, import_operations, imports, selectors, services
 from ..actions import ACTIONS
 from ..choices import NodeState
 from ..filtersets import (
@@ -346,10 +346,12 @@ class OperationViewSet(viewsets.ReadOnlyModelViewSet):
     )
     @action(detail=True, methods=["post"], write_capability=ACT)
     def cancel(self, request, pk=None):
-        """Cancel a running chain (recycle): it stops where it stands and says so."""
+        """Cancel an operation: a chain (recycle) stops where it stands; a power, boot,
+        inspect or deploy operation while it waits (before it starts, between two
+        attempts). 409 says why not: another kind, ended, or mid-attempt on a worker."""
 
         def apply() -> Response:
-            op = services.cancel_operation(self.get_object(), request_actor(request))
+            op = cancelling.cancel_operation(self.get_object(), request_actor(request))
             return Response(s.OperationSerializer(op, context={"request": request}).data)
 
         return idempotent(request, request_actor(request), apply)

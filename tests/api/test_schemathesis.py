@@ -97,7 +97,8 @@ BUSINESS_RULE_400 = {
         f"POST /api/v1/campaigns/{{id}}/{verb}/": "the campaign's status must allow it (409)"
         for verb in ("pause", "resume", "cancel")
     },
-    "POST /api/v1/operations/{id}/cancel/": "only a running chain (recycle) can be (409)",
+    "POST /api/v1/operations/{id}/cancel/": "a running chain (recycle), or work that waits "
+    "(before it starts, between two attempts); else 409",
     **{
         f"{method} /api/v1/health-policies/{path}": "a watch row needs count, window and "
         "escalation, any other row none of them"

@@ -180,15 +180,27 @@ def test_recycle_params_are_checked_before_anything_moves(api, serving_node):
     assert not Operation.objects.filter(node=serving_node).exists()
 
 
-def test_only_chains_can_be_cancelled(api, serving_node):
-    op = Operation.objects.create(kind="power_on", node=serving_node, actor="x", status="running")
+def test_a_chain_stops_anywhere_other_work_only_while_it_waits(api, serving_node):
+    """A recycle is cancelled by its own hook; a power-on only between attempts (see
+    tests/engine/test_cancel.py); one a worker is running is refused naming the worker,
+    and a kind with no safe stopping point is refused naming those that have one."""
+    op = Operation.objects.create(
+        kind="power_on", node=serving_node, actor="x", status="running", worker="celery@w pid 7"
+    )
     resp = api("technician").post(f"/api/v1/operations/{op.pk}/cancel/")
     assert resp.status_code == 409
-    assert resp.data["detail"].startswith("power_on operations cannot be cancelled (cancellable:")
+    assert resp.data["detail"].startswith(
+        f"operation {op.pk} (power_on) is running on celery@w pid 7 now"
+    )
     assert api("manager").post(f"/api/v1/operations/{op.pk}/cancel/").status_code == 403
-    # No worker runs this hand-made operation: end it, or the teardown's wait for a quiet
-    # worker (serving_node) waits its whole 20 s for it.
-    Operation.objects.filter(pk=op.pk).update(status="failed")
+    undrain = Operation.objects.create(kind="undrain", node=serving_node, actor="x")
+    resp = api("technician").post(f"/api/v1/operations/{undrain.pk}/cancel/")
+    assert resp.status_code == 409
+    assert resp.data["detail"].startswith("undrain operations cannot be cancelled (cancellable:")
+    assert "power_on" in resp.data["detail"] and "recycle" in resp.data["detail"]
+    # No worker runs these hand-made operations: end them, or the teardown's wait for a
+    # quiet worker (serving_node) waits its whole 20 s for them.
+    Operation.objects.filter(pk__in=[op.pk, undrain.pk]).update(status="failed")
 
 
 def test_bulk_recycle_runs_one_chain_per_node_under_one_operation(api, celery_worker):

@@ -1,0 +1,79 @@
+"""Cancelling an operation, at any point where stopping it is safe, saying what was done.
+
+A flow with a `cancel` hook (a recycle chain) stops where it stands by its own rules. Any
+other operation can be cancelled while it *waits*: before a worker started it, between
+two attempts (a retry, a wait for its node: `operations.defer`), which is where a
+technician watching "retry 3 of 4 at 14:02:05 UTC" wants to stop it. While a worker is
+in the middle of an attempt (talking to the BMC) it is refused with the worker's name:
+a power cycle half sent cannot be taken back, and the attempt ends by itself within its
+time limit. The node leaves a transitional state (inspecting, deploying) as failed with
+the reason, so it can be acted on again; power and boot actions change no state.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+from core.text import plural
+
+from . import operations
+from .actions import ACTIONS, get_action
+from .choices import TRANSITIONAL_STATES, OperationStatus
+from .models import Node, Operation
+from .services import CannotCancel, fail_node
+
+# Kinds whose waiting operation may be cancelled: what they leave behind is a node that is
+# failed with the reason (inspect, deploy, repaired) or no change at all (power, boot).
+# A drain waits on jobs (undrain resumes the node) and a gate run has its own cancel.
+WHILE_WAITING = frozenset(
+    {"power_on", "power_off", "power_cycle", "boot_pxe", "inspect", "repaired", "deploy"}
+)
+
+
+def cancellable_kinds() -> list[str]:
+    return sorted({a.name for a in ACTIONS.values() if a.cancel} | WHILE_WAITING)
+
+
+def cancel_operation(op: Operation, actor: str) -> Operation:
+    """Cancel `op` (API: POST /operations/{id}/cancel/); CannotCancel says why not (409)."""
+    action = get_action(op.kind)
+    if action is not None and action.cancel:
+        if op.is_finished:
+            raise CannotCancel(f"operation {op.pk} already ended ({op.status})")
+        return import_string(action.cancel)(op, actor)
+    if op.kind not in WHILE_WAITING:
+        raise CannotCancel(
+            f"{op.kind} operations cannot be cancelled "
+            f"(cancellable: {', '.join(cancellable_kinds())})"
+        )
+    return cancel_waiting(op, actor)
+
+
+def cancel_waiting(op: Operation, actor: str) -> Operation:
+    with transaction.atomic():
+        row = Operation.objects.select_for_update().get(pk=op.pk)
+        if row.is_finished:
+            raise CannotCancel(f"operation {row.pk} already ended ({row.status})")
+        if row.worker:
+            raise CannotCancel(
+                f"operation {row.pk} ({row.kind}) is running on {row.worker} now; it can be "
+                "cancelled while it waits (before it starts, between two attempts), or it "
+                "ends by itself within its time limit"
+            )
+        reason = f"cancelled by {actor} {what_was_done(row)}"[:4000]
+        node = Node.objects.select_for_update().filter(pk=row.node_id).first()
+        if node is not None and node.state in TRANSITIONAL_STATES:
+            fail_node(node, reason, actor=actor, op=row)
+        operations.finish_operation(row, OperationStatus.CANCELLED, error=reason)
+    row.refresh_from_db()
+    return row
+
+
+def what_was_done(op: Operation) -> str:
+    """How far it got, in the words the operation keeps: nothing yet, or its attempts."""
+    if op.started is None and not op.attempts:
+        return "before it started: nothing was done"
+    tries = plural(op.attempts, "retry", "retries") if op.attempts else "no retry"
+    last = f"; last: {op.message}" if op.message else ""
+    return f"while it waited, after its first attempt and {tries}{last}"

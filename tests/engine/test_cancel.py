@@ -1,0 +1,45 @@
+"""Cancel at any point where stopping is safe, saying what was done: before an operation
+starts, or between two attempts; never while a worker is in the middle of one."""
+
+import pytest
+
+from inventory import operations, services
+from inventory.models import Node, Operation
+from tests.factories import NodeFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_power_cycle_waiting_to_retry_is_cancelled_with_what_it_did(api):
+    node = NodeFactory()
+    op = services.start_action(node, "power_cycle", actor="user:alice")
+    assert operations.begin_operation(op, worker="celery@w1 pid 7")
+    operations.defer(op, 8, "BMC did not answer; retry 3 of 4 at 14:02:05 UTC")
+    operations.defer(op, 8, "BMC did not answer; retry 3 of 4 at 14:02:05 UTC")
+
+    resp = api("technician").post(f"/api/v1/operations/{op.pk}/cancel/")
+    assert resp.status_code == 200, resp.content
+    assert resp.data["status"] == "cancelled"
+    assert resp.data["error"] == (
+        "cancelled by token:technician-user while it waited, after its first attempt and "
+        "2 retries; last: BMC did not answer; retry 3 of 4 at 14:02:05 UTC"
+    )
+    row = Node.objects.get(pk=node.pk)
+    assert (row.reservation, row.lock_operation_id) == (None, None)  # the node is free
+    assert operations.send_due() == 0  # the waiting retry is never sent
+    again = api("technician").post(f"/api/v1/operations/{op.pk}/cancel/")
+    assert again.status_code == 409 and "already ended (cancelled)" in again.data["detail"]
+
+
+def test_an_inspection_cancelled_before_it_started_fails_its_node_with_the_reason(api):
+    node = NodeFactory(state="enrolled")
+    op = services.start_action(node, "inspect", actor="user:alice")
+    assert Node.objects.get(pk=node.pk).state == "inspecting"
+
+    resp = api("technician").post(f"/api/v1/operations/{op.pk}/cancel/")
+    assert resp.status_code == 200, resp.content
+    reason = "cancelled by token:technician-user before it started: nothing was done"
+    assert resp.data["error"] == reason
+    row = Node.objects.get(pk=node.pk)
+    assert (row.state, row.failure_reason) == ("failed", reason)
+    assert Operation.objects.get(pk=op.pk).status == "cancelled"
