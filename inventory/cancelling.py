@@ -35,6 +35,17 @@ def cancellable_kinds() -> list[str]:
     return sorted({a.name for a in ACTIONS.values() if a.cancel} | WHILE_WAITING)
 
 
+def offers_cancel(op: Operation) -> bool:
+    """Whether a Cancel button makes sense now (the node page): a flow with its own
+    cancel, or work of a cancellable kind that waits (no worker holds it)."""
+    if op.is_finished:
+        return False
+    action = get_action(op.kind)
+    if action is not None and action.cancel:
+        return True
+    return op.kind in WHILE_WAITING and not op.worker
+
+
 def cancel_operation(op: Operation, actor: str) -> Operation:
     """Cancel `op` (API: POST /operations/{id}/cancel/); CannotCancel says why not (409)."""
     action = get_action(op.kind)

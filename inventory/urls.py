@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import bulk_bar, views, views_activity, views_edit, views_places
+from . import bulk_bar, views, views_activity, views_cancel, views_edit, views_places
 
 app_name = "inventory"
 
@@ -27,6 +27,7 @@ urlpatterns = [
     ),
     path("nodes/<int:pk>/oob/", views.node_oob, name="node_oob"),
     path("nodes/<int:pk>/actions/<slug:name>/", views.node_action, name="node_action"),
+    path("operations/<int:pk>/cancel/", views_cancel.operation_cancel, name="operation_cancel"),
     path("activity/", views_activity.activity_list, name="activity"),
     path("racks/", views.rack_list, name="rack_list"),
     path("racks/new/", views_places.rack_edit, name="rack_new"),

@@ -17,6 +17,7 @@ from core.text import plural
 
 from . import bulk, bulk_bar, import_operations, imports, operations, selectors, services
 from .actions import ACTIONS, available_actions, label_of
+from .cancelling import offers_cancel
 from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
 from .filtersets import NodeFilterSet
 from .forms import ActionForm, ImportForm
@@ -172,7 +173,7 @@ def _action_rows(request, node) -> list[tuple]:
     return rows
 
 
-def _node_context(request, node) -> dict:
+def node_context(request, node) -> dict:
     operation = selectors.active_operation(node)
     recent = selectors.recent_operations(node)
     return {
@@ -182,9 +183,11 @@ def _node_context(request, node) -> dict:
         "operations": recent,
         "active_operation": operation,
         "active_plan": selectors.active_plan(node),
+        "cancel_offered": operation is not None and offers_cancel(operation),
         "polling": operation is not None or node.state in TRANSITIONAL_STATES,
         "version": node_version(node, recent),
         "can_write": can(request.user, WRITE, site_of(node)),
+        "can_act": can(request.user, ACT, site_of(node)),
         "can_delete": can(request.user, ADMIN, site_of(node)),
     }
 
@@ -218,7 +221,7 @@ def node_detail(request, pk: int):
     template = "inventory/node_detail.html"
     if request.htmx:
         template += NODE_PARTS.get(request.GET.get("part", ""), "#node-live")
-    context = _node_context(request, node)
+    context = node_context(request, node)
     response = render(request, template, context)
     seen = request.GET.get("seen")
     if request.htmx and seen and seen != context["version"]:
@@ -249,7 +252,7 @@ def node_action(request, pk: int, name: str):
         # 4xx, so its panel comes back as a 200).
         messages.error(request, form.error_text())
         template = "inventory/node_detail.html" + ("#node-live" if request.htmx else "")
-        context = _node_context(request, node)
+        context = node_context(request, node)
         return render(request, template, context, status=200 if request.htmx else 400)
     try:
         services.start_action(
@@ -269,7 +272,7 @@ def node_action(request, pk: int, name: str):
     if not request.htmx:
         return redirect(node)
     node = visible_or_404(request.user, selectors.node_detail_queryset(), pk=pk)
-    return render(request, "inventory/node_detail.html#node-live", _node_context(request, node))
+    return render(request, "inventory/node_detail.html#node-live", node_context(request, node))
 
 
 RACK_ACTIONS = ("power_on", "power_off", "power_cycle", "inspect")

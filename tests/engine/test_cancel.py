@@ -2,6 +2,7 @@
 starts, or between two attempts; never while a worker is in the middle of one."""
 
 import pytest
+from django.urls import reverse
 
 from inventory import operations, services
 from inventory.models import Node, Operation
@@ -43,3 +44,26 @@ def test_an_inspection_cancelled_before_it_started_fails_its_node_with_the_reaso
     row = Node.objects.get(pk=node.pk)
     assert (row.state, row.failure_reason) == ("failed", reason)
     assert Operation.objects.get(pk=op.pk).status == "cancelled"
+
+
+def test_the_node_page_offers_cancel_while_work_waits_and_cancels_it(client, users):
+    node = NodeFactory()
+    op = services.start_action(node, "power_on", actor="user:alice")
+    url = reverse("inventory:node_detail", args=[node.pk])
+    client.force_login(users["manager"])  # may look, may not act: no button
+    assert 'id="cancel-operation"' not in client.get(url).content.decode()
+    client.force_login(users["technician"])
+    assert 'id="cancel-operation"' in client.get(url).content.decode()
+
+    resp = client.post(reverse("inventory:operation_cancel", args=[op.pk]), HTTP_HX_REQUEST="true")
+    assert resp.status_code == 200
+    html = resp.content.decode()
+    assert "Power on cancelled: cancelled by" in html and "nothing was done" in html
+    assert Operation.objects.get(pk=op.pk).status == "cancelled"
+    assert 'id="cancel-operation"' not in html  # nothing left to cancel
+
+    operations.begin_operation(second := services.start_action(node, "power_on", actor="a"), "w")
+    assert 'id="cancel-operation"' not in client.get(url).content.decode()  # mid-attempt
+    client.force_login(users["manager"])
+    denied = client.post(reverse("inventory:operation_cancel", args=[second.pk]))
+    assert denied.status_code == 403
