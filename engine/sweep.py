@@ -80,31 +80,33 @@ def run(now: datetime | None = None) -> dict[str, object]:
     return results
 
 
-def _looks_due(part: Part, row: SweepPart, now: datetime) -> bool:
-    """What `claim` checks, read from the row already fetched (claim decides for real)."""
-    if row.started is None:
-        return True
-    interval = part.interval()
-    running = row.ended is None or row.ended < row.started
-    if running and row.started >= now - timedelta(seconds=LEASE_SECONDS):
-        return False
-    return row.started <= now - timedelta(seconds=interval - min(interval / 10, 1.0))
-
-
-def claim(part: Part, now: datetime) -> bool:
-    """Take the part for this run: due (its last start is an interval ago) and not running.
+def _bounds(part: Part, now: datetime) -> tuple[datetime, datetime]:
+    """(due_before, dead_before): the part is due if its last run started before the
+    first; a run still going that started before the second died (LEASE_SECONDS).
 
     A tenth of the interval (at most a second) is forgiven: beat's ticks drift by a few
     milliseconds, and a part due every tick must not skip every other one.
     """
     interval = part.interval()
-    slack = min(interval / 10, 1.0)
-    due = Q(started__isnull=True) | Q(started__lte=now - timedelta(seconds=interval - slack))
-    idle = (
-        Q(started__isnull=True)
-        | Q(ended__gte=F("started"))
-        | Q(started__lt=now - timedelta(seconds=LEASE_SECONDS))
-    )
+    due_before = now - timedelta(seconds=interval - min(interval / 10, 1.0))
+    return due_before, now - timedelta(seconds=LEASE_SECONDS)
+
+
+def _looks_due(part: Part, row: SweepPart, now: datetime) -> bool:
+    """What `claim` checks, read from the row already fetched (claim decides for real)."""
+    if row.started is None:
+        return True
+    due_before, dead_before = _bounds(part, now)
+    running = row.ended is None or row.ended < row.started
+    return row.started <= due_before and (not running or row.started < dead_before)
+
+
+def claim(part: Part, now: datetime) -> bool:
+    """Take the part for this run: due (its last start is an interval ago) and not
+    running (or its run died), in one conditional UPDATE."""
+    due_before, dead_before = _bounds(part, now)
+    due = Q(started__isnull=True) | Q(started__lte=due_before)
+    idle = Q(started__isnull=True) | Q(ended__gte=F("started")) | Q(started__lt=dead_before)
     return bool(SweepPart.objects.filter(due, idle, name=part.name).update(started=now))
 
 

@@ -89,6 +89,8 @@ OPERATION_COLOURS: dict[str, str] = {
     OperationStatus.SKIPPED: "light",
 }
 
+# Operation.task_id while it waits in the database for its `not_before` (operations.defer).
+DEFERRED = "deferred"
 ACTIVE_OPERATION_STATUSES = frozenset({OperationStatus.PENDING, OperationStatus.RUNNING})
 FINISHED_OPERATION_STATUSES = frozenset(
     {

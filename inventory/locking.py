@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from . import heartbeats
-from .choices import OperationStatus
+from .choices import DEFERRED, OperationStatus
 from .models import Node, Operation
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ def break_stale_locks() -> int:
     stale = (
         Node.objects.filter(reservation__isnull=False, reserved_at__lt=cutoff)
         .exclude(lock_operation__status=OperationStatus.PENDING)
-        .exclude(lock_operation__task_id="deferred")  # operations.DEFERRED: waits, no worker
+        .exclude(lock_operation__task_id=DEFERRED)  # waits between attempts, no worker
         .values_list("pk", "reservation")
     )
     broken = 0

@@ -33,6 +33,7 @@ from .actions import get_action
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     DEFAULT_QUEUE,
+    DEFERRED,
     FINISHED_OPERATION_STATUSES,
     OperationStatus,
 )
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 # in the database for its `not_before` (a retry, a wait for the node; send_due() sends it).
 QUEUED = "queued"
 UNSENT = "unsent"
-DEFERRED = "deferred"
 # What the broker client raises when it cannot publish (kombu wraps most in
 # OperationalError; a refused or reset socket can surface as OSError).
 PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)

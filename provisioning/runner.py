@@ -77,7 +77,7 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         wait=lambda seconds, message: operations.defer(op, seconds, message),
         op=op,
     ):
-        return "failed" if op.is_finished or _ended(op) else "waiting"
+        return "failed" if op.is_finished else "waiting"  # finish_operation updates op
     if not operations.begin_operation(op, worker=worker_name(task)):
         op.refresh_from_db(fields=["status", "worker"])
         if op.status == OperationStatus.RUNNING and died_here(op.worker, task):
@@ -140,11 +140,6 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
     return "failed"
 
 
-def _ended(op: Operation) -> bool:
-    op.refresh_from_db(fields=["status"])
-    return op.is_finished
-
-
 def worker_name(task: Task) -> str:
     return operations.worker_name(task.request.hostname)
 
@@ -179,8 +174,7 @@ def lock_policy() -> policy.Retry:
 def retry_later(op: Operation, why: object, retry: policy.Retry) -> bool:
     """Defer `op` by the policy's next delay (the sweep sends it when due); False when the
     policy has given up (the caller fails it)."""
-    attempts = Operation.objects.filter(pk=op.pk).values_list("attempts", flat=True).first() or 0
-    op.attempts = attempts
+    attempts = op.attempts  # read with the operation this run claimed; nobody else moves it
     if not retry.allows(attempts):
         return False
     delay = retry.delay(attempts)
