@@ -1,8 +1,7 @@
 """Webhook tasks: thin; they take ids and the work is in core.pump / core.services.
 
-Both run on CORRAL_WEBHOOK_QUEUE. Their time limits stay far inside
-CORRAL_VISIBILITY_TIMEOUT (tests/test_broker_limits.py), so Redis never hands a pump that
-is still running to a second worker; the lease would stop that second pump anyway.
+Both run on CORRAL_WEBHOOK_QUEUE. A pump whose worker dies is started again by the sweep;
+its lease stops a second pump on the same subscription while the first still runs.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ PUMP_SOFT_LIMIT = int(
 
 @shared_task(
     name="core.tasks.pump",
-    acks_late=True,
     ignore_result=True,
     soft_time_limit=PUMP_SOFT_LIMIT,
     time_limit=PUMP_SOFT_LIMIT + 60,
@@ -30,6 +28,6 @@ def pump(subscription_id: int) -> int:
     return pumping.run(subscription_id)
 
 
-@shared_task(name="core.tasks.sweep", acks_late=True, soft_time_limit=60, time_limit=90)
+@shared_task(name="core.tasks.sweep", soft_time_limit=60, time_limit=90)
 def sweep() -> int:
     return services.sweep()

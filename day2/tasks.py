@@ -5,9 +5,7 @@ from celery import shared_task
 from . import recycle
 
 
-@shared_task(
-    name="day2.tasks.start_recycle", bind=True, acks_late=True, soft_time_limit=60, time_limit=90
-)
+@shared_task(name="day2.tasks.start_recycle", bind=True, soft_time_limit=60, time_limit=90)
 def start_recycle(self, op_id: int) -> str:
     try:
         return recycle.start(op_id)

@@ -193,22 +193,11 @@ AUDITLOG_MASK_CALLABLE = "audit.redact.redact"
 # transport: a real worker and beat, no server to install.
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_DIR = Path(env.str("CELERY_BROKER_DIR", default=str(BASE_DIR / ".broker")))
-# Redis gives a message its worker has not acknowledged to another worker after this many
-# seconds: how long the work of a worker that died (killed, host lost) waits to be redone.
-# It must outlast the longest wait plus run of any task (acks_late: a task is acknowledged
-# when it ends), or a task still running is run a second time: a gate step's hard limit
-# (its phase's check timeouts + 180 s: 3780 s for the shipped profile's GPU phase; saving a
-# profile that needs longer is refused), publish_image's 3660 s, plus the longest retry
-# countdown (the last BMC retry, 16 s by default). 3900 s leaves two minutes to spare;
-# docs/operating.md has the trade-off. tests/test_broker_limits.py keeps the rule.
-CORRAL_VISIBILITY_TIMEOUT = env.int("CORRAL_VISIBILITY_TIMEOUT", default=3900)
 if REDIS_URL:
+    # kombu's own Redis transport (redis:// or rediss://), unpatched: tasks are acknowledged
+    # as they start (below), so nothing is acknowledged or put back through a connection
+    # that a lost Redis has just released (docs/operating.md, When the broker goes away).
     CELERY_BROKER_URL = REDIS_URL
-    if REDIS_URL.startswith("redis://"):
-        # kombu's Redis transport, but a worker survives a Redis outage (fleet/broker.py
-        # says why). rediss:// keeps the stock transport (kombu derives TLS from the scheme).
-        CELERY_BROKER_TRANSPORT = "fleet.broker:Transport"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CORRAL_VISIBILITY_TIMEOUT}
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -222,9 +211,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The UI and API poll Operation rows, never the result backend.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A task is acknowledged as it starts (celery's default, said here because it matters):
+# nothing that matters lives only in a message (docs/architecture.md, The work engine).
+# Work a worker died holding is found by its heartbeat and sent again or ended by the
+# engine's sweep, never redelivered by the broker, so no task runs twice because it ran
+# long, and no broker timeout bounds how long a task may run.
+CELERY_TASK_ACKS_LATE = False
+# A worker takes a message only when a thread is free to start it, so it holds none it has
+# not acknowledged: none to lose if it dies, none for kombu to put back through a lost
+# connection (celery's own switch; on Redis only, the filesystem broker ignores it).
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_DISABLE_PREFETCH = bool(REDIS_URL)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 CELERY_TASK_DEFAULT_QUEUE = "corral"

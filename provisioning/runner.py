@@ -79,16 +79,7 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
     ):
         return "failed" if op.is_finished else "waiting"  # finish_operation updates op
     if not operations.begin_operation(op, worker=worker_name(task)):
-        op.refresh_from_db(fields=["status", "worker"])
-        if op.status == OperationStatus.RUNNING and died_here(op.worker, task):
-            # Redelivered because the process running it was killed (reject on worker
-            # lost): say so now rather than when its heartbeat goes stale. Not run again.
-            _fail(
-                op,
-                node,
-                f"lost with its worker: {op.worker} was killed during {op.kind}; "
-                f"{op.kind} was not run again, start it again if it is still needed",
-            )
+        if lost_with_its_process(task, op):
             return "failed"
         # Another live run has it (a duplicate delivery of the same message): never twice.
         log.warning("operation %s: duplicate delivery skipped (%s)", op.pk, op.worker)
@@ -138,6 +129,22 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
         log.exception("operation %s failed", op.pk)
         _fail(op, node, f"internal error: {type(exc).__name__}: {exc}")
     return "failed"
+
+
+def lost_with_its_process(task: Task, op: Operation) -> bool:
+    """End `op` now if the process of this worker that claimed it is gone (a prefork child
+    killed mid-task: the pool tells its parent, provisioning.tasks.on_worker_lost), rather
+    than when its heartbeat goes stale. It is not run again."""
+    op.refresh_from_db(fields=["status", "worker"])
+    if op.node is None or op.status != OperationStatus.RUNNING or not died_here(op.worker, task):
+        return False
+    _fail(
+        op,
+        op.node,
+        f"lost with its worker: {op.worker} was killed during {op.kind}; "
+        f"{op.kind} was not run again, start it again if it is still needed",
+    )
+    return True
 
 
 def worker_name(task: Task) -> str:

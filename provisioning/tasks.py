@@ -1,15 +1,17 @@
 """Celery tasks: take an Operation id, delegate to runner + services, nothing else."""
 
 from celery import shared_task
+from celery.exceptions import WorkerLostError
+from celery.signals import task_failure
 from django.conf import settings
 
 from inventory.models import Node
 
 from . import deployments, draining, firmware, images, services
 from .bootserver import records as bootlog
-from .runner import run_node_operation
+from .runner import load_operation, lost_with_its_process, run_node_operation
 
-NODE_TASK = {"bind": True, "acks_late": True, "soft_time_limit": 120, "time_limit": 150}
+NODE_TASK = {"bind": True, "soft_time_limit": 120, "time_limit": 150}
 
 
 @shared_task(name="provisioning.tasks.power_node", **NODE_TASK)
@@ -52,7 +54,6 @@ def decommission_node(self, op_id: int) -> str:
 
 @shared_task(
     name="provisioning.tasks.refresh_node_power",
-    acks_late=True,
     soft_time_limit=60,
     time_limit=75,
     ignore_result=True,
@@ -75,7 +76,6 @@ def refresh_power_states() -> int:
 
 @shared_task(
     name="provisioning.tasks.refresh_node_firmware",
-    acks_late=True,
     soft_time_limit=120,
     time_limit=150,
     ignore_result=True,
@@ -108,7 +108,6 @@ def deploy_node(self, op_id: int) -> str:
 @shared_task(
     name="provisioning.tasks.publish_image",
     bind=True,
-    acks_late=True,
     soft_time_limit=3600,
     time_limit=3660,
 )
@@ -120,3 +119,22 @@ def publish_image(self, op_id: int) -> None:
 def prune_boot_records() -> int:
     """Beat, hourly: boot records past CORRAL_BOOT_RECORD_DAYS (each node's latest stays)."""
     return bootlog.prune(settings.CORRAL_BOOT_RECORD_DAYS)
+
+
+NODE_TASKS = {
+    task.name
+    for task in (power_node, set_boot_device, inspect_node, drain_node, admit_node)
+    + (undrain_node, decommission_node, deploy_node)
+}
+
+
+@task_failure.connect
+def on_worker_lost(sender=None, exception=None, args=None, **_) -> None:
+    """A prefork child died running a node operation (OOM killer, kill -9): its pool tells
+    the parent, which ends the operation at once, naming the process. (Tasks are
+    acknowledged as they start, so no broker hands the message back to say it.)"""
+    if not isinstance(exception, WorkerLostError) or getattr(sender, "name", "") not in NODE_TASKS:
+        return
+    op = load_operation(args[0]) if args else None
+    if op is not None:
+        lost_with_its_process(sender, op)

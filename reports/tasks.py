@@ -7,7 +7,7 @@ from celery import shared_task
 from . import services
 
 
-@shared_task(name="reports.tasks.roll", acks_late=True, soft_time_limit=240, time_limit=300)
+@shared_task(name="reports.tasks.roll", soft_time_limit=240, time_limit=300)
 def roll() -> int:
     """Roll the finished days not rolled yet (a month per run at most); idempotent, so beat
     sends it often and a missed run is caught up by the next."""

@@ -9,7 +9,6 @@ with: a verdict can always be re-read against the exact thresholds that produced
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from .limits import phases_past_visibility
 from .verdicts import parse_profile
 from .verdicts.profile import ProfileError
 
@@ -36,11 +35,9 @@ class GateProfile(models.Model):
 
     def clean(self) -> None:
         try:
-            spec = parse_profile(self.spec, origin=f"profile {self.name or '(new)'}")
+            parse_profile(self.spec, origin=f"profile {self.name or '(new)'}")
         except ProfileError as exc:
             raise ValidationError({"spec": str(exc)}) from exc
-        if problems := phases_past_visibility(spec):
-            raise ValidationError({"spec": problems})
 
     def parsed(self):
         return parse_profile(self.spec, origin=f"profile {self.name}")

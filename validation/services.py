@@ -2,9 +2,9 @@
 lifecycle verdict (admit, fail, or RMA with evidence).
 
 A run advances one step per Celery task (a phase, or one soak iteration) and enqueues
-the next step itself, so an hours-long burn-in never needs a long ETA or a task that
-outlives the broker's visibility timeout; a redelivered step is recognised by its step
-number and skipped.
+the next step itself, so an hours-long burn-in never needs a long ETA; a step sent twice
+(the sweep resending one whose message was lost) is recognised by its step number and
+skipped.
 """
 
 from __future__ import annotations

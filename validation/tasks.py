@@ -14,7 +14,7 @@ from . import services, steps
 from .models import GateRun
 
 
-@shared_task(name="validation.tasks.start_gate", acks_late=True, soft_time_limit=60, time_limit=90)
+@shared_task(name="validation.tasks.start_gate", soft_time_limit=60, time_limit=90)
 def start_gate(op_id: int) -> str:
     """From the validate action or a phone-home: open a run with the default profile."""
     op = Operation.objects.select_related("node").filter(pk=op_id).first()
@@ -39,7 +39,7 @@ def start_gate(op_id: int) -> str:
     return "started"
 
 
-@shared_task(name="validation.tasks.gate_step", acks_late=True)
+@shared_task(name="validation.tasks.gate_step")
 def gate_step(run_id: int, step: int) -> str:
     run = GateRun.objects.select_related("node").filter(pk=run_id).first()
     if run is None:

@@ -66,7 +66,7 @@ def test_a_worker_killed_outright_is_noticed_by_its_heartbeat(
     )
 
 
-def test_a_killed_prefork_child_is_named_by_the_redelivery_at_once(
+def test_a_killed_prefork_child_is_named_at_once(
     corral_web, users, slow_bmc_node, worker_env, tmp_path
 ):
     token = api_token(users["technician"])
@@ -78,8 +78,8 @@ def test_a_killed_prefork_child_is_named_by_the_redelivery_at_once(
         assert running.worker.endswith(f"pid {child}")
 
         os.kill(child, signal.SIGKILL)
-        # No beat here: the redelivered message (reject on worker lost) finds the dead
-        # child's claim and ends the operation itself.
+        # No beat here: the pool tells its parent the child was lost, and the parent
+        # finds the dead child's claim and ends the operation itself.
         op = wait_operation(op_id, timeout=30)
         assert_lost_and_released(op, slow_bmc_node, f"pid {child} was killed during inspect")
         assert_invariants(worker)  # the worker itself survives
