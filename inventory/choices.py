@@ -6,6 +6,8 @@ overview counts can never disagree. Values are Bootstrap contextual names.
 
 from django.db import models
 
+from engine import outbox
+
 
 class NodeState(models.TextChoices):
     ENROLLED = "enrolled", "Enrolled"
@@ -90,7 +92,7 @@ OPERATION_COLOURS: dict[str, str] = {
 }
 
 # Operation.task_id while it waits in the database for its `not_before` (operations.defer).
-DEFERRED = "deferred"
+DEFERRED = outbox.DEFERRED
 ACTIVE_OPERATION_STATUSES = frozenset({OperationStatus.PENDING, OperationStatus.RUNNING})
 FINISHED_OPERATION_STATUSES = frozenset(
     {

@@ -13,27 +13,24 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from datetime import timedelta
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
-from django.db.models import Count, F, Q, QuerySet, Sum, Value
+from django.db import transaction
+from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.module_loading import import_string
-from kombu.exceptions import OperationalError as KombuOperationalError
 
 from core import outbox
 from core.text import plural
-from engine.waker import WAKER
+from engine import outbox as engine_outbox
 
 from .actions import get_action
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     DEFAULT_QUEUE,
-    DEFERRED,
     FINISHED_OPERATION_STATUSES,
     OperationStatus,
 )
@@ -43,14 +40,11 @@ from .notify import operation_data
 
 log = logging.getLogger(__name__)
 
-# task_id placeholders: claimed before the real id is known (about to be sent), accepted
-# but not sent (the broker refused or was down; republish() sends it later), and waiting
-# in the database for its `not_before` (a retry, a wait for the node; send_due() sends it).
-QUEUED = "queued"
-UNSENT = "unsent"
-# What the broker client raises when it cannot publish (kombu wraps most in
-# OperationalError; a refused or reset socket can surface as OSError).
-PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)
+# The outbox's task_id placeholders (engine/outbox.py), named here for this app's callers.
+QUEUED = engine_outbox.QUEUED
+UNSENT = engine_outbox.UNSENT
+DEFERRED = engine_outbox.DEFERRED
+PUBLISH_ERRORS = engine_outbox.PUBLISH_ERRORS
 # Actions whose bulk children are released a few per rack at a time (PDUs, DHCP).
 STAGGERED = frozenset({"power_on", "power_cycle"})
 
@@ -64,6 +58,26 @@ def queue_for(op: Operation) -> str:
     return DEFAULT_QUEUE
 
 
+def _publish(op: Operation) -> str | None:
+    return current_app.send_task(op.task_name, args=[op.pk], queue=queue_for(op)).id
+
+
+# Operations' rows in the engine's outbox. Sent but not begun: pending, or a retry sent
+# again between two attempts (running, no worker, sent after its last heartbeat).
+OUTBOX = engine_outbox.Outbox(
+    name="operation",
+    active=lambda: Operation.objects.filter(status__in=ACTIVE_OPERATION_STATUSES).select_related(
+        "node__rack__site", "rack__site"
+    ),
+    publish=_publish,
+    not_begun=Q(status=OperationStatus.PENDING)
+    | Q(status=OperationStatus.RUNNING, worker="", sent__gt=F("heartbeat")),
+    born="created",
+    sendable=~Q(task_name=""),
+    unsent_note={"message": "accepted; waiting for the message broker to send it to a worker"},
+)
+
+
 def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     """Send the task for `op` to its site's queue and record the Celery task id.
 
@@ -75,34 +89,9 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     the operation is marked UNSENT, the request that accepted it still answers 202, and
     republish() sends it when the broker is back. False says it was not sent.
     """
-    try:
-        result = current_app.send_task(task_name, args=[op.pk], queue=queue_for(op))
-    except PUBLISH_ERRORS as exc:
-        log.warning("operation %s accepted but not sent (%s); will resend", op.pk, exc)
-        _note(
-            Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES),
-            task_id=UNSENT,
-            task_name=task_name,
-            message="accepted; waiting for the message broker to send it to a worker",
-        )
-        return False
-    rows = Operation.objects.filter(pk=op.pk)
-    if not force:
-        rows = rows.filter(task_id__in=["", UNSENT])
-    _note(rows, task_id=result.id or "", task_name=task_name, sent=timezone.now(), not_before=None)
-    return True
-
-
-def _note(rows: QuerySet[Operation], **fields: Any) -> None:
-    """Record how a send went. This runs after the operation committed (often inside the
-    request that accepted it): a database connection lost here must not turn that
-    acceptance into an error. Left unrecorded, a sent operation still reads "queued", and
-    republish() may send it again, which its task's claim makes harmless."""
-    try:
-        rows.update(**fields)
-    except DatabaseError as exc:
-        log.warning("could not record a send (%s); the republish sweep will see to it", exc)
-        connections[DEFAULT_DB_ALIAS].close()
+    op.task_name = task_name
+    only = None if force else Q(task_id__in=["", UNSENT])
+    return OUTBOX.send(op, only=only, also={"task_name": task_name})
 
 
 def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> None:
@@ -125,35 +114,12 @@ def republish(older_than: float = 30.0, resend_after: float | None = None) -> in
     `resend_after` seconds ago (CORRAL_RESEND_PENDING_SECONDS) that no worker has started,
     whose message a Redis restarted without persistence, or a worker that died holding it,
     may have dropped. A second message for an operation is harmless: the first run claims
-    it and the other does nothing. A retry sent again between two attempts (running,
-    no worker, sent after its last heartbeat) whose message was lost counts as never
-    started. The engine's sweep runs this (CORRAL_REPUBLISH_SECONDS).
+    it and the other does nothing. The engine's sweep runs this (CORRAL_REPUBLISH_SECONDS).
+    A running operation whose worker died is not sent again: the watchdog ends it.
     """
-    now = timezone.now()
-    cutoff = now - timedelta(seconds=older_than)
     if resend_after is None:
         resend_after = settings.CORRAL_RESEND_PENDING_SECONDS
-    not_begun = Q(status=OperationStatus.PENDING) | Q(
-        status=OperationStatus.RUNNING, worker="", sent__gt=F("heartbeat")
-    )
-    never_started = (
-        Q(sent__lt=now - timedelta(seconds=resend_after))
-        & ~Q(task_id__in=["", UNSENT, QUEUED, DEFERRED])
-        & not_begun
-    )
-    stranded = (
-        Operation.objects.filter(status__in=ACTIVE_OPERATION_STATUSES)
-        .exclude(task_name="")
-        .filter(Q(task_id=UNSENT) | Q(task_id=QUEUED, created__lt=cutoff) | never_started)
-        .select_related("node__rack__site", "rack__site")
-        .order_by("pk")
-    )
-    sent = 0
-    for op in stranded[:1000]:
-        if not enqueue(op.task_name, op, force=True):
-            break  # the broker is still down: the next sweep tries again
-        sent += 1
-    return sent
+    return OUTBOX.resend(older_than, resend_after)
 
 
 def defer(op: Operation, seconds: float, message: str) -> bool:
@@ -162,52 +128,20 @@ def defer(op: Operation, seconds: float, message: str) -> bool:
     The wait lives in the database, not in a broker message with a countdown: the
     operation keeps its status (running if an attempt ran, pending if none could start)
     and its node lock (a deferred holder's lock is never stale), lets go of its worker,
-    records `not_before` and counts the attempt. This process's waker sends it
-    on time; should this process die first, the sweep's send_due() does. A broker that
-    restarts empty meanwhile loses nothing. False if the operation ended meanwhile (the
-    deadline sweep, a cancel).
+    records `not_before` and counts the attempt (engine/outbox.py). False if the
+    operation ended meanwhile (the deadline sweep, a cancel).
     """
-    deferred = Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).update(
-        worker="",
-        task_id=DEFERRED,
-        not_before=timezone.now() + timedelta(seconds=seconds),
-        attempts=F("attempts") + 1,
-        message=message,
-    )
-    if deferred:
-        pk = op.pk
-        transaction.on_commit(lambda: WAKER.after(seconds, lambda: send_if_due(pk)))
-    return bool(deferred)
-
-
-def _due() -> QuerySet[Operation]:
-    return Operation.objects.filter(
-        status__in=ACTIVE_OPERATION_STATUSES, task_id=DEFERRED, not_before__lte=timezone.now()
-    ).exclude(task_name="")
+    return OUTBOX.defer(op.pk, seconds, worker="", message=message)
 
 
 def send_if_due(pk: int) -> bool | None:
-    """Send one deferred operation if its time has come and nobody sent it yet: claimed
-    (DEFERRED -> QUEUED) by a conditional UPDATE, so the waker and the sweep never both
-    send it. A process that dies between the claim and the send leaves it QUEUED, which
-    republish() sends. None if it is not due or someone else sent it; False if the broker
-    refused it (it is UNSENT now, and republish() takes over)."""
-    if not _due().filter(pk=pk).update(task_id=QUEUED):
-        return None
-    op = Operation.objects.select_related("node__rack__site", "rack__site").get(pk=pk)
-    return enqueue(op.task_name, op, force=True)
+    """Send one deferred operation if its time has come and nobody sent it yet."""
+    return OUTBOX.send_if_due(pk)
 
 
 def send_due(limit: int = 1000) -> int:
-    """Sweep: send the deferred operations whose `not_before` has come (those whose
-    waker was lost with its process, or never ran: a deferral made outside a worker)."""
-    sent = 0
-    for pk in list(_due().order_by("not_before", "pk").values_list("pk", flat=True)[:limit]):
-        outcome = send_if_due(pk)
-        if outcome is False:
-            break  # the broker is down: the next sweep tries again
-        sent += bool(outcome)
-    return sent
+    """Sweep: send the deferred operations whose `not_before` has come."""
+    return OUTBOX.send_due(limit)
 
 
 def request_power_refresh(node: Node) -> None:
