@@ -60,6 +60,23 @@ def test_the_sweep_sends_a_deferred_operation_once_its_time_has_come():
     assert operations.begin_operation(op, worker="celery@w2 pid 8")  # the next attempt runs
 
 
+def test_a_due_retry_claimed_for_sending_is_not_sent_twice_by_the_republish_sweep():
+    # The state a claim leaves (deferred -> queued, dated now) on an operation accepted
+    # ten minutes ago: its waker is sending it; the sweep must not send it too. Only a
+    # claim left unsent past the cutoff (its process died in between) is the sweep's.
+    op = running_power_on()
+    operations.defer(op, 2, "retry 1 of 4 at 14:02:05 UTC")
+    now = timezone.now()
+    Operation.objects.filter(pk=op.pk).update(
+        task_id=operations.QUEUED, sent=now, created=now - timedelta(minutes=10)
+    )
+    assert operations.republish(older_than=30) == 0
+    Operation.objects.filter(pk=op.pk).update(sent=now - timedelta(seconds=31))
+    assert operations.republish(older_than=30) == 1
+    op.refresh_from_db()
+    assert op.task_id not in ("", DEFERRED, UNSENT, operations.QUEUED)
+
+
 def test_a_due_operation_the_broker_refuses_is_left_to_the_republish_sweep(broker_down):  # noqa: F811
     op = running_power_on()
     operations.defer(op, 2, "retry 1 of 4 at 14:02:05 UTC")
