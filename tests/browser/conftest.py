@@ -10,12 +10,19 @@ from pathlib import Path
 import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+# How long an `expect(...)` waits for its condition. Playwright's 5 s is too short on CI's
+# two cores while the other pytest process boots a VM: a page load that follows a click
+# (the drift skew page, Plotly and all) once took longer, and the test failed although
+# the page came. The assertions are the same; only the patience is longer.
+EXPECT_TIMEOUT_MS = 20_000
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
     # Playwright's sync API runs an event loop; Django must not refuse ORM calls because of it.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
