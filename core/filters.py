@@ -98,9 +98,10 @@ class FilterSet(django_filters.rest_framework.FilterSet):
 class FilterBackend(django_filters.rest_framework.DjangoFilterBackend):
     """DjangoFilterBackend building `filterset_fields` filtersets on the strict base.
 
-    A time filter sent empty (`?since=`) is a 400 in the API (the schema says a date-time;
-    a client sending nothing means something went wrong on its side), while the pages,
-    whose forms send empty fields, read it as "no filter" with the same filterset."""
+    A time or choice filter sent empty (`?since=`, `?role=`) is a 400 in the API (the
+    schema says a date-time, or one of a list; a client sending nothing means something
+    went wrong on its side), while the pages, whose forms send empty fields, read it as
+    "no filter" with the same filterset."""
 
     filterset_base = FilterSet
 
@@ -111,17 +112,28 @@ class FilterBackend(django_filters.rest_framework.DjangoFilterBackend):
     def get_filterset(self, request: Any, queryset: Any, view: Any) -> Any:
         filterset = super().get_filterset(request, queryset, view)
         if filterset is not None:
-            empty = [
-                name
+            refused = {
+                name: [why]
                 for name, f in filterset.filters.items()
-                if isinstance(f, django_filters.IsoDateTimeFilter)
-                and request.query_params.get(name) == ""
-            ]
-            if empty:
-                raise DRFValidationError(
-                    {name: ["Give a date and time (ISO 8601), or leave it out."] for name in empty}
-                )
+                if request.query_params.get(name) == "" and (why := _empty_refused(f))
+            }
+            if refused:
+                raise DRFValidationError(refused)
         return filterset
+
+
+def _empty_refused(f: Any) -> str:
+    """Why an empty value is wrong for this filter in the API ("" when it is a fine
+    value): a time, or a choice from a list (the schema says which)."""
+    if isinstance(f, django_filters.IsoDateTimeFilter):
+        return "Give a date and time (ISO 8601), or leave it out."
+    # One choice (`?role=`); not a list (`?state=`, `?ordering=`: empty is an empty list).
+    if isinstance(f, django_filters.ChoiceFilter) and not isinstance(
+        f, django_filters.OrderingFilter
+    ):
+        values = [str(value) for value, _label in f.field.choices if value != ""]
+        return f"Choose one of {', '.join(values)}, or leave it out."
+    return ""
 
 
 class SearchFilter(drf_filters.SearchFilter):

@@ -121,3 +121,28 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                     description = (declared or {}).get("description") or answer["description"]
                     responses[code] = {**answer, "description": description}
     return result
+
+
+# A query string may hold any character but U+0000: fleet.middleware refuses a NUL in any
+# query parameter (PostgreSQL cannot compare against one), so the schema says so.
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _refuse_nul(schema: dict) -> None:
+    if schema.get("type") == "array":
+        _refuse_nul(schema.get("items", {}))
+    elif schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+        schema.setdefault("pattern", NO_NUL)
+
+
+def query_strings_refuse_nul(result: dict, generator, request, public) -> dict:
+    """drf-spectacular postprocessing hook: free-text query parameters say they take no
+    NUL. Without it, a generated schema-valid value holding one was refused (400)."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query":
+                    _refuse_nul(parameter.get("schema", {}))
+    return result

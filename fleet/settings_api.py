@@ -51,6 +51,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "fleet.schema.add_error_responses",
+        "fleet.schema.query_strings_refuse_nul",
         "fleet.schema_tags.tag_by_domain",
     ],
 }

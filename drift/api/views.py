@@ -12,7 +12,8 @@ from rest_framework.views import APIView
 
 from attestation import selectors as attestation
 from attestation.selectors import UNATTESTED
-from core.filters import FilterSet, IsoDateTimeFilter
+from core.filters import FilterBackend, FilterSet, IsoDateTimeFilter
+from inventory.api.scoping import SiteScope
 from inventory.permissions import ADMIN, actor_of
 from inventory.scope import visible_or_404
 
@@ -32,6 +33,9 @@ class DriftViewSet(viewsets.GenericViewSet):
 
     queryset = selectors.nodes()
     filterset_class = DriftFilterSet
+    # ?ordering= is the node filterset's (as on NodeViewSet): DRF's OrderingFilter would
+    # declare it a free string, and a schema-valid value was then refused (400).
+    filter_backends = [SiteScope, FilterBackend]
     serializer_class = s.DriftRowSerializer
     extra_query_params = ("component",)  # read by list()
 

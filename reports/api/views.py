@@ -47,8 +47,20 @@ def window(scope: Scope) -> dict:
 
 
 def threshold_of(request) -> float:
+    """The API's threshold: a number, or left out for the default. (The page's form
+    reads an empty field as the default; `?threshold=` in the API is a mistake.)"""
+    raw = request.query_params.get("threshold")
+    if raw == "":
+        raise ValidationError(
+            {
+                "threshold": [
+                    "threshold must be a number between 0 and 1, e.g. 0.95; leave it "
+                    "out for the default"
+                ]
+            }
+        )
     try:
-        return threshold_value(request.query_params.get("threshold"))
+        return threshold_value(raw)
     except ValueError as exc:
         raise ValidationError({"threshold": [str(exc)]}) from None
 

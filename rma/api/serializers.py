@@ -156,11 +156,21 @@ class NoteSerializer(serializers.Serializer):
     body = serializers.CharField(max_length=10000)
 
 
+class AssigneeField(serializers.SlugRelatedField):
+    """A username, or null to unassign. DRF reads "" as null for a related field; the
+    schema says a username is at least one character, so "" is refused, not unassigning."""
+
+    def run_validation(self, data=serializers.empty):
+        if data == "":
+            raise serializers.ValidationError("Give a username, or null to unassign.")
+        return super().run_validation(data)
+
+
 class BulkAssignSerializer(serializers.Serializer):
     cases = serializers.ListField(
         child=serializers.IntegerField(min_value=1), min_length=1, max_length=1000
     )
-    assignee = serializers.SlugRelatedField(
+    assignee = AssigneeField(
         slug_field="username",
         queryset=get_user_model().objects.filter(is_active=True),
         allow_null=True,

@@ -9,6 +9,8 @@ or refused (409) and both answers are declared.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -105,8 +107,14 @@ BUSINESS_RULE_400 = {
         for method, path in (("POST", ""), ("PUT", "{id}/"), ("PATCH", "{id}/"))
     },
 }
+# One seed for every run, so CI tests the same requests each time: without it schemathesis
+# draws a new seed per run for the requests it builds from the schema's edges (empty,
+# extreme, odd characters), and a run found or missed a disagreement by chance. To look
+# further, run with another: CORRAL_SCHEMATHESIS_SEED=7 .venv/bin/pytest tests/api/...
+SEED = int(os.environ.get("CORRAL_SCHEMATHESIS_SEED", "20261127"))
 CONFIG = schemathesis.config.SchemathesisConfig.from_dict(
     {
+        "seed": SEED,
         "operations": [
             {
                 "include-name": name,
@@ -117,7 +125,7 @@ CONFIG = schemathesis.config.SchemathesisConfig.from_dict(
                 },
             }
             for name in BUSINESS_RULE_400
-        ]
+        ],
     }
 )
 # Loaded once at collection (the schema needs no database); each generated test then runs
@@ -152,13 +160,13 @@ def keep_the_test_connection():
 @pytest.mark.django_db
 @schema.parametrize()
 @BOUNDED
-def test_every_operation_answers_as_declared_to_an_admin(case, seeded_fleet):
-    case.call_and_validate(headers=token(seeded_fleet, "admin"))
+def test_every_operation_answers_as_declared_to_an_admin(case, seeded_fleet_once):
+    case.call_and_validate(headers=token(seeded_fleet_once, "admin"))
 
 
 @pytest.mark.slow
 @pytest.mark.django_db
 @schema.parametrize()
 @settings(BOUNDED, max_examples=INTEGRATION_EXAMPLES)
-def test_every_operation_answers_as_declared_to_an_integration(case, seeded_fleet):
-    case.call_and_validate(headers=token(seeded_fleet, "integration"))
+def test_every_operation_answers_as_declared_to_an_integration(case, seeded_fleet_once):
+    case.call_and_validate(headers=token(seeded_fleet_once, "integration"))
