@@ -214,7 +214,9 @@ def acquire_or_wait(
         if not retry.allows(attempts):
             give_up(f"gave up waiting for the node after {retry.retries} tries: {exc}")
         else:
-            wait(retry.delay(attempts), f"waiting: {exc}")
+            delay = retry.delay(attempts)
+            at = timezone.now() + timedelta(seconds=delay)
+            wait(delay, f"waiting: {exc}; {retry.describe(attempts, at)}")
         return False
 
 

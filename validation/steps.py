@@ -21,7 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from engine.outbox import QUEUED, Outbox
-from inventory.models import Node
+from inventory.choices import ACTIVE_OPERATION_STATUSES
+from inventory.models import Node, Operation
 
 from .limits import step_time_limits
 from .models import GateRun, RunStatus
@@ -94,9 +95,16 @@ def send_step(run_id: int, step: int) -> bool:
     return True if run is None else OUTBOX.send(run)
 
 
-def defer_step(run_id: int, step: int, seconds: float) -> None:
-    """The step waits for its node: recorded on the run (not as a broker countdown)."""
-    OUTBOX.defer(run_id, seconds, only=Q(steps_done=step), step_heartbeat=None)
+def defer_step(run_id: int, step: int, seconds: float, message: str = "") -> None:
+    """The step waits for its node: recorded on the run (not as a broker countdown), and
+    why and until when on its validate operation, which the node page and the API show
+    ("gate step 2 waiting: … ; retry 3 of 20 at 14:02:05 UTC")."""
+    if OUTBOX.defer(run_id, seconds, only=Q(steps_done=step), step_heartbeat=None) and message:
+        op_id = GateRun.objects.filter(pk=run_id).values_list("operation_id", flat=True).first()
+        if op_id is not None:
+            Operation.objects.filter(pk=op_id, status__in=ACTIVE_OPERATION_STATUSES).update(
+                message=f"gate step {step} {message}"[:1000]
+            )
 
 
 def send_step_if_due(run_id: int) -> bool | None:

@@ -52,7 +52,7 @@ def gate_step(run_id: int, step: int) -> str:
         holder,
         run.step_attempts,
         give_up=lambda reason: services.abort_run(run_id, reason),
-        wait=lambda seconds, _message: steps.defer_step(run_id, step, seconds),
+        wait=lambda seconds, message: steps.defer_step(run_id, step, seconds, message),
     ):
         return "waiting"
     try:

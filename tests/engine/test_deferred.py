@@ -2,19 +2,21 @@
 node, is neither lost nor failed while it waits, is sent by the sweep only once its time
 has come, and a broker that is down then hands it to the republish sweep."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from inventory import operations, services, watchdog
-from inventory.locking import break_stale_locks
+from inventory.locking import acquire, break_stale_locks
 from inventory.models import Node, Operation
 from inventory.operations import DEFERRED, UNSENT
 from tests.factories import GateRunFactory, NodeFactory
 from tests.validation.test_steps import broker_down  # noqa: F401
 from validation import steps
 from validation.models import GateRun
+from validation.tasks import gate_step
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +157,23 @@ def test_the_api_shows_why_and_until_when_an_operation_waits(api):
     assert body["status"] == "running" and body["attempts"] == 1
     assert body["message"] == "BMC did not answer; retry 4 of 4 at 14:02:05 UTC"
     assert body["not_before"] == op.not_before.isoformat().replace("+00:00", "Z")
+
+
+def test_a_gate_step_waiting_for_its_node_says_why_and_until_when(api, settings):
+    settings.CORRAL_LOCK_WAIT_SECONDS = 30
+    settings.CORRAL_LOCK_WAIT_RETRIES = 20
+    run = GateRunFactory()
+    validate = Operation.objects.create(
+        kind="validate", node=run.node, status="running", message="gpu: running"
+    )
+    GateRun.objects.filter(pk=run.pk).update(operation=validate, step_task_id="c0ffee")
+    acquire(run.node, "recycle #7")  # someone else holds the node
+
+    assert gate_step(run.pk, 0) == "waiting"
+    validate.refresh_from_db()
+    assert validate.message.startswith(
+        f"gate step 0 waiting: {run.node} is busy: locked by recycle #7 since "
+    ), validate.message
+    assert re.search(r"; retry 1 of 20 at \d\d:\d\d:\d\d UTC$", validate.message)
+    body = api("admin").get(f"/api/v1/gate-runs/{run.pk}/").json()
+    assert body["step_attempts"] == 1 and body["step_not_before"] is not None

@@ -70,6 +70,8 @@ class GateRunSerializer(serializers.ModelSerializer):
             "soak",
             "iteration",
             "cancel_requested",
+            "step_not_before",
+            "step_attempts",
             "outcome_reason",
             "evidence",
             "context",
