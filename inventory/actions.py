@@ -90,6 +90,7 @@ ACTIONS: dict[str, Action] = {
             "Drain",
             event="drain",
             task="provisioning.tasks.drain_node",
+            cancel="provisioning.draining.cancel",
             style="warning",
             confirm="Cordon this node in the scheduler and wait for its jobs?",
         ),

@@ -25,7 +25,7 @@ from .services import CannotCancel, fail_node
 
 # Kinds whose waiting operation may be cancelled: what they leave behind is a node that is
 # failed with the reason (inspect, deploy, repaired) or no change at all (power, boot).
-# A drain waits on jobs (undrain resumes the node) and a gate run has its own cancel.
+# A drain cancels by its own hook (the node returns to service), a gate run by its own.
 WHILE_WAITING = frozenset(
     {"power_on", "power_off", "power_cycle", "boot_pxe", "inspect", "repaired", "deploy"}
 )

@@ -231,3 +231,27 @@ def cordon_for_burn_in(node: Node, reason: str) -> None:
     """validate on an in-service node: no new job may land on it while the gates run."""
     with bmc_io():
         get_scheduler().cordon(node, reason)
+
+
+def cancel(op: Operation, actor: str) -> Operation:
+    """Cancel a drain (the drain action's cancel hook): the node goes back to service.
+    Between two checks the drain ends cancelled, saying what it still waited for, and the
+    undrain action starts (it resumes the node in the scheduler). While a worker asks the
+    scheduler (its first attempt) it is refused, naming the worker."""
+    with transaction.atomic():
+        row = Operation.objects.select_for_update().get(pk=op.pk)
+        if row.is_finished:
+            raise inventory.CannotCancel(f"operation {row.pk} already ended ({row.status})")
+        if row.worker:
+            raise inventory.CannotCancel(
+                f"drain {row.pk} is asking the scheduler on {row.worker} now; cancel it once "
+                "it waits for the node's jobs"
+            )
+        waited = f" while it waited ({row.message})" if row.message else " before it started"
+        why = f"cancelled by {actor}{waited}; the node returns to service"
+        operations.finish_operation(row, OperationStatus.CANCELLED, error=why[:4000])
+        node = Node.objects.get(pk=row.node_id)
+        if node.state in (NodeState.DRAINING, NodeState.DRAINED):
+            inventory.start_action(node, "undrain", actor, f"drain {row.pk} cancelled")
+    row.refresh_from_db()
+    return row

@@ -67,3 +67,25 @@ def test_the_node_page_offers_cancel_while_work_waits_and_cancels_it(client, use
     client.force_login(users["manager"])
     denied = client.post(reverse("inventory:operation_cancel", args=[second.pk]))
     assert denied.status_code == 403
+
+
+def test_a_drain_waiting_on_jobs_is_cancelled_and_the_node_returns_to_service(api):
+    node = NodeFactory(state="in_service")
+    drain = services.start_action(node, "drain", actor="user:alice")
+    assert operations.begin_operation(drain, worker="celery@w1 pid 7")
+    refused = api("technician").post(f"/api/v1/operations/{drain.pk}/cancel/")
+    assert refused.status_code == 409  # asking the scheduler now
+    assert "asking the scheduler on celery@w1 pid 7" in refused.data["detail"]
+    operations.wait_operation(drain, 10, "waiting: 2 jobs running: 101, 102")
+
+    resp = api("technician").post(f"/api/v1/operations/{drain.pk}/cancel/")
+    assert resp.status_code == 200, resp.content
+    assert resp.data["status"] == "cancelled"
+    assert resp.data["error"] == (
+        "cancelled by token:technician-user while it waited (waiting: 2 jobs running: "
+        "101, 102); the node returns to service"
+    )
+    undrain = Operation.objects.get(node=node, kind="undrain")
+    assert undrain.status == "pending" and undrain.actor == "token:technician-user"
+    row = Node.objects.get(pk=node.pk)
+    assert row.state == "in_service" and row.lock_operation_id == undrain.pk
