@@ -6,16 +6,17 @@ as a child operation of the flow's own operation. Because the steps are declared
 and the node page show every flow the same way (which step is done, which runs now and
 why it waits, which are still to come) and docs/architecture.md lists them from the code.
 
-Today's plans: recycle (day2). The gate run's phases and soak iterations are steps of
-their own kind (validation.steps).
+Today's plans: recycle (day2). A flow whose steps come from a document rather than a
+table registers a step source instead: validate shows its gate run's phases, read from the
+profile the run was started with (validation.plans).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -117,3 +118,29 @@ def register(plan: Plan) -> None:
 
 def plan_for(kind: str) -> Plan | None:
     return PLANS.get(kind)
+
+
+# Kind -> the steps of one of its operations, for flows whose steps are data (a gate run's
+# phases come from its profile), not a table.
+StepSource = Callable[[Any], list[StepView]]
+SOURCES: dict[str, StepSource] = {}
+
+
+def register_steps(kind: str, source: StepSource) -> None:
+    if kind in PLANS or SOURCES.get(kind, source) is not source:
+        raise ImproperlyConfigured(f"the steps of {kind!r} are registered twice")
+    SOURCES[kind] = source
+
+
+def kinds_with_steps() -> list[str]:
+    return sorted({*PLANS, *SOURCES})
+
+
+def steps_of(op: Any) -> list[StepView]:
+    """The steps of operation `op` (an inventory Operation): a declared plan's with their
+    child operations, or what its kind's step source says; [] for single-step work."""
+    plan = plan_for(op.kind)
+    if plan is not None:
+        return view(plan, op.children.all(), active=not op.is_finished)
+    source = SOURCES.get(op.kind)
+    return source(op) if source is not None else []

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from engine.plans import PLANS, StepView, plan_for, view
+from engine.plans import StepView, kinds_with_steps, steps_of
 
 from . import workers
 from .choices import (
@@ -51,18 +51,19 @@ def active_operation(node: Node) -> Operation | None:
 
 
 def active_plan(node: Node) -> tuple[Operation, list[StepView]] | None:
-    """The flow of declared steps (a recycle) running on the node, with its steps."""
+    """The flow of several steps (a recycle, a validate's gate run) running on the node,
+    with its steps."""
     op = (
         Operation.objects.filter(
-            node=node, status__in=ACTIVE_OPERATION_STATUSES, kind__in=list(PLANS)
+            node=node, status__in=ACTIVE_OPERATION_STATUSES, kind__in=kinds_with_steps()
         )
         .order_by("-created")
         .first()
     )
-    plan = plan_for(op.kind) if op is not None else None
-    if op is None or plan is None:
+    if op is None:
         return None
-    return op, view(plan, op.children.all(), active=True)
+    steps = steps_of(op)
+    return (op, steps) if steps else None
 
 
 def latest_rack_operation(rack: Rack) -> Operation | None:

@@ -12,9 +12,12 @@ class ValidationConfig(AppConfig):
     verbose_name = "Validation"
 
     def ready(self) -> None:
-        from engine import sweep
+        from engine import plans, sweep
 
         from . import steps
+        from .plans import gate_steps
+
+        plans.register_steps("validate", gate_steps)
 
         sweep.register(
             "gate_steps.due",

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers as drf
 
 from core import strict as serializers
-from engine.plans import plan_for, view
+from engine.plans import steps_of
 
 from ..models import Operation
 
@@ -68,8 +68,4 @@ class OperationSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(StepSerializer(many=True))
     def get_steps(self, op: Operation) -> list[dict]:
-        plan = plan_for(op.kind)
-        if plan is None:
-            return []
-        steps = view(plan, op.children.all(), active=not op.is_finished)
-        return list(StepSerializer(steps, many=True).data)
+        return list(StepSerializer(steps_of(op), many=True).data)

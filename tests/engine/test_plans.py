@@ -10,7 +10,7 @@ from django.urls import reverse
 from day2.recycle import PLAN
 from engine import plans
 from inventory.models import Operation
-from tests.factories import NodeFactory
+from tests.factories import GateRunFactory, NodeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +85,48 @@ def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, user
         ("rma", "planned"),
     ]
     assert "retry 2 of 4 at 14:02:05 UTC" in steps
+
+
+def validating(**run) -> Operation:
+    """A validate operation and its gate run on the shipped HGX profile (phases preflight,
+    gpu, nvlink, fabric, storage, then burn-in: a soak of 15 iterations)."""
+    node = NodeFactory(state="validating")
+    op = Operation.objects.create(kind="validate", node=node, actor="system", status="running")
+    GateRunFactory(node=node, operation=op, **run)
+    return op
+
+
+def test_a_validate_shows_its_gate_phases_as_steps(api, client, users):
+    op = validating(phase_index=5, iteration=3, steps_done=8)
+    body = api("admin").get(f"/api/v1/operations/{op.pk}/").json()
+    assert [(s["name"], s["status"], s["message"]) for s in body["steps"]] == [
+        ("preflight", "succeeded", ""),
+        ("gpu", "succeeded", ""),
+        ("nvlink", "succeeded", ""),
+        ("fabric", "succeeded", ""),
+        ("storage", "succeeded", ""),
+        ("burn-in", "running", "iteration 4 of 15"),
+    ]
+    assert body["steps"][5]["ends"] == "15 iterations of its checks judged"
+
+    client.force_login(users["manager"])
+    html = client.get(reverse("inventory:node_detail", args=[op.node_id])).content.decode()
+    steps = html[html.index('id="plan-steps"') : html.index("</ol>", html.index('id="plan-steps"'))]
+    assert ('data-step="burn-in" data-status="running"') in steps
+
+
+def test_a_failed_gate_run_says_where_it_failed_and_what_never_ran(api):
+    op = validating(phase_index=1, status="failed", outcome_reason="gpu: dcgmi diag failed")
+    Operation.objects.filter(pk=op.pk).update(status="failed")
+    steps = api("admin").get(f"/api/v1/operations/{op.pk}/").json()["steps"]
+    assert [(s["name"], s["status"]) for s in steps][:3] == [
+        ("preflight", "succeeded"),
+        ("gpu", "failed"),
+        ("nvlink", "not run"),
+    ]
+    assert steps[1]["message"] == "gpu: dcgmi diag failed"
+
+
+def test_steps_are_declared_once_per_kind():
+    with pytest.raises(ImproperlyConfigured):
+        plans.register_steps("recycle", lambda op: [])  # recycle has a declared plan
