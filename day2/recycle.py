@@ -235,7 +235,15 @@ def cancel(op: Operation, actor: str) -> Operation:
         if step in ("admit", "rma"):
             raise CannotCancel(f"recycle #{op.pk} is at {step}: too late to cancel")
         node = _node_of(op)
-        why = f"cancelled by {actor} during {step}"
+        done = list(
+            op.children.filter(status=OperationStatus.SUCCEEDED)
+            .order_by("pk")
+            .values_list("kind", flat=True)
+        )
+        # What was already done, so whoever reads it knows what to undo or redo.
+        why = f"cancelled by {actor} during {step}; " + (
+            f"done: {', '.join(done)}" if done else "nothing was done yet"
+        )
         _end(op, OperationStatus.CANCELLED, why, outcome="cancelled")
         if last is not None and last.status in ACTIVE_OPERATION_STATUSES and step != "validate":
             operations.finish_operation(last, OperationStatus.CANCELLED, error=why)

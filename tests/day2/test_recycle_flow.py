@@ -135,7 +135,9 @@ def test_cancel_while_waiting_for_phone_home_leaves_the_node_failed(
     resp = api("technician").post(f"/api/v1/operations/{op_id}/cancel/")
     assert resp.status_code == 200, resp.content
     assert resp.data["status"] == "cancelled"
-    assert resp.data["error"] == "cancelled by token:technician-user during deploy"
+    assert resp.data["error"] == (
+        "cancelled by token:technician-user during deploy; done: drain, deploy"
+    )
     node = Node.objects.get(pk=serving_node.pk)
     assert node.state == "failed" and "cancelled" in node.failure_reason
     # The half-done deploy's token is void: the machine's late phone-home is refused.
