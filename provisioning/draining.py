@@ -27,7 +27,7 @@ from inventory import operations
 from inventory import services as inventory
 from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState, OperationStatus
 from inventory.lifecycle import IllegalTransition, transition
-from inventory.locking import holder_of
+from inventory.locking import NodeLocked, holder_of
 from inventory.models import Node, Operation
 
 from .runner import Waiting, bmc_io
@@ -252,6 +252,12 @@ def cancel(op: Operation, actor: str) -> Operation:
         operations.finish_operation(row, OperationStatus.CANCELLED, error=why[:4000])
         node = Node.objects.get(pk=row.node_id)
         if node.state in (NodeState.DRAINING, NodeState.DRAINED):
-            inventory.start_action(node, "undrain", actor, f"drain {row.pk} cancelled")
+            try:
+                inventory.start_action(node, "undrain", actor, f"drain {row.pk} cancelled")
+            except (inventory.ActionNotAllowed, NodeLocked) as exc:
+                # Nothing is cancelled (the transaction rolls back): the node stays as it was.
+                raise inventory.CannotCancel(
+                    f"drain {row.pk} not cancelled: its node cannot return to service now ({exc})"
+                ) from exc
     row.refresh_from_db()
     return row

@@ -89,3 +89,18 @@ def test_a_drain_waiting_on_jobs_is_cancelled_and_the_node_returns_to_service(ap
     assert undrain.status == "pending" and undrain.actor == "token:technician-user"
     row = Node.objects.get(pk=node.pk)
     assert row.state == "in_service" and row.lock_operation_id == undrain.pk
+
+
+def test_a_drain_whose_node_is_held_by_other_work_is_not_cancelled(api):
+    node = NodeFactory(state="in_service")
+    drain = services.start_action(node, "drain", actor="user:alice")
+    assert operations.begin_operation(drain, worker="celery@w1 pid 7")
+    operations.wait_operation(drain, 10, "waiting: 1 job running: 101")
+    Node.objects.filter(pk=node.pk).update(reservation="gate run 9 step 1")
+
+    resp = api("technician").post(f"/api/v1/operations/{drain.pk}/cancel/")
+    assert resp.status_code == 409, resp.content
+    assert "cannot return to service now" in resp.data["detail"]
+    assert "gate run 9 step 1" in resp.data["detail"]
+    assert Operation.objects.get(pk=drain.pk).status == "running"  # nothing half-done
+    assert not Operation.objects.filter(node=node, kind="undrain").exists()
