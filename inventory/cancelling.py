@@ -1,13 +1,14 @@
 """Cancelling an operation, at any point where stopping it is safe, saying what was done.
 
-A flow with a `cancel` hook (a recycle chain) stops where it stands by its own rules. Any
-other operation can be cancelled while it *waits*: before a worker started it, between
-two attempts (a retry, a wait for its node: `operations.defer`), which is where a
-technician watching "retry 3 of 4 at 14:02:05 UTC" wants to stop it. While a worker is
-in the middle of an attempt (talking to the BMC) it is refused with the worker's name:
-a power cycle half sent cannot be taken back, and the attempt ends by itself within its
-time limit. The node leaves a transitional state (inspecting, deploying) as failed with
-the reason, so it can be acted on again; power and boot actions change no state.
+An action with a `cancel` hook (a recycle chain; a drain, which returns the node to
+service) stops where it stands by its own rules. Any other operation can be cancelled
+while it *waits*: before a worker started it, between two attempts (a retry, a wait for
+its node: `operations.defer`), which is where a technician watching "retry 3 of 4 at
+14:02:05 UTC" wants to stop it. While a worker is in the middle of an attempt (talking
+to the BMC) it is refused with the worker's name: a power cycle half sent cannot be
+taken back, and the attempt ends by itself within its time limit. The node leaves a
+transitional state (inspecting, deploying) as failed with the reason, so it can be acted
+on again; power and boot actions change no state.
 """
 
 from __future__ import annotations
