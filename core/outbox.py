@@ -48,7 +48,7 @@ EVENT_TYPES = (
     "attestation.finished",
 )
 PUMP_TASK = "core.tasks.pump"
-# What the broker client raises when it cannot publish (as inventory.operations): a pump not
+# What the broker client raises when it cannot publish (as engine.outbox): a pump not
 # sent is not lost work, the deliveries are rows and the sweep sends a pump for them.
 PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)
 

@@ -123,8 +123,16 @@ def prune_boot_records() -> int:
 
 NODE_TASKS = {
     task.name
-    for task in (power_node, set_boot_device, inspect_node, drain_node, admit_node)
-    + (undrain_node, decommission_node, deploy_node)
+    for task in [
+        power_node,
+        set_boot_device,
+        inspect_node,
+        drain_node,
+        admit_node,
+        undrain_node,
+        decommission_node,
+        deploy_node,
+    ]
 }
 
 
