@@ -18,12 +18,7 @@ class Day2Config(AppConfig):
         from . import campaigns, recycle
 
         plans.register(recycle.PLAN)
-        sweep.register(
-            "day2.recycles",
-            recycle.sweep,
-            "CORRAL_DAY2_SWEEP_SECONDS",
-            "Moves on the recycle chains whose next step was lost with a process.",
-        )
+        plans.listen(campaigns.KIND, campaigns.heard)  # a member's recycle ended
         sweep.register(
             "day2.campaigns",
             campaigns.sweep,

@@ -8,19 +8,25 @@
 
 `move()` writes Campaign.status with a conditional UPDATE (WHERE status = <from>), so a
 person's pause and the engine's finish cannot both win, and announces the change as a
-webhook event (`campaign.paused`, ... see ANNOUNCED).
+webhook event (`campaign.paused`, ... see ANNOUNCED). The campaign's operation follows:
+a pause is its message, and it ends with the campaign.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
 
 from core import outbox
+from core.text import plural
+from inventory import operations
+from inventory.choices import OperationStatus
+from inventory.models import Operation
 
-from .models import Campaign
+from .models import Campaign, MemberStatus
 from .models import CampaignStatus as S
 
 _TABLE: list[tuple[str, tuple[str, ...], str]] = [
@@ -91,5 +97,29 @@ def move(campaign: Campaign, event: str, actor: str, reason: str = "") -> Campai
             raise IllegalCampaignTransition(str(campaign.pk), current, event)
         for key, value in fields.items():
             setattr(campaign, key, value)
+        _follow(campaign, target, why)
         outbox.emit(ANNOUNCED[event], lambda: payload(campaign))
     return campaign
+
+
+def _follow(campaign: Campaign, status: str, why: str) -> None:
+    """The campaign's operation follows it: says why it paused, and ends with it (failed
+    if any node failed, cancelled if it was)."""
+    op = Operation.objects.filter(pk=campaign.operation_id).first()
+    if op is None or op.is_finished:
+        return
+    if status == S.PAUSED:
+        operations.report_progress(op, op.progress, why[:1000])
+    elif status == S.CANCELLED:
+        operations.finish_operation(op, OperationStatus.CANCELLED, error=why)
+    elif status == S.FINISHED:
+        counts = Counter(campaign.members.values_list("status", flat=True))
+        failed = counts[MemberStatus.FAILED]
+        started = sum(counts.values()) - counts[MemberStatus.SKIPPED]
+        Operation.objects.filter(pk=op.pk).update(message=campaign.status_reason[:1000])
+        operations.finish_operation(
+            op,
+            OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
+            error=f"{failed} of {plural(started, 'node')} failed" if failed else "",
+            result={"campaign": campaign.pk, **{str(k): n for k, n in counts.items()}},
+        )

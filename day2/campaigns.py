@@ -30,7 +30,7 @@ from core import outbox
 from core.text import plural
 from inventory import services as inventory
 from inventory.actions import get_action
-from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState
+from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState, OperationStatus
 from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
 from provisioning.deployments import resolve_image
@@ -53,6 +53,7 @@ OUT_OF_SERVICE = frozenset(
     }
 )
 WAITING_FOR_ROOM = "waiting for room in its rack"
+KIND = "campaign"  # its operation's kind
 OP_TO_MEMBER = {
     "succeeded": MemberStatus.SUCCEEDED,
     "failed": MemberStatus.FAILED,
@@ -61,9 +62,12 @@ OP_TO_MEMBER = {
 
 
 def _recycle_states() -> frozenset[str]:
+    """Where a member's recycle may start. Not from RMA: a recycle there closes the case
+    as repaired, and a rollout must not decide that a node waiting for its repair is
+    fixed."""
     action = get_action("recycle")
     assert action is not None
-    return action.allowed_states
+    return action.allowed_states - {NodeState.RMA}
 
 
 def select_nodes(selection: dict) -> list[Node]:
@@ -134,6 +138,15 @@ def create(
         )
         campaign.full_clean()
         campaign.save()
+        campaign.operation = Operation.objects.create(
+            kind=KIND,
+            actor=actor,
+            status=OperationStatus.RUNNING,
+            started=timezone.now(),
+            message=f"campaign #{campaign.pk} {name}"[:1000],
+            params={"campaign": campaign.pk, "image": image.pk, "reason": reason},
+        )
+        campaign.save(update_fields=["operation"])
         CampaignNode.objects.bulk_create(_member(campaign, node, eligible, busy) for node in nodes)
         outbox.emit("campaign.started", lambda: campaign_flow.payload(campaign))
         transaction.on_commit(lambda: tick(campaign.pk))
@@ -146,6 +159,9 @@ def _member(
     member = CampaignNode(campaign=campaign, node=node)
     if node.pk in busy:
         member.status, member.message = MemberStatus.SKIPPED, "already in another campaign"
+    elif node.state == NodeState.RMA:
+        member.status = MemberStatus.SKIPPED
+        member.message = "rma: waiting for its repair (closing its case recycles it)"
     elif node.state not in eligible:
         member.status = MemberStatus.SKIPPED
         member.message = f"{node.state}: a recycle cannot start there"
@@ -192,6 +208,7 @@ def tick(campaign_id: int) -> str:
         if campaign.status == CampaignStatus.RUNNING:
             _launch(campaign, members)
         active = any(m.status in (MemberStatus.WAITING, MemberStatus.RUNNING) for m in members)
+        _show(campaign, members)
         if campaign.status == CampaignStatus.CANCELLED:
             CampaignNode.objects.filter(campaign=campaign, status=MemberStatus.WAITING).update(
                 status=MemberStatus.CANCELLED, message="campaign cancelled"
@@ -201,6 +218,28 @@ def tick(campaign_id: int) -> str:
             summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
             campaign_flow.move(campaign, "finish", "system", summary)
     return campaign.status
+
+
+def heard(op_id: int) -> None:
+    """One of the campaign operation's recycles ended (engine.plans.listen): tick now,
+    rather than at the next sweep."""
+    campaign = Campaign.objects.filter(operation_id=op_id).values_list("pk", flat=True).first()
+    if campaign is not None:
+        tick(campaign)
+
+
+def _show(campaign: Campaign, members: list[CampaignNode]) -> None:
+    """The campaign operation's progress line: how many nodes are done, running, waiting."""
+    if campaign.operation_id is None:
+        return
+    counted = [m for m in members if m.status != MemberStatus.SKIPPED]
+    ended = sum(m.status not in (MemberStatus.WAITING, MemberStatus.RUNNING) for m in counted)
+    counts = Counter(m.status for m in members)
+    line = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    progress = 100 * ended // len(counted) if counted else 100
+    Operation.objects.filter(pk=campaign.operation_id, status=OperationStatus.RUNNING).exclude(
+        progress=progress, message=line
+    ).update(progress=progress, message=line)
 
 
 def _collect(members: list[CampaignNode]) -> None:
@@ -252,7 +291,8 @@ def _start(campaign: Campaign, member: CampaignNode) -> None:
                 "recycle",
                 campaign.actor,
                 f"campaign #{campaign.pk} {campaign.name}",
-                {"image": campaign.image_id, "campaign": campaign.pk},
+                {"image": campaign.image_id},
+                parent=campaign.operation,  # it hears the recycle end (`heard`)
             )
     except (inventory.ActionNotAllowed, NodeLocked, ValidationError) as exc:
         member.status, member.message = MemberStatus.SKIPPED, f"not started: {exc}"[:2000]

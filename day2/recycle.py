@@ -1,40 +1,40 @@
 """Recycle: the whole day-2 repair of one node as one operation, step by step.
 
 Each step is an ordinary action run as a child of the recycle operation, so it keeps its
-own rules (lock, transition, retries, deadline) and the chain only decides what comes
-next when a child ends (`advance`, called after the commit that ends it, and by the sweep
-should that call be lost). The chain, as a table:
+own rules (lock, transition, retries, deadline). The chain is a declared plan (`PLAN`,
+run by inventory.starting like every plan): this module gives only the answers a plan
+needs from its owner (the facts its conditions read, the deploy's image, how a failure
+reads) and its cancel. The table:
 
-    step       starts from                    ends when                    next
-    drain      in_service                     the scheduler reports it     deploy (or rma)
+    step       runs when                      ends when                    then
+    drain      the node is in service         the scheduler reports it     deploy (or rma)
                                               drained (no jobs left)
-    deploy     drained, failed, ready         the node is powered to PXE   (phone-home)
-    validate   phone-home (validating)        the gates judged it          admit (passed)
-    admit      gates passed (in_service)      the scheduler resumed it     done
-    rma        drained (then=rma), or the     the case is open             done
-               gates found hardware evidence
+    repaired   the node is in RMA (its case   it is re-inspected (ready)   deploy
+               is closed as repaired)
+    deploy     unless then=rma                the node is powered to PXE   (phone-home)
+    validate   started by the phone-home      the gates judged it          (admission)
+    admit      started by passing gates       the scheduler resumed it     done
+    rma        then=rma                       the case is open             done
 
 A failed step ends the chain failed with the step's reason; hardware evidence from the
 gates ends it failed with "RMA case opened". Cancel stops it where it stands: a drain is
-undone (the node resumes, no reimage); a deploy or a gate run is cut short and the node
-is left failed, because a half-reimaged node is not serviceable.
+undone (the node resumes, no reimage); an inspection, a deploy or a gate run is cut short
+and the node is left failed, because a half-reimaged node is not serviceable.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
-from engine.plans import Plan, Step
-from inventory import operations
+from engine.plans import Facts, Plan, Step
+from inventory import operations, starting
 from inventory import services as inventory
-from inventory.actions import get_action
 from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState, OperationStatus
-from inventory.locking import NodeLocked, release_for
+from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
 from provisioning.deployments import resolve_image
 from provisioning.selectors import golden_image
@@ -45,19 +45,95 @@ log = logging.getLogger(__name__)
 
 KIND = "recycle"
 THEN = ("rma",)
-# The chain's steps, declared (the API and the node page show them; `advance` decides
-# which comes next): each is an action run as a child operation.
+
+
+def _then_rma(facts: Facts) -> bool:
+    return facts["then"] == "rma"
+
+
+def _reimages(facts: Facts) -> bool:
+    return facts["then"] != "rma"
+
+
+def _facts(op: Operation, node: Node) -> Facts:
+    return {"state": node.state, "then": op.params.get("then") or ""}
+
+
+def _step_params(step: Step, op: Operation, node: Node) -> dict:
+    """The deploy's image: the one asked for, else the node's golden image."""
+    if step.name != "deploy":
+        return {}
+    if op.params.get("image"):
+        return {"image": op.params["image"], "image_name": op.params.get("image_name", "")}
+    image = golden_image(node)
+    if image is None:
+        raise ValidationError(
+            {
+                "params.image": f"no image to reimage {node} with: it never ran a published "
+                'image; give one: {"params": {"image": "name:version"}}'
+            }
+        )
+    params = {"image": image.pk, "image_name": str(image)}
+    op.params = {**op.params, **params}  # the chain says which image it deploys
+    Operation.objects.filter(pk=op.pk).update(params=op.params)
+    return params
+
+
+def _failed(op: Operation, last: Any, node: Node) -> tuple[str, str]:
+    if node.state == NodeState.RMA:
+        return f"hardware fault, RMA case opened: {last.error}", "rma"
+    return f"{last.kind} {last.status}: {last.error}", str(last.status)
+
+
 PLAN = Plan(
     KIND,
     (
-        Step("drain", (0, 25), "the scheduler reports no jobs left", only="node in service"),
-        Step("deploy", (25, 45), "the node is powered to PXE; its phone-home starts the gates"),
-        Step("validate", (45, 90), "the gates judged it", only="unless then=rma"),
-        Step("admit", (90, 100), "the scheduler resumed it", only="gates passed"),
-        Step("rma", (90, 100), "the case is open", only="then=rma"),
+        Step(
+            "drain",
+            (0, 25),
+            "the scheduler reports no jobs left",
+            only="node in service",
+            when=lambda f: f["state"] == NodeState.IN_SERVICE,
+        ),
+        Step(
+            "repaired",
+            (0, 25),
+            "it is re-inspected",
+            only="node in RMA",
+            when=lambda f: f["state"] == NodeState.RMA,
+        ),
+        Step(
+            "deploy",
+            (25, 45),
+            "the node is powered to PXE; its phone-home starts the gates",
+            only="unless then=rma",
+            when=_reimages,
+        ),
+        Step(
+            "validate",
+            (45, 90),
+            "the gates judged it",
+            only="unless then=rma",
+            when=_reimages,
+            arrives=True,
+            waits_for="the node's phone-home",
+        ),
+        Step(
+            "admit",
+            (90, 100),
+            "the scheduler resumed it",
+            only="gates passed",
+            when=_reimages,
+            arrives=True,
+            waits_for="the gates' verdict",
+        ),
+        Step("rma", (90, 100), "the case is open", only="then=rma", when=_then_rma),
     ),
+    facts=_facts,
+    params=_step_params,
+    failed=_failed,
+    outcomes={"admit": "in_service", "rma": "rma"},
 )
-SPANS = {step.name: step.span for step in PLAN.steps}
 
 
 class CannotCancel(inventory.CannotCancel):
@@ -67,7 +143,7 @@ class CannotCancel(inventory.CannotCancel):
 def validate_params(params: dict) -> dict:
     """Params validator of the recycle action: an optional image (id or name:version,
     published) and an optional `then: rma` (drain, then open an RMA case)."""
-    out = {k: v for k, v in params.items() if k in ("image", "then", "campaign")}
+    out = {k: v for k, v in params.items() if k in ("image", "then")}
     then = params.get("then") or ""
     if then not in ("", *THEN):
         raise ValidationError({"params.then": "'then' may be 'rma' (drain, then open a case)."})
@@ -75,152 +151,18 @@ def validate_params(params: dict) -> dict:
     if params.get("image") not in (None, ""):
         image = resolve_image(params["image"])
         out.update(image=image.pk, image_name=str(image))
-    if "campaign" in params and not isinstance(params["campaign"], int):
-        raise ValidationError({"params.campaign": "The id of the campaign it belongs to."})
-    unknown = sorted(set(params) - {"image", "then", "image_name", "campaign"})
+    unknown = sorted(set(params) - {"image", "then", "image_name"})
     if unknown:
         raise ValidationError({"params": f"Unknown parameter(s): {', '.join(unknown)}."})
     return out
 
 
-def _reason(op: Operation, step: str) -> str:
-    why = op.params.get("reason") or "recycle"
-    return f"recycle #{op.pk} ({step}): {why}"[:500]
-
-
-def _start_child(op: Operation, node: Node, name: str, params: dict | None = None) -> None:
-    """Start `name` on the node as the chain's next step; a refusal ends the chain."""
-    action = get_action(name)
-    assert action is not None
-    try:
-        with transaction.atomic():
-            inventory.start_on_node(
-                node, action, op.actor, _reason(op, name), params or {}, parent=op
-            )
-    except (inventory.ActionNotAllowed, NodeLocked, ValidationError) as exc:
-        _end(op, OperationStatus.FAILED, f"{name} could not start: {exc}")
-        return
-    lo, _ = SPANS[name]
-    operations.report_progress(op, lo, f"{name}: started")
-
-
-def _end(op: Operation, status: str, error: str = "", outcome: str = "") -> None:
-    result = {**(op.result or {}), "outcome": outcome or status}
-    operations.finish_operation(op, status, error=error, result=result)
-    campaign = op.params.get("campaign")
-    if campaign:  # its campaign hears at once (its beat would, a little later)
-        from .campaigns import tick
-
-        transaction.on_commit(lambda: tick(campaign))
-
-
-def _deploy_params(op: Operation, node: Node) -> dict | None:
-    if op.params.get("image"):
-        return {"image": op.params["image"], "image_name": op.params.get("image_name", "")}
-    image = golden_image(node)
-    if image is None:
-        return None
-    return {"image": image.pk, "image_name": str(image)}
-
-
-def start(op_id: int) -> str:
-    """Task body: the first step, from the state the node is in."""
-    with transaction.atomic():
-        op = Operation.objects.select_for_update().filter(pk=op_id, kind=KIND).first()
-        if op is None or op.is_finished or op.node_id is None:
-            return "skipped"
-        if op.children.exists():
-            return "duplicate"  # a redelivery: the chain is under way
-        operations.begin_operation(op)
-        release_for(op)  # each step takes the node for itself
-        # The message becomes the progress line; the reason is kept for every step.
-        op.params = {**op.params, "reason": op.message}
-        Operation.objects.filter(pk=op.pk).update(params=op.params)
-        node = Node.objects.get(pk=op.node_id)
-        if node.state == NodeState.IN_SERVICE:
-            _start_child(op, node, "drain")
-        elif op.params.get("then") == "rma":
-            _start_child(op, node, "rma")
-        else:
-            _deploy(op, node)
-    return "started"
-
-
 def _node_of(op: Operation) -> Node:
-    """The node a recycle runs on; every recycle is created with one (`start` returns
-    early without it), and a missing one raises as a lookup by pk=None would."""
+    """The node a recycle runs on; every recycle is created with one (an action on a
+    node), and a missing one raises as a lookup by pk=None would."""
     if op.node_id is None:
         raise Node.DoesNotExist(f"recycle #{op.pk} has no node")
     return Node.objects.get(pk=op.node_id)
-
-
-def abort(op_id: int, reason: str) -> None:
-    """A bug in the chain's own code: it ends failed with the reason, never hangs."""
-    op = Operation.objects.filter(pk=op_id, kind=KIND).first()
-    if op is not None and not op.is_finished:
-        inventory.fail_operation(op, reason)
-
-
-def _deploy(op: Operation, node: Node) -> None:
-    params = _deploy_params(op, node)
-    if params is None:
-        _end(
-            op,
-            OperationStatus.FAILED,
-            f"no image to reimage {node} with: it never ran a published image; "
-            'give one: {"params": {"image": "name:version"}}',
-        )
-        return
-    op.params = {**op.params, **params}
-    Operation.objects.filter(pk=op.pk).update(params=op.params)
-    _start_child(op, node, "deploy", params)
-
-
-def advance(op_id: int) -> None:
-    """A child ended (or the sweep asks): start the next step, or end the chain."""
-    with transaction.atomic():
-        op = Operation.objects.select_for_update().filter(pk=op_id, kind=KIND).first()
-        if op is None or op.is_finished:
-            return
-        last = op.children.order_by("-pk").first()
-        if last is None:
-            return  # the start task has not run yet
-        if last.status in ACTIVE_OPERATION_STATUSES:
-            _show(op, last)
-            return
-        node = _node_of(op)
-        if last.status != OperationStatus.SUCCEEDED:
-            if node.state == NodeState.RMA:
-                _end(
-                    op,
-                    OperationStatus.FAILED,
-                    f"hardware fault, RMA case opened: {last.error}",
-                    outcome="rma",
-                )
-            else:
-                _end(op, OperationStatus.FAILED, f"{last.kind} {last.status}: {last.error}")
-            return
-        if last.kind == "drain":
-            if op.params.get("then") == "rma":
-                _start_child(op, node, "rma")
-            else:
-                _deploy(op, node)
-        elif last.kind == "deploy":
-            operations.report_progress(op, SPANS["deploy"][1], "deploy: waiting for phone-home")
-        elif last.kind in ("admit", "rma"):
-            _end(
-                op,
-                OperationStatus.SUCCEEDED,
-                outcome="in_service" if last.kind == "admit" else "rma",
-            )
-        elif last.kind == "validate" and node.state == NodeState.IN_SERVICE:
-            _end(op, OperationStatus.SUCCEEDED, outcome="in_service")
-
-
-def _show(op: Operation, child: Operation) -> None:
-    lo, hi = SPANS.get(child.kind, (0, 100))
-    progress = lo + (hi - lo) * child.progress // 100
-    operations.report_progress(op, progress, f"{child.kind}: {child.message}"[:1000])
 
 
 def cancel(op: Operation, actor: str) -> Operation:
@@ -244,7 +186,7 @@ def cancel(op: Operation, actor: str) -> Operation:
         why = f"cancelled by {actor} during {step}; " + (
             f"done: {', '.join(done)}" if done else "nothing was done yet"
         )
-        _end(op, OperationStatus.CANCELLED, why, outcome="cancelled")
+        starting.end(op, OperationStatus.CANCELLED, why, outcome="cancelled")
         if last is not None and last.status in ACTIVE_OPERATION_STATUSES and step != "validate":
             operations.finish_operation(last, OperationStatus.CANCELLED, error=why)
         if node.state in (NodeState.DRAINING, NodeState.DRAINED) and step == "drain":
@@ -253,25 +195,10 @@ def cancel(op: Operation, actor: str) -> Operation:
                     inventory.start_action(node, "undrain", actor, f"recycle #{op.pk} {why}")
             except (inventory.ActionNotAllowed, NodeLocked) as exc:
                 log.warning("recycle %s cancelled; node not returned to service: %s", op.pk, exc)
-        elif node.state == NodeState.DEPLOYING:
+        elif node.state in (NodeState.DEPLOYING, NodeState.INSPECTING):
             inventory.fail_node(node, f"recycle #{op.pk} {why}", actor=actor)
         elif step == "validate" and last is not None:
             for run in GateRun.objects.filter(operation=last, status=RunStatus.RUNNING):
                 request_cancel(run, actor)
     op.refresh_from_db()
     return op
-
-
-def sweep(older_than: float = 30.0) -> int:
-    """Beat: chains whose next step was never started (the call after a child's commit
-    was lost with its process) move on; chains whose start task was lost start."""
-    cutoff = timezone.now() - timedelta(seconds=older_than)
-    moved = 0
-    for op in Operation.objects.filter(
-        kind=KIND, status=OperationStatus.RUNNING, created__lt=cutoff
-    ):
-        last = op.children.order_by("-pk").first()
-        if last is not None and last.is_finished and (last.finished or op.created) < cutoff:
-            advance(op.pk)
-            moved += 1
-    return moved

@@ -41,10 +41,6 @@ class Action:
     # `rma` app opens or closes a case). Named by path, like `task`, so inventory imports
     # no app above it.
     effect: str | None = None
-    # Dotted path of a function(operation id) called after the commit that ends a child of
-    # this action's operation: a chain (recycle) starts its next step there. Without it,
-    # the parent aggregates its children (a bulk action).
-    on_child_end: str | None = None
     # Dotted path of a function(operation, actor) that cancels a running operation of this
     # action (POST /api/v1/operations/{id}/cancel/); without it the action cannot be.
     cancel: str | None = None
@@ -106,21 +102,27 @@ ACTIONS: dict[str, Action] = {
         Action(
             "recycle",
             "Recycle",
-            # Drain (from in service), reimage, gates, admit: one operation for the chain
-            # (day2.recycle); no starting event, each step makes its own transition.
+            # A declared plan (day2.recycle.PLAN): drain (from in service) or re-inspect
+            # (from RMA), reimage, gates, admit, each step a child operation making its
+            # own transition; no task and no starting event of its own.
             states=frozenset(
-                {NodeState.IN_SERVICE, NodeState.DRAINED, NodeState.FAILED, NodeState.READY}
+                {
+                    NodeState.IN_SERVICE,
+                    NodeState.DRAINED,
+                    NodeState.FAILED,
+                    NodeState.READY,
+                    NodeState.RMA,
+                }
             ),
-            task="day2.tasks.start_recycle",
-            on_child_end="day2.recycle.advance",
             cancel="day2.recycle.cancel",
             style="warning",
             params_validator="day2.recycle.validate_params",
             choice_param=("image", "provisioning.deployments.image_choices"),
             choice_default="its golden image",
-            confirm="Drain this node, reimage it, run the gates and admit it back?",
-            help="Drain via the scheduler, deploy the golden image, gates, admit; "
-            "hardware evidence opens an RMA case.",
+            confirm="Drain this node (or, in RMA, re-inspect it), reimage it, run the gates "
+            "and admit it back?",
+            help="Drain via the scheduler (from RMA: close the case and re-inspect), deploy "
+            "the golden image, gates, admit; hardware evidence opens an RMA case.",
         ),
         Action(
             "rma",
@@ -139,8 +141,6 @@ ACTIONS: dict[str, Action] = {
             task="provisioning.tasks.inspect_node",
             style="success",
             effect="rma.services.on_node_repaired",
-            # {"then": "deploy"}: back through deploy and gates once inspected (RMA close).
-            params_validator="provisioning.followups.validate_then",
             confirm="Close the RMA case and re-inspect the node?",
         ),
         Action(

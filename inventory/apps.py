@@ -20,11 +20,15 @@ class InventoryConfig(AppConfig):
     verbose_name = "Inventory"
 
     def ready(self) -> None:
+        from engine import plans
+
         from . import (
             checks,  # noqa: F401  (registers system checks)
+            starting,
             sweeps,
             workers,
         )
 
+        plans.drive_with(starting.advance)  # every declared plan runs here
         sweeps.register()  # its parts of the engine's sweep
         workers.connect()  # worker heartbeats (only a Celery worker sends these signals)

@@ -70,14 +70,18 @@ def start_bulk_action(
         for node in nodes:
             try:
                 start_on_node(node, action, actor, reason, params, parent=parent)
-            except (ActionNotAllowed, NodeLocked) as exc:
+            except (ActionNotAllowed, NodeLocked, ValidationError) as exc:
+                # A plan's first step that cannot start (no image to reimage) fails its
+                # node's child, saying what to give; the other nodes go on.
                 refused = _child(node, action, parent, actor, reason, params)
                 refused.status = (
                     OperationStatus.SKIPPED
                     if isinstance(exc, ActionNotAllowed)
                     else OperationStatus.FAILED
                 )
-                refused.error = str(exc)
+                refused.error = (
+                    "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+                )
                 refused.finished = timezone.now()
                 refused.save()
     operations.refresh_parent(parent.pk)

@@ -74,7 +74,9 @@ def cancel_waiting(op: Operation, actor: str) -> Operation:
                 "ends by itself within its time limit"
             )
         reason = f"cancelled by {actor} {what_was_done(row)}"[:4000]
-        node = Node.objects.select_for_update().filter(pk=row.node_id).first()
+        node = (
+            Node.objects.select_for_update().filter(pk=row.node_id).first() if row.node_id else None
+        )
         if node is not None and node.state in TRANSITIONAL_STATES:
             fail_node(node, reason, actor=actor, op=row)
         operations.finish_operation(row, OperationStatus.CANCELLED, error=reason)

@@ -21,11 +21,11 @@ from django.db import transaction
 from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from core import outbox
 from core.text import plural
 from engine import outbox as engine_outbox
+from engine import plans
 
 from .actions import get_action
 from .choices import (
@@ -231,12 +231,13 @@ def finish_operation(
 def refresh_parent(parent_id: int) -> None:
     """An aggregate operation's progress and status follow its children (one aggregate
     query: a 500-node action refreshes its parent 500 times). A chain's parent (an action
-    declaring `on_child_end`, such as recycle) decides its next step instead."""
+    whose kind has a plan or a listener: engine.plans.listener_of) hears it instead and
+    decides what comes next: a recycle starts its next step, a campaign its next nodes."""
     kind = Operation.objects.filter(pk=parent_id).values_list("kind", flat=True).first()
-    action = get_action(kind) if kind else None
-    if action is not None and action.on_child_end:
+    listener = plans.listener_of(kind) if kind else None
+    if listener is not None:
         try:
-            import_string(action.on_child_end)(parent_id)
+            listener(parent_id)
         except Exception:  # its sweep retries; the child that ended must not fail for it
             log.exception("operation %s: next step after a child ended failed", parent_id)
         return

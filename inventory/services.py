@@ -12,10 +12,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from . import enrolment, operations
-from .actions import Action, available_actions, get_action, label_of
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     TRANSITIONAL_STATES,
@@ -23,32 +21,27 @@ from .choices import (
     OperationStatus,
 )
 from .lifecycle import IllegalTransition, transition
-from .locking import acquire, break_stale_locks, holder_of
+from .locking import break_stale_locks
 from .models import BMC, Label, NetworkInterface, Node, Operation, Rack
+
+# Starting work lives in starting.py; its names are part of this module's interface.
+from .starting import (  # noqa: F401
+    ActionNotAllowed,
+    CannotCancel,
+    UnknownAction,
+    apply_effect,
+    check_reason,
+    refusal,
+    resolve_action,
+    start_action,
+    start_on_node,
+    validate_params,
+)
 
 log = logging.getLogger(__name__)
 
 NODE_FIELDS = enrolment.NODE_FIELDS
 BMC_FIELDS = enrolment.BMC_FIELDS
-
-
-class UnknownAction(Exception):
-    pass
-
-
-class ActionNotAllowed(Exception):
-    """The action is not legal in the node's state (HTTP 409)."""
-
-    def __init__(self, node: Node, action: str):
-        self.node, self.action, self.state = node, action, node.state
-        possible = available_actions(node.state)
-        self.allowed = [a.name for a in possible]  # names, for the API's `allowed`
-        # The message is read by people (pages, skipped bulk children, the API's detail):
-        # the buttons' labels, not the internal names.
-        super().__init__(
-            f"{node} is {node.state}: '{label_of(action)}' is not allowed in that state "
-            f"(allowed: {', '.join(a.label for a in possible) or 'none'})"
-        )
 
 
 # --- placement ---------------------------------------------------------------------------
@@ -213,120 +206,6 @@ def delete_node(node: Node) -> None:
         if why:
             raise DeleteRefused(why)
         node.delete()
-
-
-# --- actions ------------------------------------------------------------------------------
-
-
-def start_action(
-    node: Node, name: str, actor: str, reason: str = "", params: dict | None = None
-) -> Operation:
-    """Check, lock, apply the starting transition, record an Operation and enqueue its work.
-
-    Raises UnknownAction, ActionNotAllowed, ValidationError or locking.NodeLocked; in each
-    case nothing was written.
-    """
-    action = resolve_action(name)
-    node.refresh_from_db(fields=["state"])
-    if node.state not in action.allowed_states:
-        raise ActionNotAllowed(node, name)
-    check_reason(action, reason)
-    params = validate_params(action, params or {})
-    return start_on_node(node, action, actor, reason, params)
-
-
-def resolve_action(name: str) -> Action:
-    action = get_action(name)
-    if action is None:
-        raise UnknownAction(name)
-    return action
-
-
-class CannotCancel(Exception):
-    """The operation cannot be cancelled (not a cancellable kind, ended, too far; 409)."""
-
-
-def check_reason(action: Action, reason: str) -> None:
-    """An action that needs a reason (RMA, decommission) gets one, alone or in bulk."""
-    if action.needs_reason and not (reason or "").strip():
-        raise ValidationError({"reason": f"'{action.label}' needs a reason."})
-
-
-def validate_params(action: Action, params: dict) -> dict:
-    if not action.params_validator:
-        return params
-    return import_string(action.params_validator)(params)
-
-
-def start_on_node(
-    node: Node,
-    action: Action,
-    actor: str,
-    reason: str,
-    params: dict,
-    parent: Operation | None = None,
-) -> Operation:
-    """The one path an action takes on one node, alone or as a child of a bulk action:
-    lock, check the state, record the Operation, apply the starting transition and its side
-    effects (an RMA case opened or closed), then enqueue the work or finish at once.
-
-    The operation holds the node from this transaction until it ends (its task's end, or
-    at once for an action without a task), so a second request meanwhile gets NodeLocked
-    naming it: 50 clicks on "power cycle" make one operation, not 50 resets.
-
-    The reason and params were checked by the caller. Raises ActionNotAllowed or NodeLocked
-    with nothing written.
-    """
-    with transaction.atomic():
-        op = Operation.objects.create(
-            kind=action.name,
-            node=node,
-            parent=parent,
-            actor=actor,
-            params=params,
-            message=reason,
-            task_id=operations.QUEUED if action.task else "",
-            task_name=action.task or "",
-        )
-        # Taken inside the transaction, by the operation: a concurrent request waits for
-        # this one to commit or roll back, then is refused naming the operation (or gets
-        # the node if this one was refused). Nothing of a refused request remains.
-        acquire(node, holder_of(op), op=op)
-        node.refresh_from_db(fields=["state"])
-        if node.state not in action.allowed_states:
-            raise ActionNotAllowed(node, action.name)
-        if action.event:
-            try:
-                transition(node, action.event, actor, reason or action.label, operation=op)
-            except IllegalTransition:
-                raise ActionNotAllowed(node, action.name) from None
-        _action_side_effects(action, node, actor, reason)
-        if action.task:
-            # Sent once committed: in a bulk action the first BMCs are already being talked
-            # to while later children are still being created.
-            operations.enqueue_on_commit(action.task, op, force=True)
-        else:
-            operations.finish_operation(op, OperationStatus.SUCCEEDED)  # releases the node
-    return op
-
-
-def refusal(node: Node, action: Action) -> str | None:
-    """Why `action` cannot start on `node` in its current state, or None."""
-    if node.state not in action.allowed_states:
-        return str(ActionNotAllowed(node, action.name))
-    return None
-
-
-def _action_side_effects(action: Action, node: Node, actor: str, reason: str) -> None:
-    if action.effect:
-        import_string(action.effect)(node=node, actor=actor, reason=reason)
-
-
-def apply_effect(action_name: str, node: Node, actor: str, reason: str) -> None:
-    """Run an action's effect for a transition made outside the action (the gates move a
-    node to RMA with `hardware_fault`, which opens a case just as the `rma` action does).
-    Call inside the transaction that made the transition."""
-    _action_side_effects(resolve_action(action_name), node, actor, reason)
 
 
 def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | None = None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine import sweep
 
-from . import import_operations, operations, services, watchdog
+from . import import_operations, operations, services, starting, watchdog
 
 
 def deadlines() -> dict[str, int]:
@@ -39,4 +39,11 @@ def register() -> None:
         "CORRAL_DEADLINE_SWEEP_SECONDS",
         "Fails nodes and operations past their deadlines and operations lost with their "
         "worker, breaks stale locks, says which queues have no worker.",
+    )
+    sweep.register(
+        "plans.advance",
+        starting.sweep,
+        "CORRAL_REPUBLISH_SECONDS",
+        "Moves on the declared plans (a recycle) whose last step ended but whose next was "
+        "never started (that call was lost with its process).",
     )

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.text import plural
+from engine import plans
 
 from . import operations, selectors, workers
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
@@ -65,8 +66,12 @@ def fail_lost_operations() -> int:
 def expire_operations() -> int:
     now = timezone.now()
     table = settings.CORRAL_OPERATION_DEADLINES
-    active = Operation.objects.filter(status__in=ACTIVE_OPERATION_STATUSES).exclude(
-        kind__startswith="bulk_"
+    # Aggregates have no deadline of their own: a bulk action and a parent that ends by its
+    # own rule (a campaign: engine.plans.listen) end with their children, which have one.
+    active = (
+        Operation.objects.filter(status__in=ACTIVE_OPERATION_STATUSES)
+        .exclude(kind__startswith="bulk_")
+        .exclude(kind__in=list(plans.LISTENERS))
     )
     default = timedelta(seconds=settings.CORRAL_OPERATION_DEADLINE_DEFAULT)
     overdue = list(active.exclude(kind__in=list(table)).filter(created__lt=now - default))

@@ -250,7 +250,7 @@ def cancel(op: Operation, actor: str) -> Operation:
         waited = f" while it waited ({row.message})" if row.message else " before it started"
         why = f"cancelled by {actor}{waited}; the node returns to service"
         operations.finish_operation(row, OperationStatus.CANCELLED, error=why[:4000])
-        node = Node.objects.get(pk=row.node_id)
+        node = Node.objects.get(pk=row.node_id or 0)
         if node.state in (NodeState.DRAINING, NodeState.DRAINED):
             try:
                 inventory.start_action(node, "undrain", actor, f"drain {row.pk} cancelled")

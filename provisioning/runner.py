@@ -24,7 +24,7 @@ from datetime import timedelta
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.utils import timezone
 
 from engine import policy
@@ -35,7 +35,6 @@ from inventory.lifecycle import IllegalTransition
 from inventory.locking import Heartbeat, NodeLocked, acquire, holder_of, release_for
 from inventory.models import Node, Operation
 
-from . import followups
 from .drivers import BMCFatalError, BMCTransientError
 from .schedulers import SchedulerError, SchedulerFatalError, SchedulerTransientError
 
@@ -93,11 +92,7 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
     a retry keeps it, so nobody else takes the node between two attempts."""
     try:
         result = work(node, op) or {}
-        with transaction.atomic():
-            # What the operation asked to do next starts as it ends, or not at all.
-            ended = operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result)
-            if ended and (why := followups.start_next(op, node)):
-                Operation.objects.filter(pk=op.pk).update(result={**result, "then": why})
+        operations.finish_operation(op, OperationStatus.SUCCEEDED, result=result)
         return "succeeded"
     except Waiting as wait:
         operations.wait_operation(op, wait.progress, wait.message)

@@ -37,10 +37,12 @@ EDITABLE = (
     "suspected_component",
     "sla_due",
 )
-# What each closing resolution does to the node: the node action it starts.
+# What each closing resolution does to the node: the node action it starts. A repaired
+# node goes back through the whole loop as one recycle (re-inspect, deploy the image it
+# last ran, gates, admit: day2.recycle.PLAN), which the node page shows step by step.
 CLOSING_ACTIONS = {
-    Resolution.REPAIRED: "repaired",
-    Resolution.NO_FAULT_FOUND: "repaired",
+    Resolution.REPAIRED: "recycle",
+    Resolution.NO_FAULT_FOUND: "recycle",
     Resolution.REPLACED_NODE: "decommission",
 }
 
@@ -170,8 +172,7 @@ def _close_node(case: Case, actor: str, resolution: str, note: str) -> None:
         # Cancelled, or the node already left RMA (repaired by hand, decommissioned).
         return
     reason = f"RMA case {case.pk} closed: {resolution}" + (f" ({note})" if note else "")
-    params = {"then": "deploy"} if action == "repaired" else {}
-    inventory.start_action(node, action, actor, reason=reason, params=params)
+    inventory.start_action(node, action, actor, reason=reason)
 
 
 def assign(case_ids: list[int], assignee_id: int | None, actor: str) -> int:

@@ -49,10 +49,12 @@ class CampaignSerializer(serializers.ModelSerializer):
             "created",
             "updated",
             "finished",
+            "operation",
             "counts",
             "racks",
             "allowed",
         ]
+        read_only_fields = ["operation"]
 
     def get_counts(self, obj: Campaign) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -65,6 +65,16 @@ class Campaign(models.Model):
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     updated = models.DateTimeField(auto_now=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # The campaign as work: an operation whose children are its members' recycles, so the
+    # operations list, the API and webhooks follow it like any other; it hears each
+    # recycle end (engine.plans.listen) and ends with the campaign.
+    operation = models.OneToOneField(
+        "inventory.Operation",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="campaign",
+    )
 
     class Meta:
         ordering = ["-created", "-id"]

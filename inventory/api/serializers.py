@@ -285,8 +285,8 @@ class NodeSerializer(serializers.ModelSerializer):
     {
         "type": "object",
         "description": "The action's parameters. `deploy`: `image`, an id or "
-        '"name:version" of a published image. `repaired`: `then` ("deploy" to go back '
-        "through deploy and gates once inspected).",
+        '"name:version" of a published image. `recycle`: `image` (by default the image '
+        'the node last ran) and `then` ("rma": drain, then open an RMA case).',
         "properties": {
             "image": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
             "then": {"type": "string"},

@@ -4,13 +4,16 @@ test_recycle_flow.py); here the test ends those operations itself, as they would
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core.models import WebhookEvent
 from day2 import campaigns
 from day2.models import Campaign, CampaignNode
-from inventory import operations
+from inventory import operations, watchdog
 from inventory.models import Operation, SiteRole
 from tests.conftest import token_for
 from tests.core.factories import make_subscription
@@ -57,7 +60,13 @@ def running(campaign: Campaign) -> list[CampaignNode]:
 
 
 def end(member: CampaignNode, status: str = "succeeded", error: str = "") -> None:
-    operations.finish_operation(member.operation, status, error=error, result={"outcome": status})
+    """The member's recycle ends as its chain would: its step under way ends, the node is
+    back in service (or failed) and the recycle ends."""
+    op = member.operation
+    for step in op.children.filter(status__in=["pending", "running"]):
+        operations.finish_operation(step, status, error=error)
+    put_in(member.node, "in_service" if status == "succeeded" else "failed")
+    operations.finish_operation(op, status, error=error, result={"outcome": status})
 
 
 def test_a_rack_loses_at_most_its_share_at_once_and_moves_on_as_nodes_come_back(image):
@@ -65,10 +74,12 @@ def test_a_rack_loses_at_most_its_share_at_once_and_moves_on_as_nodes_come_back(
     campaign = start(rack, image, max_unavailable_pct=10)  # 10 % of 20: two at once
     first = running(campaign)
     assert len(first) == 2
+    # Each member is a recycle, a child of the campaign's own operation.
     assert all(
-        m.operation.kind == "recycle" and m.operation.params["campaign"] == campaign.pk
+        m.operation.kind == "recycle" and m.operation.parent_id == campaign.operation_id
         for m in first
     )
+    assert campaign.operation.kind == "campaign" and campaign.operation.status == "running"
     waiting = campaign.members.filter(status="waiting")
     assert waiting.count() == 18 and waiting.first().message == "waiting for room in its rack"
     # A node of the rack failed for another reason: it takes the rack's room too.
@@ -124,6 +135,8 @@ def test_resume_cancel_and_the_finish(image):
     rack, _ = rack_of(2)
     campaign = start(rack, image, max_unavailable_pct=50)
     campaigns.pause(campaign, "user:lead", "change freeze")
+    campaign.operation.refresh_from_db()
+    assert campaign.operation.message == "pause by user:lead: change freeze"
     with pytest.raises(
         campaigns.campaign_flow.IllegalCampaignTransition, match="allowed: cancel, finish, resume"
     ):
@@ -135,20 +148,62 @@ def test_resume_cancel_and_the_finish(image):
     assert campaigns.tick(campaign.pk) == "finished"
     campaign.refresh_from_db()
     assert campaign.status_reason == "finish by system: 2 succeeded" and campaign.finished
+    op = Operation.objects.get(pk=campaign.operation_id)  # the campaign's, ended with it
+    assert (op.status, op.message, op.progress) == ("succeeded", campaign.status_reason, 100)
 
     other = start(rack, image, max_unavailable_pct=50)
     campaigns.cancel(other, "user:lead", "wrong image")
     campaigns.tick(other.pk)
     statuses = sorted(other.members.values_list("status", flat=True))
     assert statuses == ["cancelled", "running"]  # the one under way runs to its end
+    op = Operation.objects.get(pk=other.operation_id)
+    assert (op.status, op.error) == ("cancelled", "cancel by user:lead: wrong image")
+
+
+def test_a_member_s_recycle_ending_moves_the_campaign_on_at_once(
+    image, django_capture_on_commit_callbacks
+):
+    """The campaign operation hears its recycles end (engine.plans.listen), as a recycle
+    hears its steps: the next node starts without waiting for the sweep."""
+    rack, nodes = rack_of(2)
+    campaign = start(rack, image, max_unavailable_pct=50)  # one at a time
+    [first] = running(campaign)
+    with django_capture_on_commit_callbacks(execute=True):
+        end(first)
+    [second] = running(campaign)
+    assert second.node_id != first.node_id
+    campaign.refresh_from_db()
+    op = campaign.operation
+    assert (op.progress, op.message) == (50, "1 running, 1 succeeded")
+    assert set(op.children.values_list("kind", flat=True)) == {"recycle"}
+
+
+def test_a_running_campaign_has_no_deadline_of_its_own(image, settings):
+    """Its recycles have theirs; a campaign paused for a week is not failed."""
+    rack, _ = rack_of(2)
+    campaign = start(rack, image, max_unavailable_pct=50)
+    Operation.objects.filter(pk=campaign.operation_id).update(
+        created=timezone.now() - timedelta(days=7)
+    )
+    watchdog.expire_operations()
+    assert Operation.objects.get(pk=campaign.operation_id).status == "running"
 
 
 def test_nodes_a_recycle_cannot_start_from_are_listed_as_skipped(image):
     rack, nodes = rack_of(3)
     put_in(nodes[0], "rma")
+    put_in(nodes[1], "inspecting")
     campaign = start(rack, image, max_unavailable_pct=100)
+    # A recycle could start from RMA, but it would close the case: a rollout leaves a node
+    # that waits for its repair alone.
     skipped = campaign.members.get(node=nodes[0])
-    assert skipped.status == "skipped" and skipped.message == "rma: a recycle cannot start there"
+    assert skipped.status == "skipped"
+    assert skipped.message == "rma: waiting for its repair (closing its case recycles it)"
+    skipped = campaign.members.get(node=nodes[1])
+    assert (skipped.status, skipped.message) == (
+        "skipped",
+        "inspecting: a recycle cannot start there",
+    )
     again = campaigns.create(
         name="twice", image_ref=image.pk, selection={"rack": rack.pk}, actor="user:tech"
     )
@@ -176,6 +231,9 @@ def test_api_create_pause_resume_cancel(api, image):
     assert body["status"] == "running" and body["counts"] == {"waiting": 4}
     assert body["racks"][0]["rack"] == "r01" and body["allowed"] == ["cancel", "finish", "pause"]
     pk = body["id"]
+    # Its operation, followed like any other (its recycles are its children).
+    op = client.get(f"/api/v1/operations/{body['operation']}/").json()
+    assert (op["kind"], op["status"], op["node"]) == ("campaign", "running", None)
     assert (
         client.post(f"/api/v1/campaigns/{pk}/pause/", {"reason": "freeze"}, format="json").data[
             "status"

@@ -26,4 +26,7 @@ def test_the_node_page_recycles_onto_the_golden_image_by_default(client, users, 
     )
     assert resp.status_code == 200
     op = Operation.objects.get(node=node, kind="recycle")
-    assert op.status == "pending" and not op.params.get("image")
+    assert op.status == "running" and not op.params.get("image")
+    # Its first step, the drain, started with it; the image is chosen when the deploy's
+    # turn comes.
+    assert list(op.children.values_list("kind", flat=True)) == ["drain"]

@@ -1,7 +1,7 @@
-"""Closing an RMA case as repaired, end to end: the real worker re-inspects the node through
-its (emulated) BMC and, as the inspection ends, starts the deploy that takes it on to the
-gates, with the image it ran before; the deploy asks the BMC for a one-time network boot
-and powers the machine on.
+"""Closing an RMA case as repaired, end to end: one recycle, whose first step the real
+worker runs (it re-inspects the node through its (emulated) BMC) and whose next, as the
+inspection ends, is the deploy that takes it on to the gates, with the image it ran
+before; the deploy asks the BMC for a one-time network boot and powers the machine on.
 
 The BMC is a sushy-emulator, whose power state really changes. On sushy-static (a fixed
 mockup that always reports "On") the deploy's power cycle waited 30 s for an "Off" that
@@ -53,12 +53,14 @@ def test_repaired_goes_through_inspection_into_deploy(api, bmc, celery_worker):
     assert resp.status_code == 200, resp.content
     inspect = wait_operation(Operation.objects.get(node=node, kind="repaired").pk)
     assert inspect.status == "succeeded", inspect.error
-    assert "then" not in inspect.result  # the follow-up started
+    chain = inspect.parent  # one recycle: re-inspect, deploy, gates, admission
+    assert chain.kind == "recycle" and chain.actor == "token:technician-user"
     deadline = time.monotonic() + 30
     while not (deploy := Operation.objects.filter(node=node, kind="deploy").first()):
         assert time.monotonic() < deadline, "no deploy followed the inspection"
         time.sleep(0.2)
     assert deploy.params["image"] == before.image_id and deploy.actor == "token:technician-user"
+    assert deploy.parent_id == chain.pk
     events = list(
         Node.objects.get(pk=node.pk).events.order_by("id").values_list("event", flat=True)
     )

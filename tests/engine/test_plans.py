@@ -35,7 +35,14 @@ def recycle_half_way() -> Operation:
 
 def test_the_recycle_plan_is_registered_with_its_steps_in_order():
     assert plans.plan_for("recycle") is PLAN
-    assert [s.name for s in PLAN.steps] == ["drain", "deploy", "validate", "admit", "rma"]
+    assert [s.name for s in PLAN.steps] == [
+        "drain",
+        "repaired",
+        "deploy",
+        "validate",
+        "admit",
+        "rma",
+    ]
     assert PLAN.progress("validate", 50) == 67  # half-way through 45..90
     with pytest.raises(ImproperlyConfigured, match="registered twice"):
         plans.register(plans.Plan("recycle", PLAN.steps[:2]))
@@ -45,8 +52,16 @@ def test_the_api_shows_each_step_of_a_running_recycle(api):
     op = recycle_half_way()
     body = api("technician").get(f"/api/v1/operations/{op.pk}/").json()
     steps = {s["name"]: s for s in body["steps"]}
-    assert [s["name"] for s in body["steps"]] == ["drain", "deploy", "validate", "admit", "rma"]
+    assert [s["name"] for s in body["steps"]] == [
+        "drain",
+        "repaired",
+        "deploy",
+        "validate",
+        "admit",
+        "rma",
+    ]
     assert steps["drain"]["status"] == "succeeded"
+    assert steps["repaired"]["status"] == "not run"  # the node was in service, not in RMA
     assert steps["deploy"]["status"] == "running"
     assert steps["deploy"]["message"] == "BMC did not answer; retry 2 of 4 at 14:02:05 UTC"
     assert steps["validate"]["status"] == "planned" and steps["validate"]["operation"] is None
@@ -63,12 +78,13 @@ def test_an_ended_recycle_says_which_steps_never_ran(api):
     body = api("technician").get(f"/api/v1/operations/{op.pk}/").json()
     assert [s["status"] for s in body["steps"]] == [
         "failed",
+        "not run",
         "failed",
         "not run",
         "not run",
         "not run",
     ]
-    assert body["steps"][1]["message"] == "no phone-home"
+    assert body["steps"][2]["message"] == "no phone-home"
 
 
 def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, users):
@@ -79,6 +95,7 @@ def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, user
     found = re.findall(r'data-step="(\w+)" data-status="([\w ]+)"', steps)
     assert found == [
         ("drain", "succeeded"),
+        ("repaired", "not run"),
         ("deploy", "running"),
         ("validate", "planned"),
         ("admit", "planned"),

@@ -102,7 +102,7 @@ def test_the_apps_register_every_sweep_that_re_drives_work_and_beat_runs_only_th
         "gate_steps.due",
         "gate_steps.republish",
         "drains.recheck",
-        "day2.recycles",
+        "plans.advance",
         "day2.campaigns",
     }
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}

@@ -7,7 +7,8 @@ import pytest
 from django.utils import timezone
 
 from health import services
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from inventory import operations
+from tests.factories import NodeFactory, RackFactory, SiteFactory, put_in
 
 
 @pytest.fixture
@@ -24,6 +25,15 @@ def in_service_rack(site, name: str, n: int = 5):
 def rack5(site):
     """Five in-service nodes in rack r01: 10 % of 5 rounds down, so the minimum (1) rules."""
     return in_service_rack(site, "r01")
+
+
+def end_recycle(op) -> None:
+    """A recycle ends as its chain would: its step under way ends, the node is back in
+    service, and the recycle ends."""
+    for step in op.children.filter(status__in=["pending", "running"]):
+        operations.finish_operation(step, "succeeded")
+    put_in(op.node, "in_service")
+    operations.finish_operation(op, "succeeded", result={"outcome": "in_service"})
 
 
 def report(node, code, kind="xid", **fields):

@@ -31,7 +31,7 @@ def test_one_event_is_answered_with_its_decision(api, rack5):
     )
     assert resp.status_code == 201, resp.content
     [row] = resp.data
-    op = Operation.objects.get(node=node)
+    op = Operation.objects.get(node=node, kind="recycle")
     assert row["node"] == node.pk and row["hostname"] == node.hostname
     assert (row["code"], row["gpu"], row["event_class"]) == ("79", "3", "reboot")
     assert (row["decision"], row["status"], row["operation"]) == ("recycle", "started", op.pk)

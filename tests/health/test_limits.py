@@ -14,8 +14,8 @@ from health.models import BreakerState
 from inventory import operations
 from inventory.models import Operation
 from tests.core.factories import make_subscription
-from tests.factories import NodeFactory, OperationFactory
-from tests.health.conftest import in_service_rack, report
+from tests.factories import DeploymentFactory, NodeFactory, OperationFactory
+from tests.health.conftest import end_recycle, in_service_rack, report
 
 pytestmark = pytest.mark.django_db
 HEALTH_EVENTS = (
@@ -41,6 +41,7 @@ def test_a_five_node_rack_lets_one_node_go_and_holds_the_second(rack5):
 def test_a_node_already_out_of_service_is_never_held_for_capacity(rack5):
     report(rack5[0], 79)
     failed = NodeFactory(rack=rack5[0].rack, state="failed")
+    DeploymentFactory(node=failed, status="succeeded")  # its golden image, to reimage
     assert report(failed, 79).status == "started"
 
 
@@ -74,7 +75,7 @@ def test_cool_down_after_a_policy_action_on_the_node(rack5, settings):
     node = rack5[0]
     first = report(node, 79)
     # The recycle ends (and lets go of the node) as its chain would.
-    operations.finish_operation(Operation.objects.get(pk=first.operation_id), "succeeded")
+    end_recycle(Operation.objects.get(pk=first.operation_id))
     again = report(node, 79)
     assert (again.status, again.held_for) == ("held", "cooldown")
     assert again.outcome.startswith("held: cool-down until ")
@@ -143,10 +144,10 @@ def test_beat_starts_an_event_held_for_capacity_once_the_rack_has_room(rack5):
     held.refresh_from_db()
     assert held.status == "held" and held.outcome.startswith("held: rack r01")
     assert not WebhookEvent.objects.exists()  # still held: no second action_held
-    Operation.objects.filter(pk=first.operation_id).update(status="succeeded")
+    end_recycle(Operation.objects.get(pk=first.operation_id))
     assert services.reconsider_held() == 1
     held.refresh_from_db()
-    op = Operation.objects.get(node=rack5[1])
+    op = Operation.objects.get(node=rack5[1], kind="recycle")
     assert (held.status, held.operation_id) == ("started", op.pk)
     assert held.outcome.startswith("after being held: rack r01")
     assert held.outcome.endswith(f"recycle started: operation {op.pk}")

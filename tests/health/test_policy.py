@@ -23,12 +23,14 @@ def test_xid_79_on_an_in_service_node_starts_a_recycle_by_the_policy(rack5):
     node = rack5[0]
     event = report(node, 79, gpu="3")
     op = Operation.objects.get(kind="recycle", node=node)
-    assert op.actor == "policy" and op.status == "pending"
+    assert op.actor == "policy" and op.status == "running"
+    # Its first step, the drain, started with it.
+    assert list(op.children.values_list("kind", flat=True)) == ["drain"]
     assert (event.decision, event.status, event.operation_id) == ("recycle", "started", op.pk)
     assert event.event_class == "reboot"
     assert event.name == "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"
     assert event.outcome == f"recycle started: operation {op.pk}"
-    assert "xid 79" in op.message and "GPU 3" in op.message
+    assert "xid 79" in op.params["reason"] and "GPU 3" in op.params["reason"]
 
 
 def test_xid_13_is_the_application_s_fault_and_ignored(rack5):
@@ -69,7 +71,7 @@ def test_a_second_event_while_a_recycle_runs_starts_no_second_one(rack5):
     second = report(node, 95)  # reset class: recycle too
     assert second.status == "not_started"
     assert second.outcome == f"already in progress: recycle operation {first.operation_id}"
-    assert Operation.objects.filter(node=node).count() == 1
+    assert Operation.objects.filter(node=node, kind="recycle").count() == 1
 
 
 def test_a_node_busy_with_another_operation_is_not_recycled(rack5, site):
@@ -93,8 +95,9 @@ def test_recycle_is_not_started_in_a_state_that_does_not_allow_it(site):
 def test_rma_on_an_in_service_node_drains_first(rack5):
     node = rack5[0]
     event = report(node, 48)  # double-bit ECC: rma class
-    op = Operation.objects.get(node=node)
-    assert (op.kind, op.params, op.actor) == ("recycle", {"then": "rma"}, "policy")
+    op = Operation.objects.get(node=node, kind="recycle")
+    assert (op.params["then"], op.actor) == ("rma", "policy")
+    assert list(op.children.values_list("kind", flat=True)) == ["drain"]
     assert event.outcome == f"recycle started: operation {op.pk} (drain first, then RMA)"
 
 

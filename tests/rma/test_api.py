@@ -170,7 +170,7 @@ def test_bulk_assign_writes_one_event_per_changed_case(api, case, users):
     assert set(Case.objects.values_list("assignee__username", flat=True)) == {"technician-user"}
 
 
-def test_closing_repaired_sends_the_node_back_through_inspection_then_deploy(api, case):
+def test_closing_repaired_sends_the_node_back_through_the_loop_as_one_recycle(api, case):
     resp = api("technician").post(
         url(case, "transitions/closed/"),
         {"resolution": "repaired", "note": "GPU 3 swapped"},
@@ -179,8 +179,20 @@ def test_closing_repaired_sends_the_node_back_through_inspection_then_deploy(api
     assert resp.status_code == 200, resp.content
     node = Node.objects.get(pk=case.node_id)
     assert node.state == "inspecting"
-    op = Operation.objects.get(node=node, kind="repaired")
-    assert op.params == {"then": "deploy"} and "GPU 3 swapped" in op.message
+    chain = Operation.objects.get(node=node, kind="recycle")
+    assert "GPU 3 swapped" in chain.params["reason"]
+    # Its first step re-inspects; deploy, gates and admission are still to come.
+    steps = api("technician").get(f"/api/v1/operations/{chain.pk}/").json()["steps"]
+    assert [(s["name"], s["status"]) for s in steps] == [
+        ("drain", "not run"),
+        ("repaired", "pending"),
+        ("deploy", "planned"),
+        ("validate", "planned"),
+        ("admit", "planned"),
+        ("rma", "planned"),
+    ]
+    inspect = Operation.objects.get(pk=steps[1]["operation"])
+    assert inspect.kind == "repaired" and "GPU 3 swapped" in inspect.message
 
 
 def test_closing_replaced_node_decommissions_it(api, case):
