@@ -48,8 +48,10 @@ EVENT_TYPES = (
     "attestation.finished",
 )
 PUMP_TASK = "core.tasks.pump"
-# What the broker client raises when it cannot publish (as engine.outbox): a pump not
-# sent is not lost work, the deliveries are rows and the sweep sends a pump for them.
+# What the broker client raises when it cannot publish (kombu wraps most in
+# OperationalError; a refused or reset socket can surface as OSError); engine.outbox uses
+# this list too. A pump not sent is not lost work: the deliveries are rows and the sweep
+# sends a pump for them.
 PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)
 
 Payload = dict[str, Any] | Callable[[], dict[str, Any]]

@@ -32,7 +32,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
-from kombu.exceptions import OperationalError as KombuOperationalError
+
+from core import outbox as core_outbox
 
 from .waker import WAKER
 
@@ -45,9 +46,9 @@ QUEUED = "queued"
 UNSENT = "unsent"
 DEFERRED = "deferred"
 PLACEHOLDERS = ("", UNSENT, QUEUED, DEFERRED)
-# What the broker client raises when it cannot publish (kombu wraps most in
-# OperationalError; a refused or reset socket can surface as OSError).
-PUBLISH_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, OSError)
+# What the broker client raises when it cannot publish: one list, core's, which the
+# webhook pumps below the engine use too.
+PUBLISH_ERRORS = core_outbox.PUBLISH_ERRORS
 
 Row = Any  # a model instance of the outbox's kind
 

@@ -215,13 +215,18 @@ def plan_for(kind: str) -> Plan | None:
 # Kind -> the steps of one of its operations, for flows whose steps are data (a gate run's
 # phases come from its profile), not a table.
 StepSource = Callable[[Any], list[StepView]]
+# The same for many operations at once, in a fixed number of queries (a list page).
+ManySource = Callable[[list[Any]], dict[int, list[StepView]]]
 SOURCES: dict[str, StepSource] = {}
+MANY: dict[str, ManySource] = {}
 
 
-def register_steps(kind: str, source: StepSource) -> None:
+def register_steps(kind: str, source: StepSource, many: ManySource | None = None) -> None:
     if kind in PLANS or SOURCES.get(kind, source) is not source:
         raise ImproperlyConfigured(f"the steps of {kind!r} are registered twice")
     SOURCES[kind] = source
+    if many is not None:
+        MANY[kind] = many
 
 
 def kinds_with_steps() -> list[str]:
@@ -264,3 +269,19 @@ def listener_of(kind: str) -> Listener | None:
     if kind in PLANS and DRIVER:
         return DRIVER[0]
     return None
+
+
+def steps_of_many(ops: Iterable[Any]) -> dict[int, list[StepView]]:
+    """`steps_of` for a page of operations: a source registered with `many` reads all of
+    its kind at once; a plan reads children the caller prefetched."""
+    by_kind: dict[str, list[Any]] = {}
+    for op in ops:
+        by_kind.setdefault(op.kind, []).append(op)
+    out: dict[int, list[StepView]] = {}
+    for kind, group in by_kind.items():
+        many = MANY.get(kind)
+        if many is not None:
+            out.update(many(group))
+        else:
+            out.update({op.pk: steps_of(op) for op in group})
+    return out

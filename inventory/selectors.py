@@ -50,20 +50,29 @@ def active_operation(node: Node) -> Operation | None:
     )
 
 
-def active_plan(node: Node) -> tuple[Operation, list[StepView]] | None:
-    """The flow of several steps (a recycle, a validate's gate run) running on the node,
-    with its steps."""
-    op = (
+def active_plan(
+    node: Node,
+) -> tuple[Operation, list[tuple[StepView, list[StepView]]]] | None:
+    """The flow of several steps running on the node (a recycle; a validate's gate run or a
+    deploy on its own), with its steps; a step under way that has steps of its own (the
+    recycle's validate: its gate phases) carries them, to be shown within it."""
+    ops = list(
         Operation.objects.filter(
             node=node, status__in=ACTIVE_OPERATION_STATUSES, kind__in=kinds_with_steps()
-        )
-        .order_by("-created")
-        .first()
+        ).order_by("created", "pk")
     )
-    if op is None:
+    if not ops:
         return None
-    steps = steps_of(op)
-    return (op, steps) if steps else None
+    outer = ops[0]  # the flow that started first holds the others as its steps
+    steps = steps_of(outer)
+    if not steps:
+        return None
+    inner = {op.pk: op for op in ops[1:]}
+    shown = []
+    for step in steps:
+        child = inner.get(step.operation or 0)
+        shown.append((step, steps_of(child) if child is not None else []))
+    return outer, shown
 
 
 def latest_rack_operation(rack: Rack) -> Operation | None:

@@ -12,12 +12,17 @@ class ProvisioningConfig(AppConfig):
     verbose_name = "Provisioning"
 
     def ready(self) -> None:
-        from engine import sweep
+        from engine import plans, sweep
 
         from . import (
             draining,
             signals,  # noqa: F401  (connects the deployment receivers)
         )
+        from .plans import deploy_steps, deploy_steps_many
+
+        plans.register_steps(
+            "deploy", deploy_steps, many=deploy_steps_many
+        )  # its phases, shown as steps
 
         sweep.register(
             "drains.recheck",

@@ -15,9 +15,9 @@ class ValidationConfig(AppConfig):
         from engine import plans, sweep
 
         from . import steps
-        from .plans import gate_steps
+        from .plans import gate_steps, gate_steps_many
 
-        plans.register_steps("validate", gate_steps)
+        plans.register_steps("validate", gate_steps, many=gate_steps_many)
 
         sweep.register(
             "gate_steps.due",

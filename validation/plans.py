@@ -21,7 +21,18 @@ ENDED_AS = {
 
 def gate_steps(op: Any) -> list[StepView]:
     """One step per phase of the operation's latest gate run ([] before it has one)."""
-    run = GateRun.objects.filter(operation_id=op.pk).order_by("-pk").first()
+    return _steps(GateRun.objects.filter(operation_id=op.pk).order_by("-pk").first())
+
+
+def gate_steps_many(ops: list[Any]) -> dict[int, list[StepView]]:
+    """The same for a page of validate operations, in one query."""
+    latest: dict[int, GateRun] = {}
+    for run in GateRun.objects.filter(operation_id__in=[op.pk for op in ops]).order_by("pk"):
+        latest[run.operation_id or 0] = run
+    return {op.pk: _steps(latest.get(op.pk)) for op in ops}
+
+
+def _steps(run: GateRun | None) -> list[StepView]:
     if run is None:
         return []
     out = []

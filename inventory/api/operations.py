@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers as drf
 
 from core import strict as serializers
-from engine.plans import steps_of
+from engine.plans import steps_of, steps_of_many
 
 from ..models import Operation
 
@@ -26,6 +26,16 @@ class StepSerializer(drf.Serializer):
     only = drf.CharField(help_text="When the step runs at all (empty: always).")
 
 
+class OperationListSerializer(drf.ListSerializer):
+    """A page of operations reads the steps of all of them at once (a validate's gate run,
+    a deploy's deployment: one query per kind, not one per operation)."""
+
+    def to_representation(self, data: object) -> list:
+        ops = list(data.all() if hasattr(data, "all") else data)  # type: ignore[attr-defined]
+        self.child.context["steps"] = steps_of_many(ops)
+        return super().to_representation(ops)
+
+
 class OperationSerializer(serializers.ModelSerializer):
     children = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     deadline = serializers.DateTimeField(
@@ -40,6 +50,7 @@ class OperationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Operation
+        list_serializer_class = OperationListSerializer
         fields = [
             "id",
             "kind",
@@ -68,4 +79,6 @@ class OperationSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(StepSerializer(many=True))
     def get_steps(self, op: Operation) -> list[dict]:
-        return list(StepSerializer(steps_of(op), many=True).data)
+        known = self.context.get("steps") or {}
+        steps = known[op.pk] if op.pk in known else steps_of(op)
+        return list(StepSerializer(steps, many=True).data)

@@ -5,12 +5,15 @@ import re
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from day2.recycle import PLAN
 from engine import plans
 from inventory.models import Operation
-from tests.factories import GateRunFactory, NodeFactory
+from tests.factories import DeploymentFactory, GateRunFactory, NodeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -91,7 +94,7 @@ def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, user
     op = recycle_half_way()
     client.force_login(users["manager"])
     html = client.get(reverse("inventory:node_detail", args=[op.node_id])).content.decode()
-    steps = html[html.index('id="plan-steps"') : html.index("</ol>", html.index('id="plan-steps"'))]
+    steps = plan_list(html)
     found = re.findall(r'data-step="(\w+)" data-status="([\w ]+)"', steps)
     assert found == [
         ("drain", "succeeded"),
@@ -102,6 +105,18 @@ def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, user
         ("rma", "planned"),
     ]
     assert "retry 2 of 4 at 14:02:05 UTC" in steps
+    # The deploy under way shows its own steps within the recycle's.
+    inner = re.findall(r'data-substep="([\w -]+)" data-status="([\w ]+)"', steps)
+    assert inner == [
+        ("network boot", "running"),  # the BMC did not answer the boot device: retrying
+        ("power on", "planned"),
+        ("phone-home", "planned"),
+    ]
+
+
+def plan_list(html: str) -> str:
+    """The node page's list of the running flow's steps (with any steps of its own)."""
+    return html[html.index('id="plan-steps"') : html.index('id="node-actions"')]
 
 
 def validating(**run) -> Operation:
@@ -128,7 +143,7 @@ def test_a_validate_shows_its_gate_phases_as_steps(api, client, users):
 
     client.force_login(users["manager"])
     html = client.get(reverse("inventory:node_detail", args=[op.node_id])).content.decode()
-    steps = html[html.index('id="plan-steps"') : html.index("</ol>", html.index('id="plan-steps"'))]
+    steps = plan_list(html)
     assert ('data-step="burn-in" data-status="running"') in steps
 
 
@@ -147,3 +162,54 @@ def test_a_failed_gate_run_says_where_it_failed_and_what_never_ran(api):
 def test_steps_are_declared_once_per_kind():
     with pytest.raises(ImproperlyConfigured):
         plans.register_steps("recycle", lambda op: [])  # recycle has a declared plan
+
+
+def test_a_deploy_shows_its_boot_its_power_on_and_the_phone_home_it_waits_for(api):
+    node = NodeFactory(state="deploying")
+    op = Operation.objects.create(
+        kind="deploy", node=node, actor="user:alice", status="running", progress=20
+    )
+    op.message = "setting one-time network boot"
+    op.save(update_fields=["message"])
+
+    def steps():
+        body = api("technician").get(f"/api/v1/operations/{op.pk}/").json()
+        return [(s["name"], s["status"]) for s in body["steps"]], body["steps"]
+
+    shown, _ = steps()
+    assert shown == [
+        ("network boot", "running"),
+        ("power on", "planned"),
+        ("phone-home", "planned"),
+    ]
+    deployment = DeploymentFactory(node=node, operation=op, boot_started=timezone.now())
+    Operation.objects.filter(pk=op.pk).update(status="succeeded", progress=100)
+    shown, raw = steps()
+    assert shown == [
+        ("network boot", "succeeded"),
+        ("power on", "succeeded"),
+        ("phone-home", "running"),
+    ]
+    assert raw[2]["message"] == f"waiting until {deployment.deadline:%H:%M} UTC"
+    deployment.status, deployment.error = "failed", "no phone-home within 45 min"
+    deployment.save()
+    assert steps()[1][2]["message"] == "no phone-home within 45 min"
+
+
+def test_a_page_of_operations_reads_their_steps_in_a_fixed_number_of_queries(api):
+    """Each validate's gate run and each deploy's deployment are read for the whole page at
+    once, not once per operation."""
+    client = api("admin")
+
+    def listing(n: int) -> int:
+        for _ in range(n):
+            validating(phase_index=1)
+            node = NodeFactory(state="deploying")
+            deploy = Operation.objects.create(kind="deploy", node=node, actor="x")
+            DeploymentFactory(node=node, operation=deploy)
+            recycle_half_way()
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get("/api/v1/operations/?page_size=100").status_code == 200
+        return len(queries)
+
+    assert listing(1) == listing(4)
