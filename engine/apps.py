@@ -6,5 +6,14 @@ class EngineConfig(AppConfig):
     fill its registry of sweep parts from their own `ready()`."""
 
     name = "engine"
-    site_scopes = {"sweeppart": "fleet-only"}  # inventory.scope: fleet-wide plumbing
+    site_scopes = {  # inventory.scope
+        "sweeppart": "fleet-only",  # fleet-wide plumbing
+        "operation": "inventory.scope.operations_in",
+        "worker": "fleet-only",
+    }
     verbose_name = "Engine"
+
+    def ready(self) -> None:
+        from . import workers
+
+        workers.connect()  # worker heartbeats (only a Celery worker sends these signals)

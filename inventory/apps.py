@@ -11,11 +11,9 @@ class InventoryConfig(AppConfig):
         "networkinterface": "node__rack__site",
         "fact": "node__rack__site",
         "lifecycleevent": "node__rack__site",
-        "operation": "inventory.scope.operations_in",
         "label": "fleet",
         "siterole": "site",
         "importupload": "fleet-only",  # a CSV import needs a fleet-wide role
-        "worker": "fleet-only",
     }
     verbose_name = "Inventory"
 
@@ -26,9 +24,7 @@ class InventoryConfig(AppConfig):
             checks,  # noqa: F401  (registers system checks)
             starting,
             sweeps,
-            workers,
         )
 
         plans.drive_with(starting.advance)  # every declared plan runs here
         sweeps.register()  # its parts of the engine's sweep
-        workers.connect()  # worker heartbeats (only a Celery worker sends these signals)

@@ -6,7 +6,7 @@ overview counts can never disagree. Values are Bootstrap contextual names.
 
 from django.db import models
 
-from engine import outbox
+from engine import choices
 
 
 class NodeState(models.TextChoices):
@@ -71,37 +71,12 @@ POWER_COLOURS: dict[str, str] = {
 }
 
 
-class OperationStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-    # A bulk action's child whose node could not take the action in its state: reported
-    # with the reason, but no failure of the node or of the bulk.
-    SKIPPED = "skipped", "Skipped"
-
-
-OPERATION_COLOURS: dict[str, str] = {
-    OperationStatus.PENDING: "secondary",
-    OperationStatus.RUNNING: "info",
-    OperationStatus.SUCCEEDED: "success",
-    OperationStatus.FAILED: "danger",
-    OperationStatus.CANCELLED: "dark",
-    OperationStatus.SKIPPED: "light",
-}
-
-# Operation.task_id while it waits in the database for its `not_before` (operations.defer).
-DEFERRED = outbox.DEFERRED
-ACTIVE_OPERATION_STATUSES = frozenset({OperationStatus.PENDING, OperationStatus.RUNNING})
-FINISHED_OPERATION_STATUSES = frozenset(
-    {
-        OperationStatus.SUCCEEDED,
-        OperationStatus.FAILED,
-        OperationStatus.CANCELLED,
-        OperationStatus.SKIPPED,
-    }
-)
+# The engine's (engine/choices.py), named here for this app's callers.
+OperationStatus = choices.OperationStatus
+OPERATION_COLOURS = choices.OPERATION_COLOURS
+DEFERRED = choices.DEFERRED
+ACTIVE_OPERATION_STATUSES = choices.ACTIVE_OPERATION_STATUSES
+FINISHED_OPERATION_STATUSES = choices.FINISHED_OPERATION_STATUSES
 
 
 class AttestationPolicy(models.TextChoices):

@@ -10,9 +10,9 @@ from typing import Any
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from engine import workers
 from engine.plans import StepView, kinds_with_steps, steps_of
 
-from . import workers
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     DEFAULT_QUEUE,

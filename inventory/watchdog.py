@@ -20,9 +20,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.text import plural
-from engine import plans
+from engine import plans, workers
 
-from . import operations, selectors, workers
+from . import operations, selectors
 from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 from .models import Operation
 from .services import fail_operation

@@ -70,7 +70,7 @@ class GateRun(models.Model):
     spec = models.JSONField(help_text="The profile as it was when the run started.")
     context = models.JSONField(default=dict, help_text="Node facts the verdicts used.")
     operation = models.ForeignKey(
-        "inventory.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "engine.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     status = models.CharField(
         max_length=12, choices=RunStatus.choices, default=RunStatus.RUNNING, db_index=True

@@ -69,7 +69,7 @@ class Campaign(models.Model):
     # operations list, the API and webhooks follow it like any other; it hears each
     # recycle end (engine.plans.listen) and ends with the campaign.
     operation = models.OneToOneField(
-        "inventory.Operation",
+        "engine.Operation",
         null=True,
         blank=True,
         on_delete=models.PROTECT,
@@ -101,7 +101,7 @@ class CampaignNode(models.Model):
         max_length=10, choices=MemberStatus.choices, default=MemberStatus.WAITING, db_index=True
     )
     operation = models.ForeignKey(
-        "inventory.Operation",
+        "engine.Operation",
         null=True,
         blank=True,
         on_delete=models.PROTECT,

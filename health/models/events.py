@@ -38,7 +38,7 @@ class HealthEvent(models.Model):
         help_text="The policy row that decided.",
     )
     operation = models.ForeignKey(
-        "inventory.Operation",
+        "engine.Operation",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,

@@ -1,3 +1,7 @@
+# Operations and workers are the engine's (engine/models.py); named here for this app's
+# callers, which read them with the nodes they act on.
+from engine.models import Operation, Worker
+
 from .bmcs import BMC
 from .events import LifecycleEvent
 from .facts import Fact
@@ -5,10 +9,8 @@ from .grants import SiteRole
 from .imports import ImportUpload
 from .interfaces import NetworkInterface
 from .nodes import Label, Node
-from .operations import Operation
 from .racks import Rack
 from .sites import Site
-from .workers import Worker
 
 __all__ = [
     "BMC",

@@ -17,7 +17,7 @@ class LifecycleEvent(models.Model):
     actor = models.CharField(max_length=150, help_text="user:<name>, token:<name> or system")
     reason = models.TextField(blank=True)
     operation = models.ForeignKey(
-        "inventory.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "engine.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created = models.DateTimeField(auto_now_add=True, db_index=True)
 

@@ -12,7 +12,7 @@ class ImportUpload(models.Model):
     """
 
     operation = models.OneToOneField(
-        "inventory.Operation", on_delete=models.CASCADE, primary_key=True, related_name="upload"
+        "engine.Operation", on_delete=models.CASCADE, primary_key=True, related_name="upload"
     )
     content = EncryptedTextField()
     created = models.DateTimeField(auto_now_add=True)

@@ -90,7 +90,7 @@ class Node(models.Model):
     # The operation that holds the lock, from its acceptance to its end: its own task takes
     # the lock again (re-entrant) and its end releases it, in the same transaction.
     lock_operation = models.ForeignKey(
-        "inventory.Operation",
+        "engine.Operation",
         null=True,
         blank=True,
         editable=False,

@@ -24,7 +24,7 @@ class Deployment(models.Model):
         "provisioning.Image", on_delete=models.PROTECT, related_name="deployments"
     )
     operation = models.ForeignKey(
-        "inventory.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "engine.Operation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     token = EncryptedTextField(editable=False)
     token_sha256 = models.CharField(max_length=64, unique=True, editable=False)

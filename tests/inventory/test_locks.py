@@ -6,7 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from inventory import operations, services, watchdog, workers
+from engine import workers
+from inventory import operations, services, watchdog
 from inventory.bulk import start_bulk_action
 from inventory.choices import NodeState, OperationStatus
 from inventory.locking import (

@@ -177,7 +177,8 @@ def test_admin_bmc_form_uses_the_driver_rules_and_keeps_a_blank_password(node):
 
 @pytest.mark.django_db
 def test_the_overview_says_which_queue_has_work_and_no_worker(client, users):
-    from inventory import services, workers
+    from engine import workers
+    from inventory import services
     from tests.factories import SiteFactory
 
     client.force_login(users["technician"])
