@@ -18,7 +18,8 @@ class Day2Config(AppConfig):
         from . import campaigns, recycle
 
         plans.register(recycle.PLAN)
-        plans.listen(campaigns.KIND, campaigns.heard)  # a member's recycle ended
+        # Its operation hears a member's recycle end, and cancels as the campaign does.
+        plans.listen(campaigns.KIND, campaigns.heard, cancel=campaigns.cancel_operation)
         sweep.register(
             "day2.campaigns",
             campaigns.sweep,

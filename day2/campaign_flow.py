@@ -105,13 +105,18 @@ def move(campaign: Campaign, event: str, actor: str, reason: str = "") -> Campai
 def _follow(campaign: Campaign, status: str, why: str) -> None:
     """The campaign's operation follows it: says why it paused, and ends with it (failed
     if any node failed, cancelled if it was)."""
+    if campaign.operation_id is None:
+        return  # started before campaigns had an operation
     op = Operation.objects.filter(pk=campaign.operation_id).first()
     if op is None or op.is_finished:
         return
     if status == S.PAUSED:
         operations.report_progress(op, op.progress, why[:1000])
     elif status == S.CANCELLED:
-        operations.finish_operation(op, OperationStatus.CANCELLED, error=why)
+        counts = Counter(campaign.members.values_list("status", flat=True))
+        operations.finish_operation(
+            op, OperationStatus.CANCELLED, error=f"{why}; {what_was_done(counts)}"
+        )
     elif status == S.FINISHED:
         counts = Counter(campaign.members.values_list("status", flat=True))
         failed = counts[MemberStatus.FAILED]
@@ -123,3 +128,20 @@ def _follow(campaign: Campaign, status: str, why: str) -> None:
             error=f"{failed} of {plural(started, 'node')} failed" if failed else "",
             result={"campaign": campaign.pk, **{str(k): n for k, n in counts.items()}},
         )
+
+
+def what_was_done(counts: Counter) -> str:
+    """At a cancel: what ended, what runs on to its end, what will not start."""
+    ended = [
+        f"{counts[s]} {s}"
+        for s in (MemberStatus.SUCCEEDED, MemberStatus.FAILED, MemberStatus.CANCELLED)
+        if counts[s]
+    ]
+    parts = [f"done: {', '.join(ended) or 'nothing yet'}"]
+    running = counts[MemberStatus.RUNNING]
+    if running:
+        runs = "runs to its end" if running == 1 else "run to their end"
+        parts.append(f"{running} running {runs}")
+    if counts[MemberStatus.WAITING]:
+        parts.append(f"{counts[MemberStatus.WAITING]} waiting will not start")
+    return "; ".join(parts)

@@ -321,6 +321,21 @@ def cancel(campaign: Campaign, actor: str, reason: str = "") -> Campaign:
     return campaign
 
 
+def cancel_operation(op: Operation, actor: str) -> Operation:
+    """POST /api/v1/operations/{id}/cancel/ on a campaign's operation: the campaign is
+    cancelled (no waiting node starts; recycles under way run to their end)."""
+    campaign = Campaign.objects.filter(operation_id=op.pk).first()
+    if campaign is None:
+        raise inventory.CannotCancel(f"operation {op.pk} belongs to no campaign")
+    try:
+        with transaction.atomic():
+            cancel(campaign, actor, f"from its operation {op.pk}")
+    except campaign_flow.IllegalCampaignTransition as exc:
+        raise inventory.CannotCancel(str(exc)) from None
+    op.refresh_from_db()
+    return op
+
+
 def sweep() -> int:
     """Beat: tick every campaign that still has nodes to start or to hear from."""
     live = Campaign.objects.filter(

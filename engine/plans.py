@@ -249,12 +249,17 @@ def steps_of(op: Any) -> list[StepView]:
 Listener = Callable[[int], None]
 LISTENERS: dict[str, Listener] = {}
 DRIVER: list[Listener] = []
+# Kind -> how one of its operations is cancelled (operation, actor) -> operation, for a
+# parent that is not an action (a campaign: POST /api/v1/operations/{id}/cancel/).
+CANCELS: dict[str, Callable[[Any, str], Any]] = {}
 
 
-def listen(kind: str, listener: Listener) -> None:
+def listen(kind: str, listener: Listener, cancel: Callable[[Any, str], Any] | None = None) -> None:
     if LISTENERS.get(kind, listener) is not listener:
         raise ImproperlyConfigured(f"a listener for {kind!r} is registered twice")
     LISTENERS[kind] = listener
+    if cancel is not None:
+        CANCELS[kind] = cancel
 
 
 def drive_with(driver: Listener) -> None:

@@ -112,7 +112,8 @@ def _fan_out_oob(
     until it ends, like a single action) and sent at once, because on a 500-node rack the
     request must not spend seconds before the first BMC is asked anything."""
     now = timezone.now()
-    children, per_rack = [], {}
+    children: list[Operation] = []
+    per_rack: dict[int | None, int] = {}  # rack id -> power-on slots taken
     for node in nodes:
         child = _child(node, action, parent, actor, reason, params)
         refused = refusal(node, action)
@@ -126,11 +127,13 @@ def _fan_out_oob(
         if child.pk in busy:
             child.status, child.finished, child.error = OperationStatus.FAILED, now, busy[child.pk]
             continue
-        slot = per_rack.get(child.node.rack_id, 0)
+        child_node = child.node
+        assert child_node is not None  # _child built every child with its node
+        slot = per_rack.get(child_node.rack_id, 0)
         if stagger and slot >= stagger:
             child.message = "waiting for a power-on slot in the rack"
         else:
-            per_rack[child.node.rack_id] = slot + 1
+            per_rack[child_node.rack_id] = slot + 1
             child.task_id = operations.QUEUED
     Operation.objects.bulk_update(
         wanted, ["status", "finished", "error", "message", "task_id"], batch_size=1000
@@ -145,7 +148,8 @@ def _lock_for_children(children: list[Operation]) -> dict[int, str]:
     nodes another holder already has."""
     if not children:
         return {}
-    by_node = {c.node_id: c for c in children}
+    # Every child is one node's (_child), so this drops none of them.
+    by_node = {c.node_id: c for c in children if c.node_id is not None}
     Node.objects.filter(pk__in=by_node, reservation__isnull=True).update(
         reservation=Case(*[When(pk=n, then=Value(holder_of(c))) for n, c in by_node.items()]),
         lock_operation_id=Case(*[When(pk=n, then=Value(c.pk)) for n, c in by_node.items()]),
@@ -154,8 +158,12 @@ def _lock_for_children(children: list[Operation]) -> dict[int, str]:
     held = Node.objects.filter(pk__in=by_node).exclude(
         lock_operation_id__in=[c.pk for c in children]
     )
+    # Held: another holder had the node at the UPDATE. Should it let go before this read,
+    # reservation is NULL and the message says "locked by None", as it always has.
     return {
-        by_node[n.pk].pk: str(NodeLocked(node=str(n), holder=n.reservation, since=n.reserved_at))
+        by_node[n.pk].pk: str(
+            NodeLocked(node=str(n), holder=str(n.reservation), since=n.reserved_at)
+        )
         for n in held.only("pk", "hostname", "reservation", "reserved_at")
     }
 

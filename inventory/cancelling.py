@@ -1,7 +1,8 @@
 """Cancelling an operation, at any point where stopping it is safe, saying what was done.
 
 An action with a `cancel` hook (a recycle chain; a drain, which returns the node to
-service) stops where it stands by its own rules. Any other operation can be cancelled
+service), or a parent registered with one (a campaign: engine.plans.listen), stops where
+it stands by its own rules. Any other operation can be cancelled
 while it *waits*: before a worker started it, between two attempts (a retry, a wait for
 its node: `operations.defer`), which is where a technician watching "retry 3 of 4 at
 14:02:05 UTC" wants to stop it. While a worker is in the middle of an attempt (talking
@@ -13,10 +14,13 @@ on again; power and boot actions change no state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import transaction
 from django.utils.module_loading import import_string
 
 from core.text import plural
+from engine.plans import CANCELS
 
 from . import operations
 from .actions import ACTIONS, get_action
@@ -33,7 +37,15 @@ WHILE_WAITING = frozenset(
 
 
 def cancellable_kinds() -> list[str]:
-    return sorted({a.name for a in ACTIONS.values() if a.cancel} | WHILE_WAITING)
+    return sorted({a.name for a in ACTIONS.values() if a.cancel} | WHILE_WAITING | set(CANCELS))
+
+
+def _hook(kind: str) -> Callable[[Operation, str], Operation] | None:
+    """A flow's own cancel: its action's, or a parent's registered with engine.plans."""
+    action = get_action(kind)
+    if action is not None and action.cancel:
+        return import_string(action.cancel)
+    return CANCELS.get(kind)
 
 
 def offers_cancel(op: Operation) -> bool:
@@ -41,19 +53,18 @@ def offers_cancel(op: Operation) -> bool:
     cancel, or work of a cancellable kind that waits (no worker holds it)."""
     if op.is_finished:
         return False
-    action = get_action(op.kind)
-    if action is not None and action.cancel:
+    if _hook(op.kind) is not None:
         return True
     return op.kind in WHILE_WAITING and not op.worker
 
 
 def cancel_operation(op: Operation, actor: str) -> Operation:
     """Cancel `op` (API: POST /operations/{id}/cancel/); CannotCancel says why not (409)."""
-    action = get_action(op.kind)
-    if action is not None and action.cancel:
+    hook = _hook(op.kind)
+    if hook is not None:
         if op.is_finished:
             raise CannotCancel(f"operation {op.pk} already ended ({op.status})")
-        return import_string(action.cancel)(op, actor)
+        return hook(op, actor)
     if op.kind not in WHILE_WAITING:
         raise CannotCancel(
             f"{op.kind} operations cannot be cancelled "

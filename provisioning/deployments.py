@@ -226,6 +226,8 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
                 Operation.objects.filter(pk=deployment.operation_id)
                 .values_list("parent_id", flat=True)
                 .first()
+                if deployment.operation_id is not None
+                else None
             )
             gate = Operation.objects.create(
                 kind="validate",

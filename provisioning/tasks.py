@@ -1,6 +1,9 @@
 """Celery tasks: take an Operation id, delegate to runner + services, nothing else."""
 
-from celery import shared_task
+from collections.abc import Sequence
+from typing import Any
+
+from celery import Task, shared_task
 from celery.exceptions import WorkerLostError
 from celery.signals import task_failure
 from django.conf import settings
@@ -15,12 +18,12 @@ NODE_TASK = {"bind": True, "soft_time_limit": 120, "time_limit": 150}
 
 
 @shared_task(name="provisioning.tasks.power_node", **NODE_TASK)
-def power_node(self, op_id: int) -> str:
+def power_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, services.power)
 
 
 @shared_task(name="provisioning.tasks.set_boot_device", **NODE_TASK)
-def set_boot_device(self, op_id: int) -> str:
+def set_boot_device(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, services.set_boot_pxe)
 
 
@@ -28,27 +31,27 @@ def set_boot_device(self, op_id: int) -> str:
     name="provisioning.tasks.inspect_node",
     **{**NODE_TASK, "soft_time_limit": 300, "time_limit": 330},
 )
-def inspect_node(self, op_id: int) -> str:
+def inspect_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, services.inspect)
 
 
 @shared_task(name="provisioning.tasks.drain_node", **NODE_TASK)
-def drain_node(self, op_id: int) -> str:
+def drain_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, draining.drain)
 
 
 @shared_task(name="provisioning.tasks.admit_node", **NODE_TASK)
-def admit_node(self, op_id: int) -> str:
+def admit_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, draining.admit)
 
 
 @shared_task(name="provisioning.tasks.undrain_node", **NODE_TASK)
-def undrain_node(self, op_id: int) -> str:
+def undrain_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, draining.undrain)
 
 
 @shared_task(name="provisioning.tasks.decommission_node", **NODE_TASK)
-def decommission_node(self, op_id: int) -> str:
+def decommission_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, draining.decommission)
 
 
@@ -101,7 +104,7 @@ def refresh_firmware_sweep() -> int:
 
 
 @shared_task(name="provisioning.tasks.deploy_node", **NODE_TASK)
-def deploy_node(self, op_id: int) -> str:
+def deploy_node(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, deployments.deploy)
 
 
@@ -111,7 +114,7 @@ def deploy_node(self, op_id: int) -> str:
     soft_time_limit=3600,
     time_limit=3660,
 )
-def publish_image(self, op_id: int) -> None:
+def publish_image(self: Task, op_id: int) -> None:
     images.publish_task_body(op_id)
 
 
@@ -137,7 +140,12 @@ NODE_TASKS = {
 
 
 @task_failure.connect
-def on_worker_lost(sender=None, exception=None, args=None, **_) -> None:
+def on_worker_lost(
+    sender: Task | None = None,
+    exception: BaseException | None = None,
+    args: Sequence[Any] | None = None,
+    **_: Any,
+) -> None:
     """A prefork child died running a node operation (OOM killer, kill -9): its pool tells
     the parent, which ends the operation at once, naming the process. (Tasks are
     acknowledged as they start, so no broker hands the message back to say it.)"""

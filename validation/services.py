@@ -34,7 +34,7 @@ from provisioning.selectors import latest_deployment
 from . import attest, ssh, steps
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus
 from .verdicts import NodeContext, Verdict, classify_run, judge_output, parse_profile
-from .verdicts.model import FAIL, RUN_PASS, RUN_RMA
+from .verdicts.model import FAIL, RUN_PASS, RUN_RMA, CheckSpec, PhaseSpec, ProfileSpec
 from .verdicts.registry import verdict_for_error
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,11 @@ def default_profile() -> GateProfile:
 
 def node_context(node: Node) -> NodeContext:
     deployment = latest_deployment(node)
-    succeeded = deployment is not None and deployment.status == DeploymentStatus.SUCCEEDED
-    baseline = deployment.image.baseline if succeeded else {}
+    baseline = (
+        deployment.image.baseline
+        if deployment is not None and deployment.status == DeploymentStatus.SUCCEEDED
+        else {}
+    )
     return NodeContext(
         hostname=node.hostname,
         gpu_model=node.gpu_model,
@@ -77,6 +80,8 @@ def node_context(node: Node) -> NodeContext:
 def cordon_for_burn_in(op: Operation) -> None:
     """validate on an in-service node (a burn-in without reimage): cordon it in the
     scheduler first, so no new job lands on it while the gates run."""
+    if op.node is None:
+        return  # nothing to cordon (start_gate never sends one without a node)
     started = LifecycleEvent.objects.filter(operation=op, event="validate").first()
     if started is not None and started.from_state == NodeState.IN_SERVICE:
         draining.cordon_for_burn_in(op.node, f"burn-in: {op.message or 'gates re-run'}")
@@ -122,7 +127,7 @@ def _cap(text: str) -> str:
     return text if len(text) <= cap else text[:cap] + f"\n[corral: stored first {cap} chars]"
 
 
-def _run_phase(run: GateRun, node: Node, phase, context: NodeContext) -> list[Verdict]:
+def _run_phase(run: GateRun, node: Node, phase: PhaseSpec, context: NodeContext) -> list[Verdict]:
     verdicts: list[Verdict] = []
     for check in phase.checks:
         if check.tool in attest.LOCAL_TOOLS:  # judged from evidence already here
@@ -173,7 +178,9 @@ def _command_for(command: str, node: Node, target: ssh.SSHTarget) -> tuple[str, 
     return command.replace("{node}", target.host).replace("{peer}", peer or ""), ""
 
 
-def _store(run: GateRun, phase: str, check, verdict: Verdict, result) -> None:
+def _store(
+    run: GateRun, phase: str, check: CheckSpec, verdict: Verdict, result: ssh.RunResult | None
+) -> None:
     CheckResult.objects.create(
         run=run,
         phase=phase,
@@ -228,7 +235,7 @@ def gate_step(run_id: int, step: int) -> str:
         # Planned end, for the progress bar: `repeat` back-to-back iterations.
         planned = (phase.duration_s or 0) * phase.repeat
         run.soak_started, run.soak_until = now, now + timedelta(seconds=planned)
-    if run.operation_id:
+    if run.operation is not None:  # loaded with the run (select_related): no query
         operations.report_progress(
             run.operation,
             progress(run, spec),
@@ -254,10 +261,10 @@ def gate_step(run_id: int, step: int) -> str:
     return "next"
 
 
-def progress(run: GateRun, spec=None) -> int:
+def progress(run: GateRun, spec: ProfileSpec | None = None) -> int:
     spec = spec or parse_profile(run.spec)
     phases = len(spec.phases) or 1
-    done = run.phase_index
+    done: float = run.phase_index  # phases done, plus the part of a soak under way
     if run.soak_until and run.soak_started and run.phase_index < phases:
         total = (run.soak_until - run.soak_started).total_seconds() or 1
         elapsed = (timezone.now() - run.soak_started).total_seconds()
@@ -304,7 +311,7 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
                 # commits with the transition and resumes the node in the scheduler.
                 draining.request_admission(
                     node,
-                    parent_id=run.operation.parent_id if run.operation_id else None,
+                    parent_id=run.operation.parent_id if run.operation is not None else None,
                     take_from=f"gate run {run.pk} step ",
                 )
             elif status == RunStatus.RMA:
@@ -317,7 +324,7 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
                 )
         except IllegalTransition as exc:
             log.warning("gate run %s finished but node moved on: %s", run.pk, exc)
-        if run.operation_id:
+        if run.operation is not None:
             operations.finish_operation(
                 run.operation,
                 OperationStatus.SUCCEEDED if status == RunStatus.PASSED else OperationStatus.FAILED,

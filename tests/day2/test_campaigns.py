@@ -157,7 +157,11 @@ def test_resume_cancel_and_the_finish(image):
     statuses = sorted(other.members.values_list("status", flat=True))
     assert statuses == ["cancelled", "running"]  # the one under way runs to its end
     op = Operation.objects.get(pk=other.operation_id)
-    assert (op.status, op.error) == ("cancelled", "cancel by user:lead: wrong image")
+    assert (op.status, op.error) == (
+        "cancelled",
+        "cancel by user:lead: wrong image; done: nothing yet; 1 running runs to its end; "
+        "1 waiting will not start",
+    )
 
 
 def test_a_member_s_recycle_ending_moves_the_campaign_on_at_once(
@@ -316,3 +320,22 @@ def test_pages_start_show_and_pause_a_campaign(client, users, image):
     client.force_login(users["manager"])
     assert client.post(f"/campaigns/{campaign.pk}/resume/").status_code == 403
     assert 'id="campaign-form"' not in client.get("/campaigns/").content.decode()
+
+
+def test_cancelling_the_campaign_s_operation_cancels_the_campaign_saying_what_was_done(api, image):
+    rack, _ = rack_of(3)
+    campaign = start(rack, image, max_unavailable_pct=34)  # one at a time
+    [first] = running(campaign)
+    end(first)
+    campaigns.tick(campaign.pk)
+    resp = api("technician").post(f"/api/v1/operations/{campaign.operation_id}/cancel/")
+    assert resp.status_code == 200, resp.content
+    campaign.refresh_from_db()
+    assert campaign.status == "cancelled"
+    assert resp.data["status"] == "cancelled"
+    assert resp.data["error"] == (
+        f"cancel by token:technician-user: from its operation {campaign.operation_id}; "
+        "done: 1 succeeded; 1 running runs to its end; 1 waiting will not start"
+    )
+    again = api("technician").post(f"/api/v1/operations/{campaign.operation_id}/cancel/")
+    assert again.status_code == 409 and "already ended" in again.data["detail"]
