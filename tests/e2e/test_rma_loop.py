@@ -75,3 +75,11 @@ def test_repaired_goes_through_inspection_into_deploy(api, bmc, celery_worker):
     assert journal[boot]["body"]["Boot"]["BootSourceOverrideEnabled"] == "Once"
     assert journal[power]["body"]["ResetType"] == "On"
     assert bmc.power_state(system.uuid) == "On"  # it was off
+    # The chain now waits for the machine's phone-home. A technician who stops it there
+    # reads what was already done, and the node is left failed (half reimaged).
+    resp = api("technician").post(f"/api/v1/operations/{chain.pk}/cancel/")
+    assert resp.status_code == 200, resp.content
+    assert resp.data["error"] == (
+        "cancelled by token:technician-user during deploy; done: repaired, deploy"
+    )
+    assert Node.objects.get(pk=node.pk).state == "failed"

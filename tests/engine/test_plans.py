@@ -18,6 +18,10 @@ from tests.factories import DeploymentFactory, GateRunFactory, NodeFactory
 pytestmark = pytest.mark.django_db
 
 
+# The recycle's steps, in order, as its docstring's table lists them.
+RECYCLE_STEPS = ["drain", "repaired", "deploy", "validate", "admit", "rma"]
+
+
 def recycle_half_way() -> Operation:
     """A recycle whose drain is done and whose deploy waits for its BMC."""
     node = NodeFactory(state="deploying")
@@ -38,14 +42,7 @@ def recycle_half_way() -> Operation:
 
 def test_the_recycle_plan_is_registered_with_its_steps_in_order():
     assert plans.plan_for("recycle") is PLAN
-    assert [s.name for s in PLAN.steps] == [
-        "drain",
-        "repaired",
-        "deploy",
-        "validate",
-        "admit",
-        "rma",
-    ]
+    assert [s.name for s in PLAN.steps] == RECYCLE_STEPS
     assert PLAN.progress("validate", 50) == 67  # half-way through 45..90
     with pytest.raises(ImproperlyConfigured, match="registered twice"):
         plans.register(plans.Plan("recycle", PLAN.steps[:2]))
@@ -55,14 +52,7 @@ def test_the_api_shows_each_step_of_a_running_recycle(api):
     op = recycle_half_way()
     body = api("technician").get(f"/api/v1/operations/{op.pk}/").json()
     steps = {s["name"]: s for s in body["steps"]}
-    assert [s["name"] for s in body["steps"]] == [
-        "drain",
-        "repaired",
-        "deploy",
-        "validate",
-        "admit",
-        "rma",
-    ]
+    assert [s["name"] for s in body["steps"]] == RECYCLE_STEPS
     assert steps["drain"]["status"] == "succeeded"
     assert steps["repaired"]["status"] == "not run"  # the node was in service, not in RMA
     assert steps["deploy"]["status"] == "running"
