@@ -391,3 +391,8 @@ from fleet.settings_sso import *  # noqa: E402, F403  (docs/sso.md)
 
 INSTALLED_APPS += ["sso"]  # its backend does nothing while CORRAL_OIDC_ISSUER is unset
 AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]
+
+# Settings each valid alone but wrong together stop every process here, naming them all.
+from fleet.settings_checks import refuse_bad  # noqa: E402
+
+refuse_bad(globals())
