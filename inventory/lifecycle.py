@@ -64,6 +64,25 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 EVENTS: frozenset[str] = frozenset(event for event, _, _ in _TABLE)
 
 
+MARK = "<!-- lifecycle_table -->"
+
+
+def table() -> str:
+    """The transition table as Markdown (docs/architecture.md, between MARKs), in the
+    order it is declared."""
+    rows = ["| event | from | to |", "|---|---|---|"]
+    for event, sources, target in _TABLE:
+        rows.append(f"| {event} | {', '.join(str(s) for s in sources)} | {target} |")
+    return "\n".join(rows) + "\n"
+
+
+def refresh(page: str) -> str:
+    """`page` with the text between its two MARKs replaced by the current table."""
+    head, _, rest = page.partition(MARK)
+    _, _, tail = rest.partition(MARK)
+    return f"{head}{MARK}\n{table()}{MARK}{tail}"
+
+
 @dataclass
 class IllegalTransition(Exception):
     """Raised for an event the node's current state does not accept (HTTP 409)."""

@@ -281,3 +281,18 @@ def test_every_model_says_how_it_reaches_a_site():
             except Exception as exc:  # noqa: BLE001 (each is a finding)
                 problems.append(f"{model._meta.label}: {exc!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_the_app_maps_name_every_app():
+    """docs/architecture.md's and the README's maps of the tree list every app (they once
+    lacked attestation/, day2/, health/ and sso/)."""
+    import re
+
+    for page in (ROOT / "docs" / "architecture.md", ROOT / "README.md"):
+        listed = set(re.findall(r"^([a-z0-9]+)/ ", page.read_text(), re.MULTILINE))
+        assert sorted(set(APPS) - listed) == [], page.name
+    # design.md's table of what each app owns.
+    owned = set(
+        re.findall(r"^\| `([a-z0-9]+)` \|", (ROOT / "docs" / "design.md").read_text(), re.M)
+    )
+    assert sorted(set(APPS) - owned) == [], "design.md"
