@@ -12,4 +12,9 @@ class AttestationConfig(AppConfig):
     verbose_name = "Attestation"
 
     def ready(self) -> None:
-        from . import receivers  # noqa: F401  (phone-home evidence)
+        from . import (
+            events,
+            receivers,  # noqa: F401  (phone-home evidence)
+        )
+
+        events.register()  # the webhook event types it sends

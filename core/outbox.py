@@ -23,30 +23,14 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from . import events
 from .ids import new_msg_id
 from .models import Delivery, WebhookEvent, WebhookSubscription
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPES = (
-    "node.state_changed",
-    "rma.opened",
-    "rma.updated",
-    "gate.finished",
-    "operation.finished",
-    "drift.detected",
-    "drift.resolved",
-    "campaign.started",
-    "campaign.paused",
-    "campaign.resumed",
-    "campaign.cancelled",
-    "campaign.finished",
-    "health.action_started",
-    "health.action_held",
-    "health.breaker_opened",
-    "health.breaker_closed",
-    "attestation.finished",
-)
+# Every type an app registered (core.events); emit() refuses any other.
+EVENT_TYPES = events.NAMES
 PUMP_TASK = "core.tasks.pump"
 # What the broker client raises when it cannot publish (kombu wraps most in
 # OperationalError; a refused or reset socket can surface as OSError); engine.outbox uses

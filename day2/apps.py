@@ -15,7 +15,7 @@ class Day2Config(AppConfig):
     def ready(self) -> None:
         from engine import plans, sweep
 
-        from . import campaigns, recycle
+        from . import campaigns, events, recycle
 
         plans.register(recycle.PLAN)
         # Its operation hears a member's recycle end, and cancels as the campaign does.
@@ -26,3 +26,4 @@ class Day2Config(AppConfig):
             "CORRAL_DAY2_SWEEP_SECONDS",
             "Starts each campaign's next nodes and hears how the last ones ended.",
         )
+        events.register()  # the webhook event types it sends

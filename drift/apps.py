@@ -18,6 +18,7 @@ class DriftConfig(AppConfig):
         # cells are updated in the transaction that stored the facts.
         from inventory.facts import facts_recorded
 
-        from . import services
+        from . import events, services
 
         facts_recorded.connect(services.on_facts, dispatch_uid="drift.on_facts")
+        events.register()  # the webhook event types it sends

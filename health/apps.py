@@ -16,6 +16,7 @@ class HealthConfig(AppConfig):
         # health change with a signal, and the policy listens (docs/health.md).
         from provisioning.signals import bmc_health_changed
 
-        from . import services
+        from . import events, services
 
         bmc_health_changed.connect(services.on_bmc_health, dispatch_uid="health.on_bmc_health")
+        events.register()  # the webhook event types it sends

@@ -22,9 +22,11 @@ class InventoryConfig(AppConfig):
 
         from . import (
             checks,  # noqa: F401  (registers system checks)
+            events,
             starting,
             sweeps,
         )
 
         plans.drive_with(starting.advance)  # every declared plan runs here
         sweeps.register()  # its parts of the engine's sweep
+        events.register()  # the webhook event types it sends

@@ -10,3 +10,8 @@ class RmaConfig(AppConfig):
     }
     verbose_name = "RMA"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import events
+
+        events.register()  # the webhook event types it sends

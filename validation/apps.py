@@ -14,7 +14,7 @@ class ValidationConfig(AppConfig):
     def ready(self) -> None:
         from engine import plans, sweep
 
-        from . import steps
+        from . import events, steps
         from .plans import gate_steps, gate_steps_many
 
         plans.register_steps("validate", gate_steps, many=gate_steps_many)
@@ -32,3 +32,4 @@ class ValidationConfig(AppConfig):
             "Sends the gate steps that never reached a worker, or whose worker died "
             "mid-step (a step runs once: its number says whether it ran).",
         )
+        events.register()  # the webhook event types it sends

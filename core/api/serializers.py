@@ -53,7 +53,7 @@ class WebhookSubscriptionSerializer(serializers.ModelSerializer):
     )
     events = EventListField(
         child=serializers.CharField(max_length=40),
-        help_text=f"Event types: {', '.join(EVENT_TYPES)}.",
+        help_text="Event types (docs/webhooks.md lists them, with what each sends).",
     )
 
     class Meta:

@@ -1,0 +1,37 @@
+"""The webhook event types this app sends (core.events), with what a receiver gets:
+docs/webhooks.md's table is written from these."""
+
+from core import events
+
+EVENTS = [
+    (
+        "campaign.started",
+        "a rolling campaign is created",
+        "`campaign` (id), `name`, `image`, `status`, `reason` ([day2.md](day2.md))",
+    ),
+    (
+        "campaign.paused",
+        "a campaign pauses (a person, or more nodes failed than its threshold)",
+        "the same; `reason` says who and why",
+    ),
+    (
+        "campaign.resumed",
+        "a paused campaign resumes",
+        "the same",
+    ),
+    (
+        "campaign.cancelled",
+        ("a campaign is cancelled (no waiting node starts; recycles under way run to their end)"),
+        "the same",
+    ),
+    (
+        "campaign.finished",
+        "every node of a campaign has its outcome",
+        'the same; `reason` counts the outcomes ("finish by system: 2 succeeded")',
+    ),
+]
+
+
+def register() -> None:
+    for name, sent_when, data in EVENTS:
+        events.register(name, sent_when, data)

@@ -1,0 +1,25 @@
+"""The webhook event types this app sends (core.events), with what a receiver gets:
+docs/webhooks.md's table is written from these."""
+
+from core import events
+
+EVENTS = [
+    (
+        "drift.detected",
+        ("a node's components went out of baseline (one message per node and recompute)"),
+        (
+            "`node`, `components`: [{`component`, `gpu` (null for node-level), "
+            "`expected`, `observed`}] ([drift.md](drift.md))"
+        ),
+    ),
+    (
+        "drift.resolved",
+        "a node's components came back to baseline",
+        "the same",
+    ),
+]
+
+
+def register() -> None:
+    for name, sent_when, data in EVENTS:
+        events.register(name, sent_when, data)
