@@ -23,14 +23,14 @@ from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from core import outbox
 from core.text import plural
+from inventory import selectors
 from inventory import services as inventory
 from inventory.actions import get_action
-from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState, OperationStatus
+from inventory.choices import NodeState, OperationStatus
 from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
 from provisioning.deployments import resolve_image
@@ -40,18 +40,6 @@ from .models import Campaign, CampaignNode, CampaignStatus, MemberStatus
 
 log = logging.getLogger(__name__)
 
-# Nodes that are not serving: what a rack's room is measured against.
-OUT_OF_SERVICE = frozenset(
-    {
-        NodeState.INSPECTING,
-        NodeState.DEPLOYING,
-        NodeState.VALIDATING,
-        NodeState.DRAINING,
-        NodeState.DRAINED,
-        NodeState.FAILED,
-        NodeState.RMA,
-    }
-)
 WAITING_FOR_ROOM = "waiting for room in its rack"
 KIND = "campaign"  # its operation's kind
 OP_TO_MEMBER = {
@@ -176,14 +164,11 @@ def _rack_room(campaign: Campaign, rack_ids: Iterable[int | None]) -> dict[int |
         .exclude(state=NodeState.DECOMMISSIONED)
         .values_list("rack_id", flat=True)
     )
-    # Out: not serving, or about to stop (a recycle accepted but not yet draining it).
-    recycling = Operation.objects.filter(
-        kind="recycle", status__in=ACTIVE_OPERATION_STATUSES, node_id=OuterRef("pk")
-    )
+    # Out of service, as the health limits count it too (inventory's one definition).
     out = Counter(
-        Node.objects.filter(rack_id__in=ids)
-        .filter(Q(state__in=OUT_OF_SERVICE) | Q(Exists(recycling)))
-        .values_list("rack_id", flat=True)
+        selectors.out_of_service(Node.objects.filter(rack_id__in=ids)).values_list(
+            "rack_id", flat=True
+        )
     )
     room: dict[int | None, int] = {}
     for rack_id in ids:

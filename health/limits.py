@@ -2,10 +2,10 @@
 service, and the per-node cool-down. Read-only: each returns why an action must wait, or
 None.
 
-"Out of service" is a node in a state where it serves no jobs because something is being
-done to it or is wrong with it (OUT_OF_SERVICE_STATES), or one with an active recycle (a
-recycle just accepted leaves the node in service until its drain begins). Ready, enrolled
-and decommissioned nodes are not counted: they were not serving, and recycling one takes
+"Out of service" is inventory's one definition (selectors.out_of_service, which campaigns
+count by too): a node in a state where it serves no jobs because something is being done
+to it or is wrong with it, or one with a recycle under way. Ready, enrolled and
+decommissioned nodes are not counted: they were not serving, and recycling one takes
 nothing away from the scheduler. A node already out (failed, drained) adds nothing when
 it is recycled or sent to RMA, so it is never held for capacity.
 """
@@ -16,36 +16,24 @@ import math
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.text import plural
+from inventory import selectors
 from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState
 from inventory.models import Node, Operation
 
 from .choices import HeldFor
 
 POLICY = "policy"  # the actor of everything the policy starts
-OUT_OF_SERVICE_STATES = frozenset(
-    {
-        NodeState.INSPECTING,
-        NodeState.DEPLOYING,
-        NodeState.VALIDATING,
-        NodeState.DRAINING,
-        NodeState.DRAINED,
-        NodeState.FAILED,
-        NodeState.RMA,
-    }
-)
 
 
 def active_recycles() -> QuerySet[Operation]:
     return Operation.objects.filter(kind="recycle", status__in=ACTIVE_OPERATION_STATUSES)
 
 
-def out_of_service(nodes: QuerySet[Node]) -> QuerySet[Node]:
-    recycling = active_recycles().values("node_id")
-    return nodes.filter(Q(state__in=OUT_OF_SERVICE_STATES) | Q(pk__in=recycling))
+out_of_service = selectors.out_of_service
 
 
 def is_out(node: Node) -> bool:

@@ -41,6 +41,15 @@ STATE_COLOURS: dict[str, str] = {
 TRANSITIONAL_STATES: frozenset[str] = frozenset(
     {NodeState.INSPECTING, NodeState.DEPLOYING, NodeState.VALIDATING, NodeState.DRAINING}
 )
+# States in which a node serves no jobs because something is being done to it or is wrong
+# with it: what the health policy's rack and site limits and a campaign's room per rack
+# count (with the nodes a recycle was accepted for: selectors.out_of_service). Ready,
+# enrolled and decommissioned nodes were not serving, so taking one takes nothing away.
+OUT_OF_SERVICE_STATES: frozenset[str] = TRANSITIONAL_STATES | {
+    NodeState.DRAINED,
+    NodeState.FAILED,
+    NodeState.RMA,
+}
 
 
 # The Celery queue of work that is not tied to a site's BMC network (and of nodes not racked).

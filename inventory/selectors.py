@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from engine import workers
@@ -16,6 +16,7 @@ from engine.plans import StepView, kinds_with_steps, steps_of
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
     DEFAULT_QUEUE,
+    OUT_OF_SERVICE_STATES,
     STATE_COLOURS,
     TRANSITIONAL_STATES,
     NodeState,
@@ -213,3 +214,13 @@ def overdue_nodes(user: Any, limit: int = 10) -> tuple[list[Node], int]:
         .select_related("rack__site")
     )
     return list(overdue.order_by("deadline", "pk")[:limit]), overdue.count()
+
+
+def out_of_service(nodes: QuerySet[Node]) -> QuerySet[Node]:
+    """The nodes of `nodes` that are out of service: in an OUT_OF_SERVICE_STATES state, or
+    with a recycle under way (one accepted moments ago may not have left service yet). The
+    one definition the health limits and the campaigns' room per rack both count by."""
+    recycling = Operation.objects.filter(
+        kind="recycle", status__in=ACTIVE_OPERATION_STATUSES, node_id=OuterRef("pk")
+    )
+    return nodes.filter(Q(state__in=OUT_OF_SERVICE_STATES) | Q(Exists(recycling)))
