@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from core import outbox
+from core.errors import DomainConflict
 from core.text import plural
 from inventory import operations
 from inventory.choices import OperationStatus
@@ -48,7 +50,7 @@ ANNOUNCED = {
 
 
 @dataclass
-class IllegalCampaignTransition(Exception):
+class IllegalCampaignTransition(DomainConflict):
     """An event the campaign's status does not accept (HTTP 409)."""
 
     campaign: str
@@ -64,6 +66,9 @@ class IllegalCampaignTransition(Exception):
         return (
             f"campaign {self.campaign} is {self.status}: cannot {self.event} (allowed: {allowed})"
         )
+
+    def payload(self) -> dict[str, Any]:
+        return {"detail": str(self), "status": self.status, "allowed": self.allowed}
 
 
 def allowed_events(status: str) -> list[str]:

@@ -1,5 +1,8 @@
 """Domain exceptions -> HTTP answers that tell a client what to fix (never a 500).
 
+The domain's refusals all derive from core.errors.DomainConflict and carry their own
+status and body, so this names no app; the rest are Django's and the database's.
+
 Kept apart from fleet.api because DRF resolves this lazily, while the permission classes
 are imported while rest_framework.views itself is loading.
 """
@@ -15,13 +18,8 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from day2.campaign_flow import IllegalCampaignTransition
+from core.errors import DomainConflict
 from fleet.parsers import too_large_detail
-from inventory.lifecycle import IllegalTransition
-from inventory.locking import NodeLocked
-from inventory.services import ActionNotAllowed, CannotCancel, DeleteRefused
-from provisioning.images import ImageImmutable
-from rma.workflow import IllegalCaseTransition, ResolutionRequired
 
 # A lost database connection (a restart, a failover, a killed backend) is the server's
 # trouble, not the client's, and passes: a 503 with Retry-After says "try again" truthfully.
@@ -46,40 +44,8 @@ def exception_handler(exc, context):
         return Response({"detail": too_large_detail()}, status=413)
     if isinstance(exc, DjangoValidationError):
         return Response(as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, ActionNotAllowed | IllegalTransition):
-        return Response(
-            {"detail": str(exc), "state": exc.state, "allowed": exc.allowed},
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, IllegalCampaignTransition):
-        return Response(
-            {"detail": str(exc), "status": exc.status, "allowed": exc.allowed},
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, IllegalCaseTransition):
-        return Response(
-            {"detail": str(exc), "status": exc.status, "allowed": exc.allowed},
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, ResolutionRequired):
-        return Response({"resolution": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, NodeLocked):
-        return Response(
-            {
-                "detail": str(exc),
-                "locked_by": exc.holder,
-                "locked_since": exc.since.isoformat() if exc.since else None,
-            },
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, DeleteRefused):
-        return Response(
-            {"detail": str(exc), "instead": "decommission"}, status=status.HTTP_409_CONFLICT
-        )
-    if isinstance(exc, CannotCancel):
-        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-    if isinstance(exc, ImageImmutable):
-        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, DomainConflict):  # every app's refusals: their status, their body
+        return Response(exc.payload(), status=exc.http_status)
     if isinstance(exc, ProtectedError):
         return Response(
             {

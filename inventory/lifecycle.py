@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from core import outbox
+from core.errors import DomainConflict
 
 from .choices import TRANSITIONAL_STATES
 from .choices import NodeState as S
@@ -84,7 +86,7 @@ def refresh(page: str) -> str:
 
 
 @dataclass
-class IllegalTransition(Exception):
+class IllegalTransition(DomainConflict):
     """Raised for an event the node's current state does not accept (HTTP 409)."""
 
     node: str
@@ -101,6 +103,9 @@ class IllegalTransition(Exception):
             f"{self.node} is {self.state}: '{self.event}' is not allowed in that state "
             f"(allowed: {allowed})"
         )
+
+    def payload(self) -> dict[str, Any]:
+        return {"detail": str(self), "state": self.state, "allowed": self.allowed}
 
 
 def allowed_events(state: str) -> list[str]:

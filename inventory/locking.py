@@ -18,10 +18,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
+
+from core.errors import DomainConflict
 
 from . import heartbeats
 from .choices import DEFERRED, OperationStatus
@@ -31,7 +34,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class NodeLocked(Exception):
+class NodeLocked(DomainConflict):
     node: str
     holder: str
     since: datetime | None
@@ -39,6 +42,10 @@ class NodeLocked(Exception):
     def __str__(self) -> str:
         when = f" since {self.since:%Y-%m-%d %H:%M:%S} UTC" if self.since else ""
         return f"{self.node} is busy: locked by {self.holder}{when}"
+
+    def payload(self) -> dict[str, Any]:
+        since = self.since.isoformat() if self.since else None
+        return {"detail": str(self), "locked_by": self.holder, "locked_since": since}
 
 
 def holder_of(op: Operation) -> str:

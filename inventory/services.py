@@ -13,6 +13,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import DomainConflict
+
 from . import enrolment, operations
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
@@ -168,8 +170,11 @@ def save_interface(nic: NetworkInterface) -> NetworkInterface:
     return nic
 
 
-class DeleteRefused(Exception):
+class DeleteRefused(DomainConflict):
     """A node with history is decommissioned, not deleted (409 naming what to do)."""
+
+    def payload(self) -> dict[str, Any]:
+        return {"detail": str(self), "instead": "decommission"}
 
 
 def history_of(node: Node) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -20,6 +21,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from core.errors import DomainConflict
 from engine import plans
 
 from . import operations
@@ -36,7 +38,7 @@ class UnknownAction(Exception):
     pass
 
 
-class ActionNotAllowed(Exception):
+class ActionNotAllowed(DomainConflict):
     """The action is not legal in the node's state (HTTP 409)."""
 
     def __init__(self, node: Node, action: str):
@@ -50,8 +52,11 @@ class ActionNotAllowed(Exception):
             f"(allowed: {', '.join(a.label for a in possible) or 'none'})"
         )
 
+    def payload(self) -> dict[str, Any]:
+        return {"detail": str(self), "state": self.state, "allowed": self.allowed}
 
-class CannotCancel(Exception):
+
+class CannotCancel(DomainConflict):
     """The operation cannot be cancelled (not a cancellable kind, ended, too far; 409)."""
 
 

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.errors import DomainConflict
 from core.text import plural
 
 from . import bulk, bulk_bar, import_operations, imports, operations, selectors, services
@@ -21,8 +22,6 @@ from .cancelling import offers_cancel
 from .choices import TRANSITIONAL_STATES, NodeState, OperationStatus
 from .filtersets import NodeFilterSet
 from .forms import ActionForm, ImportForm
-from .lifecycle import IllegalTransition
-from .locking import NodeLocked
 from .models import Rack
 from .permissions import (
     ACT,
@@ -265,7 +264,7 @@ def node_action(request, pk: int, name: str):
         messages.success(request, f"{label_of(name)} started.")
     except services.UnknownAction:
         messages.error(request, f"There is no action '{name}'.")
-    except (services.ActionNotAllowed, IllegalTransition, NodeLocked) as exc:
+    except DomainConflict as exc:  # not legal in its state, a busy node, ...
         messages.error(request, str(exc))
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import egress, egress_http
+from core.errors import DomainConflict
 from core.urlsafe import redact_url
 from inventory import operations
 from inventory.choices import OperationStatus
@@ -36,7 +37,7 @@ from .models.images import Image, ImageState
 log = logging.getLogger(__name__)
 
 
-class ImageImmutable(Exception):
+class ImageImmutable(DomainConflict):
     def __init__(self, image: Image):
         super().__init__(
             f"{image} is {image.state} and immutable; create a new version to change it."

@@ -20,9 +20,12 @@ or decommissioned) is rma/services.py's business, in the same transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+
+from core.errors import DomainConflict
 
 from .choices import CaseStatus as C
 from .choices import EventKind, Resolution
@@ -47,7 +50,7 @@ NAMES: tuple[str, ...] = tuple(str(dst) for dst, _ in _TABLE)
 
 
 @dataclass
-class IllegalCaseTransition(Exception):
+class IllegalCaseTransition(DomainConflict):
     """A transition the case's current status does not allow (HTTP 409)."""
 
     case: int
@@ -65,9 +68,17 @@ class IllegalCaseTransition(Exception):
             f"(allowed: {allowed})"
         )
 
+    def payload(self) -> dict[str, Any]:
+        return {"detail": str(self), "status": self.status, "allowed": self.allowed}
 
-class ResolutionRequired(ValueError):
-    """Closing needs one of the resolutions; nothing else takes one."""
+
+class ResolutionRequired(DomainConflict, ValueError):
+    """Closing needs one of the resolutions; nothing else takes one (HTTP 400)."""
+
+    http_status = 400
+
+    def payload(self) -> dict[str, Any]:
+        return {"resolution": [str(self)]}
 
 
 def allowed_from(status: str) -> list[str]:

@@ -12,26 +12,20 @@ from django.db import IntegrityError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from inventory.lifecycle import IllegalTransition
-from inventory.locking import NodeLocked
+from core.errors import DomainConflict
 from inventory.permissions import ACT, VIEW, actor_of, can, site_of
 from inventory.scope import visible_or_404
-from inventory.services import ActionNotAllowed
 
 from .. import selectors, services
 from ..choices import CaseStatus
 from ..forms import CaseEditForm, CloseForm, NoteForm, PartForm
 from ..models import Case
-from ..workflow import IllegalCaseTransition, ResolutionRequired, allowed_from
+from ..workflow import allowed_from
 from . import require
 
-REFUSALS = (
-    IllegalCaseTransition,
-    ResolutionRequired,
-    NodeLocked,
-    ActionNotAllowed,
-    IllegalTransition,
-)
+# What the close may refuse with (the case's workflow, the node's action): every domain
+# refusal is a DomainConflict, shown as its sentence.
+REFUSALS = DomainConflict
 STATUS_LABELS = dict(CaseStatus.choices)
 
 

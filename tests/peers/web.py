@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -65,9 +66,19 @@ def start_web(log: Path, extra_env: dict[str, str | None]) -> WebServer:
 
 
 def stop_web(server: WebServer) -> None:
-    """Stop the server and whatever is left of its group, so a test that fails never
-    leaves a worker serving (and holding the test database)."""
-    stop_process_group(server.process, timeout=15)
+    """Stop the server as a deploy does, then whatever is left of its group, so a test
+    that fails never leaves a worker serving (and holding the test database).
+
+    The SIGTERM goes to granian's main process only (`docker stop` signals PID 1): it stops
+    its workers itself. Sent to the whole group, a worker could exit on its own before the
+    main process had asked it to, which granian logs as "Unexpected exit from worker-1"
+    and answers with exit status 1: the fixture then failed a test that did nothing wrong.
+    """
+    if server.process.poll() is None:
+        server.process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.process.wait(timeout=15)
+    stop_process_group(server.process, timeout=15)  # SIGTERM, then SIGKILL, to what is left
 
 
 @pytest.fixture
