@@ -24,11 +24,13 @@ the same transaction. Review the whole machine here:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
@@ -126,6 +128,23 @@ def deadline_for(state: str) -> datetime | None:
     return timezone.now() + timedelta(seconds=settings.CORRAL_STATE_DEADLINES[state])
 
 
+# What runs in the transaction of every transition, right after its event row is written:
+# the apps above inventory register here from their `ready()` (name -> function(event)), so
+# the lifecycle names none of them and every consequence of a transition is in one list
+# (`manage.py shell -c "from inventory.lifecycle import HOOKS; print(HOOKS)"`). Today:
+# reports keep the node's state spans; provisioning closes a deployment its node left.
+TransitionHook = Callable[[LifecycleEvent], None]
+HOOKS: dict[str, TransitionHook] = {}
+
+
+def on_transition(name: str, hook: TransitionHook) -> None:
+    """Run `hook(event)` in every transition's transaction (a hook that raises undoes the
+    transition: it is part of it)."""
+    if HOOKS.get(name, hook) is not hook:
+        raise ImproperlyConfigured(f"a transition hook named {name!r} is registered twice")
+    HOOKS[name] = hook
+
+
 def transition(
     node: Node,
     event: str,
@@ -174,6 +193,8 @@ def transition(
             reason=reason,
             operation=operation,
         )
+        for hook in HOOKS.values():  # what other apps keep in step, in this transaction
+            hook(recorded)
         outbox.emit(
             "node.state_changed",
             lambda: {

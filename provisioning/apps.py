@@ -13,16 +13,15 @@ class ProvisioningConfig(AppConfig):
 
     def ready(self) -> None:
         from engine import plans, sweep
+        from inventory.lifecycle import on_transition
 
-        from . import (
-            draining,
-            signals,  # noqa: F401  (connects the deployment receivers)
-        )
+        from . import draining, signals
         from .plans import deploy_steps, deploy_steps_many
 
-        plans.register_steps(
-            "deploy", deploy_steps, many=deploy_steps_many
-        )  # its phases, shown as steps
+        # A node that leaves deploying has no deployment waiting any more.
+        on_transition("provisioning.close_deployment", signals.close_deployment)
+        # A deploy's phases (network boot, power on, phone-home), shown as its steps.
+        plans.register_steps("deploy", deploy_steps, many=deploy_steps_many)
 
         sweep.register(
             "drains.recheck",

@@ -5,7 +5,7 @@ cannot be rendered). Its deployment must stop waiting then: a deployment left wa
 would hand its token to the node's next boot and accept its callback after a later
 re-deploy, until the deploy task got round to superseding it. inventory's transition()
 is the only writer of Node.state and must not import provisioning, so provisioning
-listens for the event row every transition writes.
+registers a hook that every transition runs in its transaction (`close_deployment`).
 
 `bmc_health_changed` goes the other way: the power/health refresher (services.
 refresh_power) announces a BMC whose health roll-up changed, and the apps above
@@ -15,8 +15,7 @@ importing them.
 
 from __future__ import annotations
 
-from django.db.models.signals import post_save
-from django.dispatch import Signal, receiver
+from django.dispatch import Signal
 
 from inventory.choices import NodeState
 from inventory.models import LifecycleEvent
@@ -38,10 +37,11 @@ def health_detail(health: Health) -> str:
     return ", ".join(bad)[:2000]
 
 
-@receiver(post_save, sender=LifecycleEvent, dispatch_uid="corral-close-deployment")
-def close_deployment(sender, instance: LifecycleEvent, created: bool, **kwargs) -> None:
-    if created and instance.from_state == NodeState.DEPLOYING:
-        Deployment.objects.filter(node_id=instance.node_id, status=DeploymentStatus.WAITING).update(
+def close_deployment(event: LifecycleEvent) -> None:
+    """A transition hook (inventory.lifecycle.on_transition, registered in provisioning's
+    ready()): a node that left deploying has no deployment waiting any more."""
+    if event.from_state == NodeState.DEPLOYING:
+        Deployment.objects.filter(node_id=event.node_id, status=DeploymentStatus.WAITING).update(
             status=DeploymentStatus.FAILED,
-            error=f"node left deploying: {instance.reason or instance.event}"[:2000],
+            error=f"node left deploying: {event.reason or event.event}"[:2000],
         )

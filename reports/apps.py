@@ -17,15 +17,16 @@ class ReportsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Inventory never imports reports: reports listens to the lifecycle writer, so a
-        # node's spans change in the transaction that changed its state.
+        # Inventory never imports reports: reports registers with the lifecycle writer, so
+        # a node's spans change in the transaction that changed its state.
         from django.db.models.signals import post_save
 
         from inventory.enrolment import nodes_enrolled
-        from inventory.models import LifecycleEvent, Node
+        from inventory.lifecycle import on_transition
+        from inventory.models import Node
 
         from . import services
 
-        post_save.connect(services.on_event, sender=LifecycleEvent, dispatch_uid="reports.event")
+        on_transition("reports.spans", services.record)
         post_save.connect(services.on_node, sender=Node, dispatch_uid="reports.node")
         nodes_enrolled.connect(services.on_enrolled, dispatch_uid="reports.enrolled")

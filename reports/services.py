@@ -1,7 +1,7 @@
 """The reports' writers: spans and episodes as events arrive, the daily rollup, rebuilds.
 
-Spans and episodes are kept in the transaction that appends each LifecycleEvent
-(post_save), so the live part of every report is exact; finished UTC days are rolled into
+Spans and episodes are kept in the transaction that appends each LifecycleEvent (a
+transition hook: inventory.lifecycle.on_transition), so the live part of every report is exact; finished UTC days are rolled into
 DayTotal by a periodic task. Anything written around the lifecycle writer (a history
 imported or seeded with bulk_create) is brought in by `rebuild()`.
 """
@@ -45,13 +45,6 @@ def on_enrolled(sender: object, nodes: Sequence[Node], **kwargs: Any) -> None:
     Span.objects.bulk_create(
         [Span(node_id=n.pk, state=n.state, start=n.created) for n in nodes], batch_size=BATCH
     )
-
-
-def on_event(
-    sender: object, instance: LifecycleEvent, created: bool, raw: bool = False, **kw: Any
-) -> None:
-    if created and not raw:
-        record(instance)
 
 
 def record(event: LifecycleEvent) -> None:

@@ -178,3 +178,31 @@ def test_the_design_page_says_how_each_state_is_left():
         if not re.search(rf"\b{event}\b", rows.get(state, ""))
     ]
     assert missing == []
+
+
+@pytest.mark.django_db
+def test_the_hooks_other_apps_keep_in_step_run_in_the_transition_and_are_listed():
+    """Other apps register what they keep in step with a node's state (not post_save
+    receivers on the event row): one list, run in the transition's transaction."""
+    from inventory import lifecycle
+    from provisioning.models import Deployment
+    from reports.models import Span
+    from tests.factories import DeploymentFactory
+
+    assert set(lifecycle.HOOKS) == {"provisioning.close_deployment", "reports.spans"}
+    node = NodeFactory(state="deploying")
+    DeploymentFactory(node=node, status="waiting")
+    transition(node, "fail", "system", "no phone-home within 45 min")
+    assert Deployment.objects.get(node=node).error == (
+        "node left deploying: no phone-home within 45 min"
+    )
+    assert Span.objects.get(node=node, end__isnull=True).state == "failed"
+    # A hook that raises undoes the transition it is part of.
+    lifecycle.HOOKS["test.refuse"] = lambda event: 1 / 0
+    try:
+        with pytest.raises(ZeroDivisionError):
+            transition(node, "inspect", "system")
+    finally:
+        del lifecycle.HOOKS["test.refuse"]
+    node.refresh_from_db()
+    assert node.state == "failed"
