@@ -1,8 +1,8 @@
 """The reports' writers: spans and episodes as events arrive, the daily rollup, rebuilds.
 
 Spans and episodes are kept in the transaction that appends each LifecycleEvent (a
-transition hook: inventory.lifecycle.on_transition), so the live part of every report is exact; finished UTC days are rolled into
-DayTotal by a periodic task. Anything written around the lifecycle writer (a history
+transition hook: inventory.lifecycle.on_transition), so the live part of every report is
+exact; finished UTC days are rolled into DayTotal by a periodic task. Anything written around the lifecycle writer (a history
 imported or seeded with bulk_create) is brought in by `rebuild()`.
 """
 
