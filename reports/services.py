@@ -2,8 +2,9 @@
 
 Spans and episodes are kept in the transaction that appends each LifecycleEvent (a
 transition hook: inventory.lifecycle.on_transition), so the live part of every report is
-exact; finished UTC days are rolled into DayTotal by a periodic task. Anything written around the lifecycle writer (a history
-imported or seeded with bulk_create) is brought in by `rebuild()`.
+exact; finished UTC days are rolled into DayTotal by a periodic task. Anything written
+around the lifecycle writer (a history imported or seeded with bulk_create) is brought in
+by `rebuild()`.
 """
 
 from __future__ import annotations
