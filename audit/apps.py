@@ -15,6 +15,8 @@ class AuditConfig(AppConfig):
         from django.db.models.signals import pre_save
 
         from inventory.enrolment import nodes_enrolled
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
 
         from . import actors, registry, services
 
@@ -34,3 +36,17 @@ class AuditConfig(AppConfig):
             weak=False,
             dispatch_uid="audit.contenttypes",
         )
+        # The node's and the rack's changes, for admins; each replaces its slot.
+        for page in ("node", "rack"):
+            register_panel(
+                Panel(
+                    page,
+                    "changes",
+                    "audit:changes",
+                    70,
+                    capability="admin",
+                    reloads=False,
+                    swap="outerHTML",
+                    args=lambda obj, page=page: (f"inventory.{page}", obj.pk),
+                )
+            )

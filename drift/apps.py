@@ -17,8 +17,12 @@ class DriftConfig(AppConfig):
         # Inventory never imports drift: it announces facts and drift listens, so the
         # cells are updated in the transaction that stored the facts.
         from inventory.facts import facts_recorded
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
 
         from . import events, services
 
         facts_recorded.connect(services.on_facts, dispatch_uid="drift.on_facts")
         events.register()  # the webhook event types it sends
+        # Its panel on the node page.
+        register_panel(Panel("node", "drift", "drift:node_panel", 50))

@@ -14,9 +14,13 @@ class HealthConfig(AppConfig):
     def ready(self) -> None:
         # provisioning never imports health: its power/health refresher announces a BMC
         # health change with a signal, and the policy listens (docs/health.md).
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
         from provisioning.signals import bmc_health_changed
 
         from . import events, services
 
         bmc_health_changed.connect(services.on_bmc_health, dispatch_uid="health.on_bmc_health")
         events.register()  # the webhook event types it sends
+        # Its panel on the node page.
+        register_panel(Panel("node", "health", "health:node_panel", 60))

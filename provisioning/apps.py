@@ -14,6 +14,8 @@ class ProvisioningConfig(AppConfig):
     def ready(self) -> None:
         from engine import plans, sweep
         from inventory.lifecycle import on_transition
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
 
         from . import draining, signals
         from .plans import deploy_steps, deploy_steps_many
@@ -30,3 +32,5 @@ class ProvisioningConfig(AppConfig):
             "Asks the scheduler once about every draining node; ends the drains whose jobs "
             "are gone and says on the others what they still wait for.",
         )
+        # Its panel on the node page.
+        register_panel(Panel("node", "boot", "provisioning:node_boot_panel", 20))

@@ -12,6 +12,11 @@ class RmaConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
+
         from . import events
 
         events.register()  # the webhook event types it sends
+        # Its panel on the node page.
+        register_panel(Panel("node", "rma", "rma:node_cases", 40))

@@ -296,3 +296,18 @@ def test_the_app_maps_name_every_app():
         re.findall(r"^\| `([a-z0-9]+)` \|", (ROOT / "docs" / "design.md").read_text(), re.M)
     )
     assert sorted(set(APPS) - owned) == [], "design.md"
+
+
+def test_inventorys_pages_name_no_higher_app():
+    """The node and rack pages draw the other apps' panels from a registry
+    (inventory.panels) instead of naming their URLs."""
+    import re
+
+    higher = "|".join(a for a in APPS if a not in ("core", "engine", "inventory"))
+    pattern = re.compile(rf"\{{% url ['\"]({higher}):")
+    named = [
+        f"{page.name}: {match.group(0)}"
+        for page in (ROOT / "templates" / "inventory").rglob("*.html")
+        for match in pattern.finditer(page.read_text())
+    ]
+    assert named == []

@@ -13,6 +13,8 @@ class ValidationConfig(AppConfig):
 
     def ready(self) -> None:
         from engine import plans, sweep
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
 
         from . import events, steps
         from .plans import gate_steps, gate_steps_many
@@ -33,3 +35,5 @@ class ValidationConfig(AppConfig):
             "mid-step (a step runs once: its number says whether it ran).",
         )
         events.register()  # the webhook event types it sends
+        # Its panel on the node page.
+        register_panel(Panel("node", "gates", "validation:node_gates_panel", 10))

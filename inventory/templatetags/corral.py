@@ -4,6 +4,7 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
+from inventory import panels
 from inventory.actions import label_of
 from inventory.choices import POWER_COLOURS, STATE_COLOURS, NodeState
 from inventory.permissions import can as _can
@@ -38,6 +39,14 @@ def action_label(kind: str) -> str:
 @register.filter
 def can(user, capability: str) -> bool:
     return _can(user, capability)
+
+
+@register.simple_tag(takes_context=True)
+def page_panels(context, page: str, obj):
+    """`{% page_panels "node" node as panels %}`: the other apps' panels for this page
+    (inventory.panels), those the viewer may see, with their URLs."""
+    user = context["user"]
+    return panels.slots(page, obj, lambda capability: _can(user, capability))
 
 
 def _absolute(value: datetime, seconds: bool = False) -> str:

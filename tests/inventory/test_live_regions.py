@@ -62,3 +62,19 @@ def test_the_rack_progress_poll_brings_the_elevation_along(client, users, rack):
     assert 'data-state="inspecting"' in html
     full = client.get(url).content.decode()
     assert "hx-swap-oob" not in full
+
+
+def test_the_node_page_draws_the_panels_the_apps_registered_in_their_order(client, users, node):
+    from inventory import panels
+
+    client.force_login(users["admin"])
+    page = client.get(reverse("inventory:node_detail", args=[node.pk])).content.decode()
+    drawn = re.findall(r'id="([a-z]+)-panel-slot"', page)
+    assert drawn == ["gates", "boot", "attestation", "rma", "drift", "health", "changes"]
+    registered = sorted(
+        (p for p in panels.PANELS.values() if p.page == "node"), key=lambda p: p.order
+    )
+    assert drawn == [p.name for p in registered]
+    client.force_login(users["technician"])  # the changes are an admin's to read
+    page = client.get(reverse("inventory:node_detail", args=[node.pk])).content.decode()
+    assert "changes-panel-slot" not in page and "health-panel-slot" in page
