@@ -14,6 +14,8 @@ class AuditConfig(AppConfig):
         from auditlog import get_logentry_model
         from django.db.models.signals import pre_save
 
+        from core.navigation import NavItem
+        from core.navigation import register as register_nav
         from inventory.enrolment import nodes_enrolled
         from inventory.panels import Panel
         from inventory.panels import register as register_panel
@@ -50,3 +52,5 @@ class AuditConfig(AppConfig):
                     args=lambda obj, page=page: (f"inventory.{page}", obj.pk),
                 )
             )
+        # Its entries in the navigation bar.
+        register_nav(NavItem("Audit", "audit:entry_list", 110, id="nav-audit", capability="admin"))

@@ -13,6 +13,8 @@ class Day2Config(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core.navigation import NavItem
+        from core.navigation import register as register_nav
         from engine import plans, sweep
 
         from . import campaigns, events, recycle
@@ -27,3 +29,5 @@ class Day2Config(AppConfig):
             "Starts each campaign's next nodes and hears how the last ones ended.",
         )
         events.register()  # the webhook event types it sends
+        # Its entries in the navigation bar.
+        register_nav(NavItem("Campaigns", "day2:campaign_list", 90, id="nav-campaigns"))

@@ -16,6 +16,8 @@ class DriftConfig(AppConfig):
     def ready(self) -> None:
         # Inventory never imports drift: it announces facts and drift listens, so the
         # cells are updated in the transaction that stored the facts.
+        from core.navigation import NavItem
+        from core.navigation import register as register_nav
         from inventory.facts import facts_recorded
         from inventory.panels import Panel
         from inventory.panels import register as register_panel
@@ -26,3 +28,5 @@ class DriftConfig(AppConfig):
         events.register()  # the webhook event types it sends
         # Its panel on the node page.
         register_panel(Panel("node", "drift", "drift:node_panel", 50))
+        # Its entries in the navigation bar.
+        register_nav(NavItem("Drift", "drift:matrix", 80, id="nav-drift"))

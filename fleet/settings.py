@@ -97,7 +97,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "rma.context_processors.open_cases",
+                "fleet.context_processors.nav",
             ],
         },
     }

@@ -18,6 +18,8 @@ class InventoryConfig(AppConfig):
     verbose_name = "Inventory"
 
     def ready(self) -> None:
+        from core.navigation import NavItem
+        from core.navigation import register as register_nav
         from engine import plans
 
         from . import (
@@ -30,3 +32,8 @@ class InventoryConfig(AppConfig):
         plans.drive_with(starting.advance)  # every declared plan runs here
         sweeps.register()  # its parts of the engine's sweep
         events.register()  # the webhook event types it sends
+        # Its entries in the navigation bar.
+        register_nav(NavItem("Nodes", "inventory:node_list", 30))
+        register_nav(NavItem("Racks", "inventory:rack_list", 40))
+        register_nav(NavItem("Activity", "inventory:activity", 70, id="nav-activity"))
+        register_nav(NavItem("Import", "inventory:node_import", 100, capability="write"))

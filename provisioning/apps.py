@@ -12,6 +12,8 @@ class ProvisioningConfig(AppConfig):
     verbose_name = "Provisioning"
 
     def ready(self) -> None:
+        from core.navigation import NavItem
+        from core.navigation import register as register_nav
         from engine import plans, sweep
         from inventory.lifecycle import on_transition
         from inventory.panels import Panel
@@ -34,3 +36,5 @@ class ProvisioningConfig(AppConfig):
         )
         # Its panel on the node page.
         register_panel(Panel("node", "boot", "provisioning:node_boot_panel", 20))
+        # Its entries in the navigation bar.
+        register_nav(NavItem("Images", "provisioning:image_list", 50))

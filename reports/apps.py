@@ -21,6 +21,8 @@ class ReportsConfig(AppConfig):
         # a node's spans change in the transaction that changed its state.
         from django.db.models.signals import post_save
 
+        from core.navigation import NavItem
+        from core.navigation import register as register_nav
         from inventory.enrolment import nodes_enrolled
         from inventory.lifecycle import on_transition
         from inventory.models import Node
@@ -30,3 +32,5 @@ class ReportsConfig(AppConfig):
         on_transition("reports.spans", services.record)
         post_save.connect(services.on_node, sender=Node, dispatch_uid="reports.node")
         nodes_enrolled.connect(services.on_enrolled, dispatch_uid="reports.enrolled")
+        # Its entries in the navigation bar.
+        register_nav(NavItem("Dashboards", "reports:dashboards", 10, id="nav-dashboards"))
