@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from core import outbox
 from core.errors import DomainConflict
+from core.statemachine import Machine, write
 from core.text import plural
 from inventory import operations
 from inventory.choices import OperationStatus
@@ -37,8 +38,9 @@ _TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("cancel", (S.RUNNING, S.PAUSED), S.CANCELLED),
     ("finish", (S.RUNNING, S.PAUSED), S.FINISHED),
 ]
-TRANSITIONS = {(str(src), event): str(dst) for event, sources, dst in _TABLE for src in sources}
-EVENTS = frozenset(event for event, _, _ in _TABLE)
+MACHINE = Machine(_TABLE)
+TRANSITIONS = MACHINE.transitions
+EVENTS = frozenset(MACHINE.events)
 ENDED = frozenset({S.CANCELLED, S.FINISHED})
 # The webhook event each transition sends (campaign.started is sent by its creation).
 ANNOUNCED = {
@@ -72,7 +74,7 @@ class IllegalCampaignTransition(DomainConflict):
 
 
 def allowed_events(status: str) -> list[str]:
-    return sorted(event for (src, event) in TRANSITIONS if src == status)
+    return sorted(MACHINE.allowed(status))
 
 
 def payload(campaign: Campaign) -> dict:
@@ -89,7 +91,7 @@ def move(campaign: Campaign, event: str, actor: str, reason: str = "") -> Campai
     """Apply `event`, or raise IllegalCampaignTransition and change nothing."""
     with transaction.atomic():
         current = Campaign.objects.filter(pk=campaign.pk).values_list("status", flat=True).get()
-        target = TRANSITIONS.get((current, event))
+        target = MACHINE.target(current, event)
         if target is None:
             campaign.status = current
             raise IllegalCampaignTransition(str(campaign.pk), current, event)
@@ -98,7 +100,7 @@ def move(campaign: Campaign, event: str, actor: str, reason: str = "") -> Campai
         fields = {"status": target, "status_reason": why[:2000], "updated": now}
         if target in ENDED:
             fields["finished"] = now
-        if not Campaign.objects.filter(pk=campaign.pk, status=current).update(**fields):
+        if not write(Campaign, campaign.pk, "status", current, fields):
             raise IllegalCampaignTransition(str(campaign.pk), current, event)
         for key, value in fields.items():
             setattr(campaign, key, value)

@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from core import outbox
 from core.errors import DomainConflict
+from core.statemachine import Machine, write
 
 from .choices import TRANSITIONAL_STATES
 from .choices import NodeState as S
@@ -61,11 +62,10 @@ _TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("decommission", (S.ENROLLED, S.READY, S.DRAINED, S.FAILED, S.RMA), S.DECOMMISSIONED),
 ]
 
+MACHINE = Machine(_TABLE)
 # (from_state, event) -> to_state
-TRANSITIONS: dict[tuple[str, str], str] = {
-    (str(src), event): str(dst) for event, sources, dst in _TABLE for src in sources
-}
-EVENTS: frozenset[str] = frozenset(event for event, _, _ in _TABLE)
+TRANSITIONS: dict[tuple[str, str], str] = MACHINE.transitions
+EVENTS: frozenset[str] = frozenset(MACHINE.events)
 
 
 MARK = "<!-- lifecycle_table -->"
@@ -74,10 +74,7 @@ MARK = "<!-- lifecycle_table -->"
 def table() -> str:
     """The transition table as Markdown (docs/architecture.md, between MARKs), in the
     order it is declared."""
-    rows = ["| event | from | to |", "|---|---|---|"]
-    for event, sources, target in _TABLE:
-        rows.append(f"| {event} | {', '.join(str(s) for s in sources)} | {target} |")
-    return "\n".join(rows) + "\n"
+    return MACHINE.markdown()
 
 
 def refresh(page: str) -> str:
@@ -111,15 +108,15 @@ class IllegalTransition(DomainConflict):
 
 
 def allowed_events(state: str) -> list[str]:
-    return sorted(event for (src, event) in TRANSITIONS if src == state)
+    return sorted(MACHINE.allowed(state))
 
 
 def states_accepting(event: str) -> frozenset[str]:
-    return frozenset(src for (src, ev) in TRANSITIONS if ev == event)
+    return MACHINE.accepting(event)
 
 
 def target_of(state: str, event: str) -> str | None:
-    return TRANSITIONS.get((state, event))
+    return MACHINE.target(state, event)
 
 
 def deadline_for(state: str) -> datetime | None:
@@ -180,7 +177,7 @@ def transition(
             fields["failed_step"] = ""
             fields["failure_reason"] = ""
         # The WHERE state=current makes a concurrent change lose cleanly instead of racing.
-        if not Node.objects.filter(pk=node.pk, state=current).update(**fields):
+        if not write(Node, node.pk, "state", current, fields):
             raise IllegalTransition(node=str(node), state=current, event=event)
         for key, value in fields.items():
             setattr(node, key, value)

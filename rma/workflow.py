@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import DomainConflict
+from core.statemachine import Machine, write
 
 from .choices import CaseStatus as C
 from .choices import EventKind, Resolution
@@ -42,11 +43,11 @@ _TABLE: list[tuple[str, tuple[str, ...]]] = [
     ),
 ]
 
+# A transition is named by the status it enters (core.statemachine: event = target).
+MACHINE = Machine((dst, sources, dst) for dst, sources in _TABLE)
 # (from_status, to_status) pairs that are legal
-TRANSITIONS: frozenset[tuple[str, str]] = frozenset(
-    (str(src), str(dst)) for dst, sources in _TABLE for src in sources
-)
-NAMES: tuple[str, ...] = tuple(str(dst) for dst, _ in _TABLE)
+TRANSITIONS: frozenset[tuple[str, str]] = frozenset(MACHINE.transitions)
+NAMES: tuple[str, ...] = MACHINE.events
 
 
 @dataclass
@@ -82,7 +83,7 @@ class ResolutionRequired(DomainConflict, ValueError):
 
 
 def allowed_from(status: str) -> list[str]:
-    return [dst for dst in NAMES if (status, dst) in TRANSITIONS]
+    return MACHINE.allowed(status)
 
 
 def transition(case: Case, to: str, actor: str, note: str = "", resolution: str = "") -> CaseEvent:
@@ -98,7 +99,7 @@ def transition(case: Case, to: str, actor: str, note: str = "", resolution: str 
         current = Case.objects.filter(pk=case.pk).values_list("status", flat=True).first()
         if current is None:
             raise Case.DoesNotExist(f"RMA case {case.pk} no longer exists")
-        if (current, to) not in TRANSITIONS:
+        if MACHINE.target(current, to) is None:
             case.status = current
             raise IllegalCaseTransition(case=case.pk, status=current, name=to)
         now = timezone.now()
@@ -106,7 +107,7 @@ def transition(case: Case, to: str, actor: str, note: str = "", resolution: str 
         if to == C.CLOSED:
             fields.update(closed=now, resolution=resolution)
         # The WHERE status=current makes a concurrent change lose cleanly.
-        if not Case.objects.filter(pk=case.pk, status=current).update(**fields):
+        if not write(Case, case.pk, "status", current, fields):
             raise IllegalCaseTransition(case=case.pk, status=current, name=to)
         for key, value in fields.items():
             setattr(case, key, value)
