@@ -19,5 +19,4 @@ EVENTS = [
 
 
 def register() -> None:
-    for name, sent_when, data in EVENTS:
-        events.register(name, sent_when, data)
+    events.register_all(EVENTS)

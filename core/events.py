@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .doctables import between
+
 
 @dataclass(frozen=True)
 class EventType:
@@ -36,6 +38,12 @@ def register(name: str, sent_when: str, data: str) -> None:
     TYPES[name] = new
 
 
+def register_all(rows: list[tuple[str, str, str]]) -> None:
+    """An app's `events.EVENTS` rows: (name, when it is sent, its payload in words)."""
+    for name, sent_when, data in rows:
+        register(name, sent_when, data)
+
+
 MARK = "<!-- event_types -->"
 
 
@@ -47,6 +55,4 @@ def table() -> str:
 
 def refresh(page: str) -> str:
     """`page` with the text between its two MARKs replaced by the current table."""
-    head, _, rest = page.partition(MARK)
-    _, _, tail = rest.partition(MARK)
-    return f"{head}{MARK}\n{table()}{MARK}{tail}"
+    return between(page, MARK, table())

@@ -25,6 +25,8 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.doctables import between
+
 from .models import SweepPart
 
 log = logging.getLogger(__name__)
@@ -150,6 +152,4 @@ def table() -> str:
 
 def refresh(page: str) -> str:
     """`page` with the text between its two MARKs replaced by the current table."""
-    head, _, rest = page.partition(MARK)
-    _, _, tail = rest.partition(MARK)
-    return f"{head}{MARK}\n{table()}{MARK}{tail}"
+    return between(page, MARK, table())

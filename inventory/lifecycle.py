@@ -35,6 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import outbox
+from core.doctables import between
 from core.errors import DomainConflict
 from core.statemachine import Machine, write
 
@@ -79,9 +80,7 @@ def table() -> str:
 
 def refresh(page: str) -> str:
     """`page` with the text between its two MARKs replaced by the current table."""
-    head, _, rest = page.partition(MARK)
-    _, _, tail = rest.partition(MARK)
-    return f"{head}{MARK}\n{table()}{MARK}{tail}"
+    return between(page, MARK, table())
 
 
 @dataclass

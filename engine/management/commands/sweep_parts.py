@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from argparse import ArgumentParser
-
-from django.core.management.base import BaseCommand
-
-from core.doctables import rewrite
+from core.doctables import TableCommand
 from engine.sweep import refresh, table
 
 
-class Command(BaseCommand):
+class Command(TableCommand):
     help = "Rewrite the table of the engine's sweep parts in docs/architecture.md."
-    requires_system_checks: list[str] = []
+    page, what = "architecture.md", "the table of sweep parts"
 
-    def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--print", action="store_true", dest="print_only")
+    def table(self) -> str:
+        return table()
 
-    def handle(self, *args: object, print_only: bool = False, **options: object) -> None:
-        if print_only:
-            self.stdout.write(table(), ending="")
-            return
-        page = rewrite("architecture.md", refresh)
-        self.stdout.write(f"Wrote the table of sweep parts of {page}")
+    def refresh(self, page: str) -> str:
+        return refresh(page)

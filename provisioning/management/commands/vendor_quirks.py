@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from core.doctables import TableCommand
+from provisioning.drivers.redfish.vendors.doc import quirk_table as table
+from provisioning.drivers.redfish.vendors.doc import refresh
 
-from core.doctables import rewrite
-from provisioning.drivers.redfish.vendors.doc import quirk_table, refresh
 
-
-class Command(BaseCommand):
+class Command(TableCommand):
     help = "Rewrite the vendor quirk table of docs/inspection.md from the Redfish vendor profiles."
-    requires_system_checks: list[str] = []
+    page, what = "inspection.md", "the vendor quirk table"
 
-    def add_arguments(self, parser):
-        parser.add_argument("--print", action="store_true", dest="print_only")
+    def table(self) -> str:
+        return table()
 
-    def handle(self, *args, print_only, **options):
-        if print_only:
-            self.stdout.write(quirk_table(), ending="")
-            return
-        page = rewrite("inspection.md", refresh)
-        self.stdout.write(f"Wrote the vendor quirk table of {page}")
+    def refresh(self, page: str) -> str:
+        return refresh(page)
