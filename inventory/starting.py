@@ -211,16 +211,34 @@ def advance(op_id: int) -> None:
         elif move.move == "show" and move.child is not None:
             child = move.child
             progress = plan.progress(child.kind, child.progress)
-            operations.report_progress(op, progress, f"{child.kind}: {child.message}"[:1000])
+            _show(op, progress, f"{child.kind}: {_doing(op, child)}")
         elif move.move == "await" and move.step is not None and move.child is not None:
             waits = f"{move.child.kind} done; waiting for {move.step.waits_for or move.step.name}"
-            operations.report_progress(op, move.step.span[0], waits)
+            _show(op, move.step.span[0], waits)
         elif move.move == "fail" and move.child is not None:
             error, outcome = plan.failed(op, move.child, node)
             end(op, OperationStatus.FAILED, error, outcome)
         elif move.move == "done" and move.child is not None:
             outcome = plan.outcomes.get(move.child.kind, OperationStatus.SUCCEEDED)
             end(op, OperationStatus.SUCCEEDED, outcome=outcome)
+
+
+def _doing(op: Operation, child: plans.Child) -> str:
+    """What a step is doing, in its own words. Until it says anything its message is the
+    reason the flow started it with ("recycle #7 (deploy): XID 79"), which the flow's own
+    line would only repeat: then it says whether the step waits for a worker or runs."""
+    if child.message.startswith(f"{op.kind} #{op.pk} ({child.kind}):"):
+        return "waiting for a worker" if child.status == OperationStatus.PENDING else "started"
+    return child.message
+
+
+def _show(op: Operation, progress: int, message: str) -> None:
+    """The flow's progress line, written only when it changes: the sweep asks every
+    waiting flow again, and a campaign's hundred recycles waiting for their phone-homes
+    would otherwise be a hundred writes a tick."""
+    Operation.objects.filter(pk=op.pk).exclude(progress=progress, message=message[:1000]).update(
+        progress=max(0, min(100, progress)), message=message[:1000]
+    )
 
 
 def end(op: Operation, status: str, error: str = "", outcome: str = "") -> None:

@@ -78,6 +78,8 @@ def test_a_recycle_starts_its_first_step_with_it_and_the_next_one_when_that_ends
     starting.advance(op.pk)  # and again (a sweep that came at the same time): nothing more
     steps = list(op.children.order_by("pk").values_list("kind", "status"))
     assert steps == [("drain", "succeeded"), ("deploy", "pending")]
+    op.refresh_from_db()  # the deploy has said nothing yet: its reason is not repeated
+    assert op.message == "deploy: waiting for a worker"
     deploy = op.children.get(kind="deploy")
     assert deploy.params["image"] == golden.pk
     assert deploy.message == f"recycle #{op.pk} (deploy): XID 79 on GPU 3"
