@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from core import outbox
 from core.text import plural
-from inventory import selectors
+from inventory import operations, selectors
 from inventory import services as inventory
 from inventory.actions import get_action
 from inventory.choices import NodeState, OperationStatus
@@ -222,9 +222,7 @@ def _show(campaign: Campaign, members: list[CampaignNode]) -> None:
     counts = Counter(m.status for m in members)
     line = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     progress = 100 * ended // len(counted) if counted else 100
-    Operation.objects.filter(pk=campaign.operation_id, status=OperationStatus.RUNNING).exclude(
-        progress=progress, message=line
-    ).update(progress=progress, message=line)
+    operations.report_progress(Operation(pk=campaign.operation_id), progress, line)
 
 
 def _collect(members: list[CampaignNode]) -> None:

@@ -6,8 +6,8 @@ operation. `decide` reads the table and the children so far and says what comes 
 start a step, wait for one that the step before it starts (a deploy's phone-home starts
 its gates), or end the flow. Nothing here knows a domain: the app that owns a flow
 registers its plan in its `ready()` with the few answers only it can give (the facts a
-step's condition reads, a step's parameters, how a failure reads), and inventory's
-`chains` module runs every plan the same way, one step at a time, on Operation rows.
+step's condition reads, a step's parameters, how a failure reads), and
+inventory.starting runs every plan the same way, one step at a time, on Operation rows.
 
 Because the steps are declared, the API and the node page show every flow alike (which
 step is done, which runs now and why it waits, which are still to come) and
@@ -28,6 +28,8 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
+
+from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 
 # What a step's condition reads: the flow's own facts ({"state": the node's state, ...}).
 Facts = Mapping[str, Any]
@@ -140,9 +142,9 @@ def decide(plan: Plan, children: Iterable[Child], facts: Facts) -> Next:
     names = [s.name for s in plan.steps]
     if last.kind not in names:
         raise ImproperlyConfigured(f"{plan.kind} ran {last.kind!r}, which is not one of its steps")
-    if last.status in ("pending", "running"):
+    if last.status in ACTIVE_OPERATION_STATUSES:
         return Next("show", plan.step(last.kind), last)
-    if last.status != "succeeded":
+    if last.status != OperationStatus.SUCCEEDED:
         return Next("fail", plan.step(last.kind), last)
     for step in plan.steps[names.index(last.kind) + 1 :]:
         if step.runs(facts):
@@ -212,21 +214,18 @@ def plan_for(kind: str) -> Plan | None:
     return PLANS.get(kind)
 
 
-# Kind -> the steps of one of its operations, for flows whose steps are data (a gate run's
-# phases come from its profile), not a table.
-StepSource = Callable[[Any], list[StepView]]
-# The same for many operations at once, in a fixed number of queries (a list page).
-ManySource = Callable[[list[Any]], dict[int, list[StepView]]]
+# Kind -> the steps of its operations, for flows whose steps are data (a gate run's phases
+# come from its profile), not a table. A source reads a whole list of operations at once
+# (operation id -> steps), in a fixed number of queries, so a page of operations costs no
+# more than one; a single operation is a list of one.
+StepSource = Callable[[list[Any]], dict[int, list[StepView]]]
 SOURCES: dict[str, StepSource] = {}
-MANY: dict[str, ManySource] = {}
 
 
-def register_steps(kind: str, source: StepSource, many: ManySource | None = None) -> None:
+def register_steps(kind: str, source: StepSource) -> None:
     if kind in PLANS or SOURCES.get(kind, source) is not source:
         raise ImproperlyConfigured(f"the steps of {kind!r} are registered twice")
     SOURCES[kind] = source
-    if many is not None:
-        MANY[kind] = many
 
 
 def kinds_with_steps() -> list[str]:
@@ -240,12 +239,13 @@ def steps_of(op: Any) -> list[StepView]:
     if plan is not None:
         return view(plan, op.children.all(), active=not op.is_finished)
     source = SOURCES.get(op.kind)
-    return source(op) if source is not None else []
+    return source([op]).get(op.pk, []) if source is not None else []
 
 
 # Kind -> what hears that a child of one of its operations ended (op id), for parents
 # whose children are not a plan's steps (a campaign's recycles). Every declared plan is
-# heard by the one driver that runs plans (inventory.chains, set in its app's ready()).
+# heard by the one driver that runs plans (inventory.starting.advance, set in inventory's
+# ready()).
 Listener = Callable[[int], None]
 LISTENERS: dict[str, Listener] = {}
 DRIVER: list[Listener] = []
@@ -277,16 +277,16 @@ def listener_of(kind: str) -> Listener | None:
 
 
 def steps_of_many(ops: Iterable[Any]) -> dict[int, list[StepView]]:
-    """`steps_of` for a page of operations: a source registered with `many` reads all of
-    its kind at once; a plan reads children the caller prefetched."""
+    """`steps_of` for a page of operations: a step source reads all of its kind at once;
+    a plan reads children the caller prefetched."""
     by_kind: dict[str, list[Any]] = {}
     for op in ops:
         by_kind.setdefault(op.kind, []).append(op)
     out: dict[int, list[StepView]] = {}
     for kind, group in by_kind.items():
-        many = MANY.get(kind)
-        if many is not None:
-            out.update(many(group))
+        source = SOURCES.get(kind)
+        if source is not None:
+            out.update(source(group))
         else:
             out.update({op.pk: steps_of(op) for op in group})
     return out

@@ -140,8 +140,8 @@ class OperationTracker(Tracker):
         self.op = op
 
     def _update(self, **fields) -> None:
-        # Conditional, unlike operations.report_progress: an operation that ended elsewhere
-        # stops this run rather than having its progress rewound.
+        # Like operations.report_progress it writes only to an active operation, but here
+        # an operation that ended elsewhere also stops this run (it is told, not skipped).
         active = Operation.objects.filter(pk=self.op.pk, status__in=ACTIVE_OPERATION_STATUSES)
         if not active.update(**fields):
             raise ImportAbandoned(self.op.pk)

@@ -187,7 +187,13 @@ def wait_operation(op: Operation, progress: int, message: str) -> None:
 
 
 def report_progress(op: Operation, progress: int, message: str = "") -> None:
-    Operation.objects.filter(pk=op.pk).update(progress=max(0, min(100, progress)), message=message)
+    """The operation's progress bar and line, while it is active (an ended operation keeps
+    what it ended with), and only when they change: a flow or campaign the sweep asks again
+    every tick, waiting on a phone-home, rewrites no row."""
+    progress, message = max(0, min(100, progress)), message[:1000]
+    Operation.objects.filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES).exclude(
+        progress=progress, message=message
+    ).update(progress=progress, message=message)
 
 
 def finish_operation(

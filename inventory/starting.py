@@ -211,10 +211,10 @@ def advance(op_id: int) -> None:
         elif move.move == "show" and move.child is not None:
             child = move.child
             progress = plan.progress(child.kind, child.progress)
-            _show(op, progress, f"{child.kind}: {_doing(op, child)}")
+            operations.report_progress(op, progress, f"{child.kind}: {_doing(op, child)}")
         elif move.move == "await" and move.step is not None and move.child is not None:
             waits = f"{move.child.kind} done; waiting for {move.step.waits_for or move.step.name}"
-            _show(op, move.step.span[0], waits)
+            operations.report_progress(op, move.step.span[0], waits)
         elif move.move == "fail" and move.child is not None:
             error, outcome = plan.failed(op, move.child, node)
             end(op, OperationStatus.FAILED, error, outcome)
@@ -230,15 +230,6 @@ def _doing(op: Operation, child: plans.Child) -> str:
     if child.message.startswith(f"{op.kind} #{op.pk} ({child.kind}):"):
         return "waiting for a worker" if child.status == OperationStatus.PENDING else "started"
     return child.message
-
-
-def _show(op: Operation, progress: int, message: str) -> None:
-    """The flow's progress line, written only when it changes: the sweep asks every
-    waiting flow again, and a campaign's hundred recycles waiting for their phone-homes
-    would otherwise be a hundred writes a tick."""
-    Operation.objects.filter(pk=op.pk).exclude(progress=progress, message=message[:1000]).update(
-        progress=max(0, min(100, progress)), message=message[:1000]
-    )
 
 
 def end(op: Operation, status: str, error: str = "", outcome: str = "") -> None:

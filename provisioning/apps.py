@@ -20,12 +20,12 @@ class ProvisioningConfig(AppConfig):
         from inventory.panels import register as register_panel
 
         from . import draining, signals
-        from .plans import deploy_steps, deploy_steps_many
+        from .plans import deploy_steps
 
         # A node that leaves deploying has no deployment waiting any more.
         on_transition("provisioning.close_deployment", signals.close_deployment)
         # A deploy's phases (network boot, power on, phone-home), shown as its steps.
-        plans.register_steps("deploy", deploy_steps, many=deploy_steps_many)
+        plans.register_steps("deploy", deploy_steps)
 
         sweep.register(
             "drains.recheck",

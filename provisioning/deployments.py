@@ -85,6 +85,10 @@ def validate_deploy_params(params: dict) -> dict:
     return {**params, "image": image.pk, "image_name": str(image)}
 
 
+# The deploy's progress once the one-time network boot is set (its steps read it: plans.py).
+PXE_SET = 50
+
+
 def deploy(node: Node, op: Operation) -> dict:
     """Task body (under the node lock): new Deployment, PXE once, power, then wait."""
     image = Image.objects.get(pk=op.params["image"])
@@ -113,7 +117,7 @@ def deploy(node: Node, op: Operation) -> dict:
         with bmc_io():
             driver.management.set_boot_device(BOOT_PXE, once=True)
             action = ACTION_CYCLE if driver.power.get_power_state() == POWER_ON else ACTION_ON
-        operations.report_progress(op, 50, f"power {action}")
+        operations.report_progress(op, PXE_SET, f"power {action}")
         with bmc_io():
             driver.power.set_power(action)
             # What the node list shows from now on is what the BMC says, not the state

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.choices import FINISHED_OPERATION_STATUSES
 from engine.plans import StepView
 
+from .deployments import PXE_SET
 from .models import Deployment, DeploymentStatus
 
 ENDS = {
@@ -16,15 +18,10 @@ ENDS = {
     "power on": "the BMC reports the node on",
     "phone-home": "the booted image calls back with its token",
 }
-ENDED = ("succeeded", "failed", "cancelled", "skipped")
 
 
-def deploy_steps(op: Any) -> list[StepView]:
-    return _steps(op, Deployment.objects.filter(operation_id=op.pk).order_by("-pk").first())
-
-
-def deploy_steps_many(ops: list[Any]) -> dict[int, list[StepView]]:
-    """The same for a page of deploy operations, in one query."""
+def deploy_steps(ops: list[Any]) -> dict[int, list[StepView]]:
+    """Each deploy operation's steps, from its latest deployment: a list in one query."""
     latest: dict[int, Deployment] = {}
     for row in Deployment.objects.filter(operation_id__in=[op.pk for op in ops]).order_by("pk"):
         latest[row.operation_id or 0] = row
@@ -33,7 +30,7 @@ def deploy_steps_many(ops: list[Any]) -> dict[int, list[StepView]]:
 
 def _steps(op: Any, deployment: Deployment | None) -> list[StepView]:
     powered = deployment is not None and deployment.boot_started is not None
-    booted = powered or op.progress >= 50  # the deploy reports 50 once PXE is set
+    booted = powered or op.progress >= PXE_SET  # the deploy reports this once PXE is set
     states = [
         _bmc_step(op, done=booted, started=True),
         _bmc_step(op, done=powered, started=booted),
@@ -48,14 +45,14 @@ def _steps(op: Any, deployment: Deployment | None) -> list[StepView]:
 def _bmc_step(op: Any, done: bool, started: bool) -> tuple[str, str]:
     if done:
         return "succeeded", ""
-    if op.status in ENDED:
+    if op.status in FINISHED_OPERATION_STATUSES:
         return (op.status, op.error) if started else ("not run", "")
     return ("running", op.message) if started else ("planned", "")
 
 
 def _phone_home(op: Any, deployment: Deployment | None, powered: bool) -> tuple[str, str]:
     if deployment is None or not powered:
-        return ("not run", "") if op.status in ENDED else ("planned", "")
+        return ("not run", "") if op.status in FINISHED_OPERATION_STATUSES else ("planned", "")
     if deployment.status == DeploymentStatus.SUCCEEDED:
         return "succeeded", f"phoned home at {deployment.phoned_home:%H:%M:%S} UTC"
     if deployment.status == DeploymentStatus.WAITING:

@@ -17,9 +17,9 @@ class ValidationConfig(AppConfig):
         from inventory.panels import register as register_panel
 
         from . import events, steps
-        from .plans import gate_steps, gate_steps_many
+        from .plans import gate_steps
 
-        plans.register_steps("validate", gate_steps, many=gate_steps_many)
+        plans.register_steps("validate", gate_steps)
 
         sweep.register(
             "gate_steps.due",

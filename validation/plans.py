@@ -19,13 +19,9 @@ ENDED_AS = {
 }
 
 
-def gate_steps(op: Any) -> list[StepView]:
-    """One step per phase of the operation's latest gate run ([] before it has one)."""
-    return _steps(GateRun.objects.filter(operation_id=op.pk).order_by("-pk").first())
-
-
-def gate_steps_many(ops: list[Any]) -> dict[int, list[StepView]]:
-    """The same for a page of validate operations, in one query."""
+def gate_steps(ops: list[Any]) -> dict[int, list[StepView]]:
+    """One step per phase of each operation's latest gate run ([] before it has one), for
+    a list of validate operations in one query."""
     latest: dict[int, GateRun] = {}
     for run in GateRun.objects.filter(operation_id__in=[op.pk for op in ops]).order_by("pk"):
         latest[run.operation_id or 0] = run

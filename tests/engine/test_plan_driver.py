@@ -138,3 +138,14 @@ def test_from_rma_a_recycle_closes_the_case_reinspects_and_then_deploys():
     deploy = op.children.get(kind="deploy")
     assert deploy.params["image"] == image.pk
     assert Case.objects.filter(node=node).count() == 1
+
+
+def test_an_ended_operation_keeps_the_progress_it_ended_with():
+    node = NodeFactory(state="in_service")
+    op = Operation.objects.create(kind="power_on", node=node, actor="x", status="running")
+    operations.report_progress(op, 40, "powering on")
+    assert Operation.objects.filter(pk=op.pk, progress=40, message="powering on").exists()
+    operations.finish_operation(op, "failed", error="BMC refused")
+    operations.report_progress(op, 60, "late word from a worker")  # the ending stays
+    op.refresh_from_db()
+    assert (op.status, op.progress, op.message) == ("failed", 40, "powering on")
