@@ -17,8 +17,9 @@ class Day2Config(AppConfig):
         from core.navigation import register as register_nav
         from engine import plans, sweep
 
-        from . import campaigns, events, recycle
+        from . import actions, campaigns, events, recycle
 
+        actions.register_actions()  # its node action (inventory/actions.py)
         plans.register(recycle.PLAN)
         # Its operation hears a member's recycle end, and cancels as the campaign does.
         plans.listen(campaigns.KIND, campaigns.heard, cancel=campaigns.cancel_operation)

@@ -8,7 +8,7 @@ class EngineConfig(AppConfig):
     name = "engine"
     site_scopes = {  # inventory.scope
         "sweeppart": "fleet-only",  # fleet-wide plumbing
-        "operation": "inventory.scope.operations_in",
+        # "operation" is inventory's to say (a node's, a rack's, or a fleet-wide import).
         "worker": "fleet-only",
     }
     verbose_name = "Engine"

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from fleet.env import env
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
 ENV_FILE = Path(env.str("CORRAL_ENV_FILE", default=str(BASE_DIR / ".env")))
 if ENV_FILE.exists():
     environ.Env.read_env(str(ENV_FILE), overwrite=False)
@@ -243,7 +245,7 @@ CORRAL_SWEEP_SECONDS = env.float(
         CORRAL_DAY2_SWEEP_SECONDS,
     ),
 )
-CELERY_BEAT_SCHEDULE = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "sweep": {"task": "engine.tasks.sweep", "schedule": CORRAL_SWEEP_SECONDS},
     "refresh-power-states": {
         "task": "provisioning.tasks.refresh_power_states",

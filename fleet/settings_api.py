@@ -3,9 +3,8 @@ and the OpenAPI schema; apart to keep fleet.settings readable, which imports the
 
 from __future__ import annotations
 
-import environ
+from fleet.env import env
 
-env = environ.Env()
 DEBUG = env.bool("DEBUG", default=False)
 
 REST_FRAMEWORK = {

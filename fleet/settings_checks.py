@@ -14,6 +14,8 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+from fleet.env import env
+
 # Settings that are durations or intervals: zero or less stops a heartbeat, a sweep or a
 # retry from ever happening (or makes it spin).
 POSITIVE = (
@@ -81,8 +83,12 @@ def problems(s: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def refuse_bad(s: Mapping[str, Any]) -> None:
-    found = problems(s)
+def refuse_bad(s: Mapping[str, Any], unreadable: Mapping[str, str] | None = None) -> None:
+    """Stop the process naming every problem: first the values that were not of their
+    type (fleet.env), alone, as the settings built from them hold stand-in defaults;
+    then the ones that disagree."""
+    unreadable = env.problems if unreadable is None else unreadable
+    found = list(unreadable.values()) or problems(s)
     if found:
         raise ImproperlyConfigured(
             "Corral's settings disagree; change these environment variables:\n- "

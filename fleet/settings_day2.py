@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import environ
 from django.core.exceptions import ImproperlyConfigured
 
-env = environ.Env()
+from fleet.env import env
 
 
 def _public_url(value: str) -> str:
@@ -46,8 +45,9 @@ CORRAL_WEBHOOK_QUEUE = env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")
 CORRAL_WEBHOOK_TIMEOUT_SECONDS = env.float("CORRAL_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Retries wait these many seconds after the 1st, 2nd... failure (the last one repeats) and
 # stop this many hours after the event (the delivery is then `failed`).
-_BACKOFF = env.list("CORRAL_WEBHOOK_BACKOFF_SECONDS", default=[5, 30, 120, 600, 1800, 3600, 7200])
-CORRAL_WEBHOOK_BACKOFF_SECONDS = [float(x) for x in _BACKOFF]
+CORRAL_WEBHOOK_BACKOFF_SECONDS = env.numbers(
+    "CORRAL_WEBHOOK_BACKOFF_SECONDS", default=[5, 30, 120, 600, 1800, 3600, 7200]
+)
 CORRAL_WEBHOOK_RETRY_HOURS = env.float("CORRAL_WEBHOOK_RETRY_HOURS", default=24.0)
 # A subscription is shown `failing` after this many failed attempts in a row, or once its
 # failures have lasted this long; the next success clears it.
@@ -61,8 +61,9 @@ CORRAL_WEBHOOK_LEASE_SECONDS = env.float("CORRAL_WEBHOOK_LEASE_SECONDS", default
 CORRAL_WEBHOOK_BATCH = env.int("CORRAL_WEBHOOK_BATCH", default=100)
 CORRAL_WEBHOOK_PUMP_SECONDS = env.float("CORRAL_WEBHOOK_PUMP_SECONDS", default=120.0)
 # Hours from opening an RMA case to its SLA due time, per priority ("p1=24,p2=72,...").
-_SLA = env.dict("CORRAL_RMA_SLA_HOURS", default={"p1": 24, "p2": 72, "p3": 168, "p4": 336})
-CORRAL_RMA_SLA_HOURS: dict[str, float] = {key: float(hours) for key, hours in _SLA.items()}
+CORRAL_RMA_SLA_HOURS = env.numbers_by_key(
+    "CORRAL_RMA_SLA_HOURS", default={"p1": 24, "p2": 72, "p3": 168, "p4": 336}
+)
 # Drift (docs/drift.md): an OK observation older than this reads as stale on the matrix.
 CORRAL_DRIFT_STALE_HOURS = env.float("CORRAL_DRIFT_STALE_HOURS", default=72.0)
 # Nodes the drift sweep recomputes per run (a baseline change reaches the rest next run).

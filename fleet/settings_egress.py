@@ -4,13 +4,8 @@ core.egress applies them; docs/egress.md says what is refused and how to allow a
 
 from __future__ import annotations
 
-import environ
-
 from core.egress import DEFAULT_DENY
 from fleet.settings_security import networks_setting
-
-env = environ.Env()
-
 
 # Refused for every purpose. Unset: link-local (169.254.0.0/16, fe80::/10), multicast and
 # broadcast. Setting it replaces that list; the cloud metadata and unspecified addresses

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from core.clientaddr import LOOPBACK, parse_networks
-
-env = environ.Env()
+from fleet.env import env
 
 
 def networks_setting(name: str, default: str = "") -> tuple[str, ...]:

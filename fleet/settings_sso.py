@@ -10,11 +10,8 @@ endpoints are not settings: they come from its discovery document (sso/provider.
 
 from __future__ import annotations
 
-import environ
-
+from fleet.env import env
 from sso.config import check, parse_role_map
-
-env = environ.Env()
 
 CORRAL_OIDC_ISSUER = env.str("CORRAL_OIDC_ISSUER", default="")
 # What the login page's button says: "Sign in with <CORRAL_OIDC_NAME>".

@@ -14,6 +14,8 @@ class InventoryConfig(AppConfig):
         "label": "fleet",
         "siterole": "site",
         "importupload": "fleet-only",  # a CSV import needs a fleet-wide role
+        # The engine's operations: through their node or rack (scope.operations_in).
+        "engine.operation": "inventory.scope.operations_in",
     }
     verbose_name = "Inventory"
 

@@ -139,7 +139,7 @@ def _fan_out_oob(
         wanted, ["status", "finished", "error", "message", "task_id"], batch_size=1000
     )
     ready = [c for c in wanted if c.task_id == operations.QUEUED]
-    task = action.task or ""
+    task = action.task_name
     transaction.on_commit(lambda: [operations.enqueue(task, c, force=True) for c in ready])
 
 
@@ -173,7 +173,7 @@ def _child(
 ) -> Operation:
     """A bulk action's Operation for one node (unsaved)."""
     return Operation(
-        task_name=action.task or "",
+        task_name=action.task_name,
         kind=action.name,
         node=node,
         parent=parent,

@@ -13,7 +13,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import render
-from django.utils.module_loading import import_string
 from django.views.decorators.http import require_POST
 
 from core.text import plural
@@ -53,7 +52,7 @@ def bar_context(request) -> dict:
     rows = []
     for name in BAR_ACTIONS:
         action = ACTIONS[name]
-        choices = import_string(action.choice_param[1])() if action.choice_param else None
+        choices = action.choice_param[1]() if action.choice_param else None
         rows.append(
             {
                 "action": action,

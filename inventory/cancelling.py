@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.db import transaction
-from django.utils.module_loading import import_string
 
 from core.text import plural
 from engine.plans import CANCELS
@@ -44,7 +43,7 @@ def _hook(kind: str) -> Callable[[Operation, str], Operation] | None:
     """A flow's own cancel: its action's, or a parent's registered with engine.plans."""
     action = get_action(kind)
     if action is not None and action.cancel:
-        return import_string(action.cancel)
+        return action.cancel
     return CANCELS.get(kind)
 
 

@@ -67,6 +67,10 @@ MACHINE = Machine(_TABLE)
 # (from_state, event) -> to_state
 TRANSITIONS: dict[tuple[str, str], str] = MACHINE.transitions
 EVENTS: frozenset[str] = frozenset(MACHINE.events)
+# The events that work reports as it ends (an inspection read the BMC, a node phoned home,
+# the gates passed); no node action starts them. Every other event is some app's action
+# (checks.py refuses a start-up where one is missing).
+REPORTED = frozenset({"inspected", "booted", "admit", "hardware_fault", "drained", "fail"})
 
 
 MARK = "<!-- lifecycle_table -->"

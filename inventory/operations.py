@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Coalesce
+from django.dispatch import Signal
 from django.utils import timezone
 
 from core import outbox
@@ -144,9 +145,14 @@ def send_due(limit: int = 1000) -> int:
     return OUTBOX.send_due(limit)
 
 
+# Sent with `node` when someone asks for its power and health to be read again now: the app
+# that talks to BMCs (provisioning) listens and sends its refresher to the node's site.
+power_refresh_requested = Signal()
+
+
 def request_power_refresh(node: Node) -> None:
-    """Ask a worker on the node's site queue to read power and health now."""
-    current_app.send_task("provisioning.tasks.refresh_node_power", args=[node.pk], queue=node.queue)
+    """Ask for the node's power and health to be read again now."""
+    power_refresh_requested.send(sender=Node, node=node)
 
 
 def worker_name(hostname: str | None) -> str:
@@ -312,5 +318,5 @@ def release_next_child(finished: Operation) -> None:
     for candidate in waiting[:3]:
         # The conditional UPDATE is the claim: two finishing siblings never release one child.
         if Operation.objects.filter(pk=candidate.pk, task_id="").update(task_id=QUEUED):
-            enqueue_on_commit(action.task, candidate, force=True)
+            enqueue_on_commit(action.task_name, candidate, force=True)
             return

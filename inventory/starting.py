@@ -19,7 +19,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from core.errors import DomainConflict
 from engine import plans
@@ -98,7 +97,7 @@ def check_reason(action: Action, reason: str) -> None:
 def validate_params(action: Action, params: dict) -> dict:
     if not action.params_validator:
         return params
-    return import_string(action.params_validator)(params)
+    return action.params_validator(params)
 
 
 def start_on_node(
@@ -129,7 +128,7 @@ def start_on_node(
             params=params,
             message=reason,
             task_id=operations.QUEUED if action.task else "",
-            task_name=action.task or "",
+            task_name=action.task_name,
         )
         # Taken inside the transaction, by the operation: a concurrent request waits for
         # this one to commit or roll back, then is refused naming the operation (or gets
@@ -150,7 +149,7 @@ def start_on_node(
         elif action.task:
             # Sent once committed: in a bulk action the first BMCs are already being talked
             # to while later children are still being created.
-            operations.enqueue_on_commit(action.task, op, force=True)
+            operations.enqueue_on_commit(action.task_name, op, force=True)
         else:
             operations.finish_operation(op, OperationStatus.SUCCEEDED)  # releases the node
     return op
@@ -164,8 +163,8 @@ def refusal(node: Node, action: Action) -> str | None:
 
 
 def _action_side_effects(action: Action, node: Node, actor: str, reason: str) -> None:
-    if action.effect:
-        import_string(action.effect)(node=node, actor=actor, reason=reason)
+    for effect in action.effects:
+        effect(node=node, actor=actor, reason=reason)
 
 
 def apply_effect(action_name: str, node: Node, actor: str, reason: str) -> None:

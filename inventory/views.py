@@ -10,7 +10,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import DomainConflict
@@ -167,7 +166,7 @@ def _action_rows(request, node) -> list[tuple]:
         return []
     rows = []
     for action in available_actions(node.state):
-        choices = import_string(action.choice_param[1])() if action.choice_param else None
+        choices = action.choice_param[1]() if action.choice_param else None
         rows.append((action, choices))
     return rows
 

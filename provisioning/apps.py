@@ -16,14 +16,18 @@ class ProvisioningConfig(AppConfig):
         from core.navigation import register as register_nav
         from engine import plans, sweep
         from inventory.lifecycle import on_transition
+        from inventory.operations import power_refresh_requested
         from inventory.panels import Panel
         from inventory.panels import register as register_panel
 
-        from . import draining, signals
+        from . import actions, draining, signals, tasks
         from .plans import deploy_steps
 
         # A node that leaves deploying has no deployment waiting any more.
         on_transition("provisioning.close_deployment", signals.close_deployment)
+        actions.register_actions()  # its node actions (inventory/actions.py)
+        # "Read power and health again" on the node page sends the refresher.
+        power_refresh_requested.connect(tasks.on_refresh_requested, dispatch_uid="provisioning")
         # A deploy's phases (network boot, power on, phone-home), shown as its steps.
         plans.register_steps("deploy", deploy_steps)
 

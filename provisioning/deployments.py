@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from inventory import facts as observed
 from inventory import operations
+from inventory.actions import ACTIONS
 from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
@@ -240,7 +241,9 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
                 actor="system",
                 message="acceptance gates after deploy",
             )
-            operations.enqueue_on_commit("validation.tasks.start_gate", gate)
+            # The gates' task, as the validation app registered it (provisioning imports no app
+            # above it).
+            operations.enqueue_on_commit(ACTIONS["validate"].task_name, gate)
     return deployment, True
 
 

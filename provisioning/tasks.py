@@ -67,6 +67,11 @@ def refresh_node_power(node_id: int) -> None:
         services.refresh_power(node)
 
 
+def on_refresh_requested(sender: object, node: Node, **kwargs: object) -> None:
+    """inventory.operations.power_refresh_requested: the node page asked for a read now."""
+    refresh_node_power.apply_async(args=[node.pk], queue=node.queue)
+
+
 @shared_task(name="provisioning.tasks.refresh_power_states", soft_time_limit=60, time_limit=90)
 def refresh_power_states() -> int:
     """Beat: fan out a power/health read to each node whose recorded state is stale."""

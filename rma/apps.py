@@ -17,8 +17,9 @@ class RmaConfig(AppConfig):
         from inventory.panels import Panel
         from inventory.panels import register as register_panel
 
-        from . import events
+        from . import actions, events
 
+        actions.register_actions()  # its node actions (inventory/actions.py)
         events.register()  # the webhook event types it sends
         # Its panel on the node page.
         register_panel(Panel("node", "rma", "rma:node_cases", 40))

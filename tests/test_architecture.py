@@ -6,8 +6,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # rma -> validation -> provisioning -> inventory -> engine -> core; fleet may import them
-# all. A lower app reaches a higher one only by a dotted path it does not import (a node
-# action's `task` or `effect`), which the table of actions shows in one place.
+# all. A lower app never reaches a higher one, not even by a dotted string: the higher app
+# registers what the lower one runs (node actions, plans, panels, hooks) from its ready().
 MAY_IMPORT = {
     "core": set(),
     # The work engine knows no domain; the apps above register their parts with it.
@@ -37,6 +37,7 @@ MAY_IMPORT = {
     "sso": {"inventory", "engine", "core"},
     "audit": {
         "inventory",
+        "attestation",
         "provisioning",
         "validation",
         "rma",
@@ -78,6 +79,31 @@ def test_apps_depend_one_way():
             bad = (imported_top_modules(path) & {*APPS, "fleet"}) - MAY_IMPORT[app] - {app}
             if bad:
                 offenders.append(f"{path.relative_to(ROOT)} imports {sorted(bad)}")
+    assert not offenders, offenders
+
+
+# Strings that name a higher app on purpose: the engine's operation row points at the node
+# or rack it works on (a foreign key names its model; the engine imports neither).
+NAMED_UPWARD = {("engine/models.py", "inventory.Node"), ("engine/models.py", "inventory.Rack")}
+DOTTED = re.compile(rf"^({'|'.join([*APPS, 'fleet'])})(\.[A-Za-z_]\w*)+$")
+
+
+def test_no_app_names_a_higher_one_by_string():
+    """A dotted string ("provisioning.tasks.deploy_node") is an import the import test
+    cannot see: the app works only with the higher one installed, and reads as if it did
+    not need it."""
+    offenders = []
+    for app in APPS:
+        for path in python_files(app):
+            where = str(path.relative_to(ROOT))
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                    continue
+                found = DOTTED.match(node.value)
+                other = found and found.group(1)
+                upward = other and other != app and other not in MAY_IMPORT[app]
+                if upward and (where, node.value) not in NAMED_UPWARD:
+                    offenders.append(f"{where}:{node.lineno} names {node.value!r}")
     assert not offenders, offenders
 
 

@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from fleet.env import Env
 from fleet.settings_checks import problems, refuse_bad
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,16 +95,50 @@ def test_a_process_started_with_a_wrong_pair_stops_and_says_what_to_change(comma
 
 
 READS = """
-import environ
-read = []
-get_value = environ.Env.get_value
-def recorded(self, var, *args, **kwargs):
-    read.append(var)
-    return get_value(self, var, *args, **kwargs)
-environ.Env.get_value = recorded
 import fleet.settings
-print(" ".join(sorted(set(read))))
+from fleet.env import env
+print(" ".join(sorted(env.read)))
 """
+
+
+def test_a_value_not_of_its_type_stops_the_start_up_naming_each_one():
+    """Every mistake at once, each with what the variable wants; no traceback to decode."""
+    result = start(
+        [sys.executable, "manage.py", "check"],
+        CORRAL_SSH_PORT="twenty-two",
+        DEBUG="maybe",
+        CORRAL_RMA_SLA_HOURS="p1=soon",
+        CORRAL_WEBHOOK_BACKOFF_SECONDS="5,30,often",
+    )
+    assert result.returncode != 0
+    assert "change these environment variables:" in result.stderr
+    for line in (
+        "CORRAL_SSH_PORT is 'twenty-two': it must be a whole number",
+        "DEBUG is 'maybe': it must be true or false (also 1/0, yes/no, on/off)",
+        "CORRAL_RMA_SLA_HOURS is 'p1=soon': it must be KEY=number pairs separated by commas",
+        "CORRAL_WEBHOOK_BACKOFF_SECONDS is '5,30,often': it must be numbers separated by commas",
+    ):
+        assert f"- {line}" in result.stderr
+
+
+def test_the_reader_reads_each_type():
+    reader = Env(
+        {
+            "A": " 7 ",
+            "B": "2.5",
+            "C": "Yes",
+            "D": "a, b,,c",
+            "E": "p1=24, p2=72.5",
+            "F": "5,30",
+        }
+    )
+    assert reader.int("A", 0) == 7 and reader.float("B", 0.0) == 2.5
+    assert reader.bool("C", False) is True and reader.bool("UNSET", True) is True
+    assert reader.list("D", []) == ["a", "b", "c"]
+    assert reader.numbers_by_key("E", {}) == {"p1": 24.0, "p2": 72.5}
+    assert reader.numbers("F", []) == [5.0, 30.0]
+    assert reader.str("UNSET", "x") == "x" and reader.problems == {}
+    assert list(reader.read) == ["A", "B", "C", "UNSET", "D", "E", "F"]
 
 
 def test_every_variable_the_settings_read_is_documented():

@@ -16,9 +16,10 @@ class ValidationConfig(AppConfig):
         from inventory.panels import Panel
         from inventory.panels import register as register_panel
 
-        from . import events, steps
+        from . import actions, events, steps
         from .plans import gate_steps
 
+        actions.register_actions()  # its node action (inventory/actions.py)
         plans.register_steps("validate", gate_steps)
 
         sweep.register(
