@@ -77,6 +77,14 @@ def node(rack):
 
 
 @pytest.fixture
+def audited_scene(monkeypatch):
+    """The factories' rows and users in the audit trail too (tests.factories.ModelFactory)."""
+    from tests import factories
+
+    monkeypatch.setattr(factories, "AUDITED_SCENE", True)
+
+
+@pytest.fixture
 def users(db):
     return {role: user_in(role) for role in ROLES}
 

@@ -1,11 +1,13 @@
 """Test data. Nodes are placed in a state with `NodeFactory(state=...)` (see put_in), never
 by writing `state` by hand: one path, consistent with what transition() leaves behind."""
 
+import contextlib
 import json
 from datetime import timedelta
 from pathlib import Path
 
 import factory
+from auditlog.context import disable_auditlog
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
@@ -23,6 +25,30 @@ from provisioning.deployments import token_hash
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from rma.models import Case
 from validation.models import CheckResult, GateProfile, GateRun
+
+
+class ModelFactory(factory.django.DjangoModelFactory):
+    """What the tests' factories make is the scene, not a change anyone made: no audit
+    entry for it (a sixth of a page test's time went to writing them). A change the test
+    makes through the app is audited as ever; the tests of the trail itself set
+    AUDITED_SCENE (the `audited_scene` fixture) to have the scene in it too."""
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        with scene():
+            return super()._create(model_class, *args, **kwargs)
+
+
+AUDITED_SCENE = False
+
+
+def scene():
+    """Unaudited, unless the test asked for an audited scene."""
+    return contextlib.nullcontext() if AUDITED_SCENE else disable_auditlog()
+
 
 SHIPPED_PROFILE = (
     Path(__file__).resolve().parent.parent / "validation" / "profiles" / "hgx_h100_h200.json"
@@ -46,7 +72,7 @@ def put_in(node: Node, state: str, deadline=None) -> Node:
     return node
 
 
-class SiteFactory(factory.django.DjangoModelFactory):
+class SiteFactory(ModelFactory):
     class Meta:
         model = Site
         django_get_or_create = ("slug",)
@@ -57,7 +83,7 @@ class SiteFactory(factory.django.DjangoModelFactory):
     attestation = "allow_unattested"
 
 
-class RackFactory(factory.django.DjangoModelFactory):
+class RackFactory(ModelFactory):
     class Meta:
         model = Rack
 
@@ -66,7 +92,7 @@ class RackFactory(factory.django.DjangoModelFactory):
     u_height = 42
 
 
-class NodeFactory(factory.django.DjangoModelFactory):
+class NodeFactory(ModelFactory):
     class Meta:
         model = Node
         skip_postgeneration_save = True
@@ -89,7 +115,7 @@ class NodeFactory(factory.django.DjangoModelFactory):
             put_in(node, extracted, deadline=node.deadline)
 
 
-class BMCFactory(factory.django.DjangoModelFactory):
+class BMCFactory(ModelFactory):
     class Meta:
         model = BMC
 
@@ -99,7 +125,7 @@ class BMCFactory(factory.django.DjangoModelFactory):
     password = "s3cret-bmc-pass"
 
 
-class InterfaceFactory(factory.django.DjangoModelFactory):
+class InterfaceFactory(ModelFactory):
     class Meta:
         model = NetworkInterface
 
@@ -109,7 +135,7 @@ class InterfaceFactory(factory.django.DjangoModelFactory):
     boot = True
 
 
-class ImageFactory(factory.django.DjangoModelFactory):
+class ImageFactory(ModelFactory):
     """A published golden image (its artifacts are never fetched by these tests)."""
 
     class Meta:
@@ -132,7 +158,7 @@ class DraftImageFactory(ImageFactory):
     state = "draft"
 
 
-class SubnetFactory(factory.django.DjangoModelFactory):
+class SubnetFactory(ModelFactory):
     class Meta:
         model = Subnet
 
@@ -143,7 +169,7 @@ class SubnetFactory(factory.django.DjangoModelFactory):
     boot_base_url = "http://10.20.0.5:8000"
 
 
-class DeploymentFactory(factory.django.DjangoModelFactory):
+class DeploymentFactory(ModelFactory):
     """A deployment waiting for phone-home, its single-use token encrypted at rest."""
 
     class Meta:
@@ -156,7 +182,7 @@ class DeploymentFactory(factory.django.DjangoModelFactory):
     deadline = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=45))
 
 
-class BootRequestFactory(factory.django.DjangoModelFactory):
+class BootRequestFactory(ModelFactory):
     class Meta:
         model = BootRequest
 
@@ -168,7 +194,7 @@ class BootRequestFactory(factory.django.DjangoModelFactory):
     remote_addr = "10.20.0.11"
 
 
-class OperationFactory(factory.django.DjangoModelFactory):
+class OperationFactory(ModelFactory):
     class Meta:
         model = Operation
 
@@ -179,7 +205,7 @@ class OperationFactory(factory.django.DjangoModelFactory):
     actor = "user:alice"
 
 
-class LifecycleEventFactory(factory.django.DjangoModelFactory):
+class LifecycleEventFactory(ModelFactory):
     class Meta:
         model = LifecycleEvent
 
@@ -190,7 +216,7 @@ class LifecycleEventFactory(factory.django.DjangoModelFactory):
     actor = "user:alice"
 
 
-class RMACaseFactory(factory.django.DjangoModelFactory):
+class RMACaseFactory(ModelFactory):
     """An open case, as `rma.services.open_case` leaves one (without its opening event)."""
 
     class Meta:
@@ -203,7 +229,7 @@ class RMACaseFactory(factory.django.DjangoModelFactory):
     sla_due = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=168))
 
 
-class GateProfileFactory(factory.django.DjangoModelFactory):
+class GateProfileFactory(ModelFactory):
     """The shipped HGX profile under another name (not the default)."""
 
     class Meta:
@@ -215,7 +241,7 @@ class GateProfileFactory(factory.django.DjangoModelFactory):
     )
 
 
-class GateRunFactory(factory.django.DjangoModelFactory):
+class GateRunFactory(ModelFactory):
     class Meta:
         model = GateRun
 
@@ -225,7 +251,7 @@ class GateRunFactory(factory.django.DjangoModelFactory):
     context = {"gpu_model": "H100-SXM", "gpu_count": 8}
 
 
-class CheckResultFactory(factory.django.DjangoModelFactory):
+class CheckResultFactory(ModelFactory):
     class Meta:
         model = CheckResult
 
@@ -256,9 +282,10 @@ def start_deploy(node: Node, image: Image, token: str) -> Deployment:
 
 def user_in(role: str | None, username: str | None = None) -> User:
     """A user holding `role` fleet-wide (None: no group; give it site roles)."""
-    user = User.objects.create_user(username or f"{role}-user", password="pw-for-tests-123")
-    if role:
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
+    with scene():  # ModelFactory says why
+        user = User.objects.create_user(username or f"{role}-user", password="pw-for-tests-123")
+        if role:
+            user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
 
 

@@ -383,7 +383,7 @@ def every_get_url(client) -> list[str]:
 
 
 @pytest.mark.django_db
-def test_no_secret_in_any_list_or_detail_response(api, fleet_with_secrets):
+def test_no_secret_in_any_list_or_detail_response(audited_scene, api, fleet_with_secrets):
     client = api("admin")
     urls = every_get_url(client)
     assert len(urls) > 2 * len(SPECS)

@@ -2,10 +2,10 @@ import factory
 from django.utils import timezone
 
 from drift.models import Baseline, DriftEvent
-from tests.factories import NodeFactory
+from tests.factories import ModelFactory, NodeFactory
 
 
-class BaselineFactory(factory.django.DjangoModelFactory):
+class BaselineFactory(ModelFactory):
     class Meta:
         model = Baseline
 
@@ -15,7 +15,7 @@ class BaselineFactory(factory.django.DjangoModelFactory):
     components = factory.LazyFunction(lambda: {"firmware.BMC": "1.45", "driver": "550.90.07"})
 
 
-class DriftEventFactory(factory.django.DjangoModelFactory):
+class DriftEventFactory(ModelFactory):
     class Meta:
         model = DriftEvent
 

@@ -5,19 +5,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from inventory.models import BMC, Label, Node, SiteRole
+from inventory.models import BMC, Node, SiteRole
 from tests.factories import NodeFactory, RackFactory, user_in
+from tests.fleets import grow_fleet
 
 ROLES = ["manager", "technician", "integration", "admin"]
-
-
-def grow_fleet(site, n: int, prefix: str) -> None:
-    """n nodes over racks of 10, each with a BMC, a NIC and two labels."""
-    labels = [Label.objects.get_or_create(name=x)[0] for x in ("h100", "prod")]
-    racks = [RackFactory(site=site, name=f"{prefix}{i:03d}") for i in range((n + 9) // 10)]
-    for i in range(n):
-        node = NodeFactory(rack=racks[i // 10], rack_unit=(i % 10) * 4 + 1, u_height=4)
-        node.labels.set(labels)
 
 
 @pytest.mark.django_db
