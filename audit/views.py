@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from django.apps import apps
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
+from core.web import ListPage
 from inventory.permissions import ADMIN
-from inventory.views import page_links, require
+from inventory.web import require
 
 from . import registry, selectors
 from .filtersets import AuditLogFilterSet
@@ -29,24 +29,25 @@ def _rows(entries) -> list[dict]:
     ]
 
 
-@login_required
-def entry_list(request):
-    """Every change, newest first, filtered as the API is (`?model=&object_id=&actor=&since=`)."""
-    require(request, ADMIN)
-    filterset = AuditLogFilterSet(request.GET or None, queryset=selectors.entries())
-    status = 200
-    if filterset.is_bound and not filterset.is_valid():
-        entries, status = selectors.entries().none(), 400
-    else:
-        entries = filterset.qs
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
-    context = {
-        "filter": filterset,
-        "page": page,
-        "rows": _rows(page.object_list),
-        "links": page_links(page, request.GET),
-    }
-    return render(request, "audit/entry_list.html", context, status=status)
+class EntryList(ListPage):
+    """Every change, newest first, filtered as the API is (`?model=&object_id=&actor=&since=`);
+    a filter it cannot read is a 400 with no rows, as the API's."""
+
+    template_name = "audit/entry_list.html"
+    filterset_class = AuditLogFilterSet
+    refused_filter_status = 400
+
+    def check(self, request):
+        require(request, ADMIN)
+
+    def queryset(self, request):
+        return selectors.entries()
+
+    def rows(self, page):
+        return _rows(page.object_list)
+
+
+entry_list = EntryList.as_view()
 
 
 @login_required

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from inventory.permissions import ACT, VIEW, actor_of, can, can_somewhere, site_of
 from inventory.scope import restrict, visible_or_404
-from inventory.views import require, require_somewhere
+from inventory.web import require, require_somewhere
 
 from . import campaigns, selectors
 from .campaign_flow import IllegalCampaignTransition, allowed_events

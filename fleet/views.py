@@ -11,7 +11,7 @@ from inventory import activity, selectors
 from inventory.choices import STATE_COLOURS, NodeState
 from inventory.permissions import ROLE_CAPABILITIES, VIEW, capabilities
 from inventory.scope import readable_sites
-from inventory.views import require
+from inventory.web import require
 from validation import selectors as validation_selectors
 
 

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from inventory.models import Node
 from inventory.permissions import VIEW
 from inventory.scope import visible_or_404
-from inventory.views import require
+from inventory.web import require
 
 from . import selectors
 

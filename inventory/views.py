@@ -6,8 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -25,139 +24,56 @@ from .models import Rack
 from .permissions import (
     ACT,
     ADMIN,
-    ROLE_CAPABILITIES,
     VIEW,
     WRITE,
     actor_of,
     can,
-    can_somewhere,
     site_of,
     sites_where,
 )
-from .scope import restrict, visible_or_404
+from .scope import visible_or_404
+from .web import ScopedList, require
 
 
-def with_params(params, **changes: str | None) -> str:
-    """The query string of `params` with keys changed (None removes one): links that page,
-    sort or filter a list keep every other filter (the RMA queue, the drift matrix)."""
-    out = params.copy()
-    for key, value in changes.items():
-        out.pop(key, None)
-        if value is not None:
-            out[key] = value
-    return out.urlencode()
+class NodeList(ScopedList):
+    """The nodes, filtered as /api/v1/nodes/ is (NodeFilterSet), sorted by a column, 100
+    to a page, with the bulk bar for who may act."""
 
-
-def page_links(page, params) -> dict[str, str]:
-    """Query strings of the previous and next pages of `page`, every filter kept."""
-    links = {}
-    if page.has_previous():
-        links["previous"] = with_params(params, page=str(page.previous_page_number()))
-    if page.has_next():
-        links["next"] = with_params(params, page=str(page.next_page_number()))
-    return links
-
-
-_NOWHERE = object()
-
-
-def require(request, capability: str, on: object = _NOWHERE) -> None:
-    """403 unless the user may. Reading needs `view` in any site; anything else needs the
-    capability in the site of `on`, or, without an object, fleet-wide: what belongs to no
-    site (baselines, the audit trail) is not a site role's (issue 36: a site's admin
-    edited the fleet's baselines, a site's technician reimaged another site's nodes).
-    A page that checks each object it then acts on uses require_somewhere first."""
-    if capability == VIEW:
-        allowed = can_somewhere(request.user, capability)
-    else:
-        allowed = can(request.user, capability, site_of(on) if on is not _NOWHERE else None)
-    if not allowed:
-        raise PermissionDenied(refusal(capability, on))
-
-
-def require_somewhere(request, capability: str) -> None:
-    """403 unless the user holds the capability fleet-wide or in some site: the entry
-    check of a page that then checks every object it acts on (require(..., on=obj) or
-    inventory.permissions.refused_on)."""
-    if not can_somewhere(request.user, capability):
-        raise PermissionDenied(refusal(capability, None))
-
-
-def refusal(capability: str, on: object = _NOWHERE) -> str:
-    """Why a page refused: the capability and the roles that hold it (the 403 page shows
-    this, so a technician knows whom to ask for what)."""
-    roles = [role for role, caps in ROLE_CAPABILITIES.items() if capability in caps]
-    where = " (fleet-wide, or in this site)" if on is not _NOWHERE else ""
-    return (
-        f"Your role does not allow '{capability}' here: "
-        f"it needs the {' or '.join(roles)} role{where}."
+    template_name = "inventory/node_list.html"
+    partial = "node-table"
+    filterset_class = NodeFilterSet
+    paginate_by = 100
+    rows_name = "nodes"
+    sort_param = "ordering"
+    # The sortable columns (inventory.filtersets.NODE_ORDERING keys), in order.
+    columns = (
+        ("hostname", "Hostname"),
+        ("state", "State"),
+        ("serial", "Serial"),
+        ("gpu_model", "GPUs"),
+        ("site", "Site"),
+        ("rack", "Rack / U"),
+        ("state_changed", "State changed"),
     )
 
+    def rows_of(self, request):
+        return selectors.node_queryset()
 
-# The node list's sortable columns (inventory.filtersets.NODE_ORDERING keys), in order.
-NODE_COLUMNS = (
-    ("hostname", "Hostname"),
-    ("state", "State"),
-    ("serial", "Serial"),
-    ("gpu_model", "GPUs"),
-    ("site", "Site"),
-    ("rack", "Rack / U"),
-    ("state_changed", "State changed"),
-)
-PAGE_NAV = (
-    ("first", "« first"),
-    ("previous", "‹ previous"),
-    ("next", "next ›"),
-    ("last", "last »"),
-)
+    def filter_data(self, params):
+        data = params.copy()
+        data.setlist("state", [v for v in params.getlist("state") if v])  # "any" sends ""
+        return data
+
+    def sort(self, rows, params):
+        # The filterset sorts (its `ordering`); a refused one sorts by its default.
+        valid = self.filterset.is_bound and self.filterset.is_valid()
+        return rows, params.get("ordering", "") if valid else ""
+
+    def more_context(self, request, page):
+        return bulk_bar.bar_context(request)
 
 
-def sort_links(params, current: str, columns=NODE_COLUMNS) -> list[dict[str, str]]:
-    """Per column: the query that sorts by it (a second click reverses), every filter kept
-    and back to page 1, and the arrow showing the current direction."""
-    links = []
-    for key, title in columns:
-        arrow = {key: "▲", f"-{key}": "▼"}.get(current, "")
-        target = f"-{key}" if current == key else key
-        query = with_params(params, ordering=target, page=None)
-        links.append({"key": key, "title": title, "query": query, "arrow": arrow})
-    return links
-
-
-def page_nav(page, params) -> list[tuple[str, str, str | None]]:
-    """(rel, text, query or None) for first, previous, next and last, filters kept."""
-    links = page_links(page, params)
-    if page.number > 1:
-        links["first"] = with_params(params, page="1")
-    if page.number < page.paginator.num_pages:
-        links["last"] = with_params(params, page=str(page.paginator.num_pages))
-    return [(rel, text, links.get(rel)) for rel, text in PAGE_NAV]
-
-
-@login_required
-def node_list(request):
-    require(request, VIEW)
-    params = request.GET
-    data = params.copy()
-    data.setlist("state", [v for v in params.getlist("state") if v])  # "any" sends ""
-    filterset = NodeFilterSet(
-        data or None, queryset=restrict(selectors.node_queryset(), request.user)
-    )
-    page = Paginator(filterset.qs, 100).get_page(params.get("page"))
-    ordering = params.get("ordering", "") if filterset.is_bound and filterset.is_valid() else ""
-    context = {
-        "filter": filterset,
-        "page": page,
-        "nodes": page.object_list,
-        "page_nav": page_nav(page, params),
-        "ordering": ordering,
-        "sorts": sort_links(params, ordering),
-        **bulk_bar.bar_context(request),
-    }
-    template = "inventory/node_list.html"
-    if request.htmx and not request.htmx.boosted:
-        template += "#node-table"
-    return render(request, template, context)
+node_list = NodeList.as_view()
 
 
 def _action_rows(request, node) -> list[tuple]:

@@ -14,7 +14,7 @@ from . import activity
 from .choices import OperationStatus
 from .filtersets import LAST_WINDOWS
 from .permissions import VIEW
-from .views import page_links, require
+from .web import require
 
 
 @login_required
@@ -31,7 +31,6 @@ def activity_list(request):
         "form": tl.operations.form,
         "page": page,
         "rows": rows,
-        "links": page_links(page, request.GET),
         "statuses": OperationStatus.choices,
         "chosen_statuses": request.GET.getlist("status"),
         "windows": list(LAST_WINDOWS),

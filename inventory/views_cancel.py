@@ -15,7 +15,8 @@ from .models import Operation
 from .permissions import ACT, actor_of
 from .scope import visible_or_404
 from .services import CannotCancel
-from .views import node_context, require
+from .views import node_context
+from .web import require
 
 
 @login_required

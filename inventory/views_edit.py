@@ -21,7 +21,7 @@ from .forms import BMCForm, InterfaceForm, NodeForm, add_errors
 from .models import BMC, NetworkInterface, Node, Rack
 from .permissions import ADMIN, WRITE, can, sites_where
 from .scope import visible_or_404
-from .views import require
+from .web import require
 
 # How inspection reports a BMC of several systems (provisioning.drivers.redfish.client):
 # "BMC at ... manages 2 systems (Blade1, Blade2); set system_id to one of them".

@@ -20,7 +20,7 @@ from .forms import RackForm, SiteForm, add_errors
 from .models import Rack, Site
 from .permissions import WRITE, can_somewhere, sites_where
 from .scope import visible_or_404
-from .views import require
+from .web import require
 
 
 def _save(form, serializer_class, instance, data: dict, request=None):

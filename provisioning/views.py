@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from inventory.models import Node
 from inventory.permissions import ADMIN, VIEW, actor_of, can
 from inventory.scope import visible_or_404
-from inventory.views import require
+from inventory.web import require
 
 from . import images, selectors
 from .forms import ImageForm

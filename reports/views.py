@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from core import csvsafe
 from inventory.permissions import VIEW
-from inventory.views import require
+from inventory.web import require
 
 from . import charts, dashboards, hours, money, quality, racks
 from .forms import ReportForm, Scope, threshold_value

@@ -337,3 +337,23 @@ def test_inventorys_pages_name_no_higher_app():
         for match in pattern.finditer(page.read_text())
     ]
     assert named == []
+
+
+def test_one_pager():
+    """Paging links are drawn by one template (templates/_partials/pages.html, with
+    `{% querystring %}`); a list page pages through core.web.ListPage, or, where it pages
+    something that is no queryset, names why here."""
+    own_paging = {"inventory/activity.py": "a merged timeline", "drift/views/matrix.py": "counts"}
+    drawn = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "templates").rglob("*.html")
+        if p.name != "pages.html" and "previous_page_number" in p.read_text()
+    ]
+    paged = [
+        where
+        for p in python_files(*APPS)
+        if "Paginator" in p.read_text()
+        and (where := str(p.relative_to(ROOT))) not in {"core/web.py", *own_paging}
+        and "/api/" not in where
+    ]
+    assert drawn == [] and paged == []

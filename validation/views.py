@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 from inventory.models import Node
 from inventory.permissions import ACT, VIEW, actor_of, can, site_of
 from inventory.scope import visible_or_404
-from inventory.views import require
+from inventory.web import require
 
 from . import selectors, services
 from .models import CheckResult, GateRun, RunStatus

@@ -2,6 +2,7 @@
 (skew.py), baselines (baselines.py) and the node page's panel (node.py). Roles are checked
 here with inventory.views.require, never only in templates."""
 
-from inventory.views import page_links, require, require_somewhere, with_params
+from core.web import with_params
+from inventory.web import require, require_somewhere
 
-__all__ = ["page_links", "require", "require_somewhere", "with_params"]
+__all__ = ["require", "require_somewhere", "with_params"]

@@ -31,7 +31,7 @@ from .. import selectors
 from ..filtersets import DriftFilterSet
 from ..forms import ReimageForm
 from ..selectors import CellView
-from . import page_links, require, require_somewhere, with_params
+from . import require, require_somewhere, with_params
 
 PAGE_SIZE = 50
 CSV_CHUNK = 500
@@ -115,7 +115,6 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
         "columns": cols,
         "rows": rows,
         "page": page,
-        "pages": page_links(page, params),
         "querystring": params.urlencode(),
         "can_act": can(request.user, ACT),
         "images": _image_choices() if can(request.user, ACT) else [],

@@ -1,7 +1,7 @@
 """RMA pages: the queue (queue.py) and a case with its writes (case.py). Permission is
-checked in the views (inventory.views.require, as every page does), never only in
+checked in the views (inventory.web.require, as every page does), never only in
 templates."""
 
-from inventory.views import page_links, require, require_somewhere, with_params
+from inventory.web import require, require_somewhere
 
-__all__ = ["page_links", "require", "require_somewhere", "with_params"]
+__all__ = ["require", "require_somewhere"]

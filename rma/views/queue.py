@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,14 +13,12 @@ from django.views.decorators.http import require_POST
 from inventory.models import Node
 from inventory.permissions import ACT, VIEW, actor_of, can_somewhere
 from inventory.scope import restrict, visible_or_404
+from inventory.web import ScopedList
 
 from .. import selectors, services
 from ..filtersets import CaseFilterSet
 from ..forms import BulkAssignForm
-from . import page_links, require, require_somewhere, with_params
-
-PAGE_SIZE = 50
-SORT_COLUMNS = ("priority", "opened", "sla_due", "status", "updated")
+from . import require, require_somewhere
 
 
 def _filter_data(params: QueryDict) -> QueryDict:
@@ -38,50 +35,44 @@ def _filter_data(params: QueryDict) -> QueryDict:
     return data
 
 
-def _sort_links(params: QueryDict, current: str) -> dict[str, dict[str, str]]:
-    """Per column: the query that sorts by it (a second click reverses) and its arrow."""
-    links = {}
-    for key in SORT_COLUMNS:
-        arrow = {key: "▲", f"-{key}": "▼"}.get(current, "")
-        target = f"-{key}" if current == key else key
-        links[key] = {"query": with_params(params, sort=target, page=None), "arrow": arrow}
-    return links
+class CaseList(ScopedList):
+    """The queue: filters, sort by a column, 50 to a page, a table that refreshes itself,
+    and the bulk-assign select for who may act."""
+
+    template_name = "rma/case_list.html"
+    partial = "case-table"
+    filterset_class = CaseFilterSet
+    rows_name = "cases"
+    sort_param = "sort"
+    columns = tuple((key, key) for key in ("priority", "opened", "sla_due", "status", "updated"))
+
+    def rows_of(self, request):
+        # The queue shows no parts: drop the shared queryset's prefetch of them.
+        return selectors.case_queryset().prefetch_related(None)
+
+    def filter_data(self, params):
+        return _filter_data(params)
+
+    def sort(self, rows, params):
+        return selectors.sorted_cases(rows, params.get("sort", ""))
+
+    def more_context(self, request, page):
+        can_act = can_somewhere(request.user, ACT)
+        context = {
+            "querystring": request.GET.urlencode(),
+            "show": _filter_data(request.GET).get("open", ""),
+            "can_act": can_act,
+            # the bulk-assign select lives in the table region
+            "users": selectors.assignable_users() if can_act else [],
+        }
+        if not (request.htmx and not request.htmx.boosted):  # the whole page
+            context["sites"] = restrict(selectors.sites(), request.user)
+            # the same queryset as the bulk-assign select's: read once
+            context["all_users"] = context["users"] or selectors.assignable_users()
+        return context
 
 
-def queue_context(request) -> dict:
-    params = request.GET
-    # The queue shows no parts: drop the shared queryset's prefetch of them.
-    rows = restrict(selectors.case_queryset().prefetch_related(None), request.user)
-    filterset = CaseFilterSet(_filter_data(params), queryset=rows)
-    cases, sort = selectors.sorted_cases(filterset.qs, params.get("sort", ""))
-    page = Paginator(cases, PAGE_SIZE).get_page(params.get("page"))
-    return {
-        "filter": filterset,
-        "page": page,
-        "cases": page.object_list,
-        "sort": sort,
-        "sorts": _sort_links(params, sort),
-        "pages": page_links(page, params),
-        "querystring": params.urlencode(),
-        "show": _filter_data(params).get("open", ""),
-        "can_act": can_somewhere(request.user, ACT),
-        # the bulk-assign select lives in the table region
-        "users": selectors.assignable_users() if can_somewhere(request.user, ACT) else [],
-    }
-
-
-@login_required
-def case_list(request):
-    require(request, VIEW)
-    context = queue_context(request)
-    template = "rma/case_list.html"
-    if request.htmx and not request.htmx.boosted:
-        template += "#case-table"
-    else:
-        context["sites"] = restrict(selectors.sites(), request.user)
-        # the same queryset as the bulk-assign select's: read once
-        context["all_users"] = context["users"] or selectors.assignable_users()
-    return render(request, template, context)
+case_list = CaseList.as_view()
 
 
 @login_required
@@ -105,7 +96,8 @@ def case_assign(request):
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
     if not request.htmx:
         return redirect(f"{reverse('rma:case_list')}?{request.GET.urlencode()}")
-    return render(request, "rma/case_list.html#case-table", queue_context(request))
+    context, _ = CaseList().page_context(request)
+    return render(request, "rma/case_list.html#case-table", context)
 
 
 @login_required
