@@ -165,6 +165,25 @@ def refuse_scope_distribution(config, items) -> None:
         )
 
 
+# Modules that build their tests as they are collected, with the marks of every test they
+# build: schemathesis draws each operation's cases at collection (13 s a process).
+BUILT_AT_COLLECTION = {"test_schemathesis.py": {"slow", "django_db"}}
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Skip building a module whose every test the `-m` expression leaves out (`make
+    test-fast` runs `-m "not slow and not browser"`); `make test` builds and runs it."""
+    marks = BUILT_AT_COLLECTION.get(collection_path.name)
+    expression = config.option.markexpr
+    if marks is None or not expression:
+        return None
+    from _pytest.mark.expression import Expression
+
+    if not Expression.compile(expression).evaluate(lambda name, **kwargs: name in marks):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     """On SQLite (no DATABASE_URL: a quick local check, not what CI proves) leave out the
     tests that exercise PostgreSQL itself, and say so, rather than fail them."""
