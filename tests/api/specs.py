@@ -1,10 +1,8 @@
 """Every API viewset, declared once: the role table, valid bodies, pinned query counts.
 
-ACCESS is the role table of issue #16 (docs/roles.md is generated from the code; this is
-written by hand, so the two are checked against each other): reads need `view`; inventory
-writes `write` (integration, admin); actions and RMA work `act`; profiles, images, subnets,
-baselines, webhooks and prices are admin's, and so is every delete.
-"""
+ACCESS is issue #16's role table by hand, checked against docs/roles.md (generated from the
+code): reads need `view`; inventory writes `write`; actions and RMA work `act`; profiles,
+images, subnets, baselines, webhooks, prices and every delete are admin's."""
 
 from __future__ import annotations
 
@@ -49,6 +47,7 @@ from tests.factories import (
     RMACaseFactory,
     SiteFactory,
     SubnetFactory,
+    audited,
 )
 from tests.health.factories import make_event, make_policy
 from validation.models import CheckResult, GateProfile, GateRun
@@ -310,7 +309,7 @@ AUDIT_LOG = spec(
     "audit-log",
     url="/api/v1/audit-log/",
     model=LogEntry,
-    make=lambda: LogEntry.objects.get_for_object(SiteFactory()).get(),  # its create entry
+    make=lambda: LogEntry.objects.get_for_object(audited(SiteFactory)).get(),  # its create
     offers=READ_ONLY,
     list_queries=6,  # the entries' content types and actors are joined in
     detail_queries=5,
