@@ -50,6 +50,29 @@ REPORT_VIOLATIONS = """document.addEventListener("securitypolicyviolation", func
 });"""
 
 
+# htmx requests in flight, counted from the page's first script on. A request ends after
+# its swap has run (a task later), so a panel whose answer loads another is counted through.
+COUNT_HTMX = """window.__corralHtmx = 0; window.__corralHtmxSeen = 0;
+document.addEventListener("htmx:beforeRequest", function () {
+  window.__corralHtmx += 1; window.__corralHtmxSeen += 1;
+});
+document.addEventListener("htmx:afterRequest", function () {
+  setTimeout(function () { window.__corralHtmx -= 1; }, 0);
+});"""
+
+
+def settle(page) -> int:
+    """Wait until the page has loaded and no htmx request is in flight: its panels are in,
+    and any error they would log has been logged. (Playwright's `networkidle` waits 500 ms
+    of silence after every page: over a walk of every page, a minute of waiting.) Returns
+    how many htmx requests the page made, so a walk can check the count is alive."""
+    page.wait_for_function(
+        "() => document.readyState === 'complete' && window.__corralHtmx === 0",
+        timeout=20_000,
+    )
+    return page.evaluate("() => window.__corralHtmxSeen")
+
+
 def is_csp_violation(text: str) -> bool:
     return "Content Security Policy" in text or text.startswith("CSP violation")
 
@@ -82,6 +105,7 @@ def page(browser):
     error (a refused script or style, htmx's own errors), threw, or got a 5xx."""
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     context.add_init_script(REPORT_VIOLATIONS)
+    context.add_init_script(COUNT_HTMX)
     page = context.new_page()
     problems = watch(page)
     page.problems = problems  # type: ignore[attr-defined]

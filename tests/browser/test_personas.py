@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from fleet.schema_tags import DOMAINS
+from tests.browser.conftest import settle
 from tests.embedded.sessions import walk_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,16 +40,17 @@ def every_page(page, embedded, role: str) -> list[str]:
             seen.setdefault(visit.route, visit.url)
     assert len(seen) > 10, seen  # the walk found the site, not only a login page
     username = embedded.logins[role]["username"]
-    missing = []
+    missing, requests = [], 0
     for route, url in sorted(seen.items()):
         page.goto(f"{embedded.url}{url}")
-        page.wait_for_load_state("networkidle")
+        requests += settle(page)
         if not page.locator("nav.navbar").count():
             continue  # an HTMX fragment
         if not page.locator("main h1").count():
             missing.append(f"{route} {url}: no heading")
         if username not in (page.locator("nav .navbar-text").text_content() or ""):
             missing.append(f"{route} {url}: the navigation does not name {username}")
+    assert requests > 0  # the panels' htmx requests were counted, so settle() waited for them
     return missing
 
 

@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from inventory.models import Node
 from provisioning.models import Deployment
+from tests.browser.conftest import settle
 from tests.browser.test_dashboard import login
 from tests.factories import (
     GateRunFactory,
@@ -138,7 +139,7 @@ def test_every_page_at_1440x900(corral_web, page, shot, settings):
         assert response is not None
         assert response.status == (404 if name == "not-found" else 200), (name, response.status)
         expect(page.locator("h1").first).to_be_visible()
-        page.wait_for_load_state("networkidle")  # the panels loaded over HTMX are in
+        settle(page)  # the panels loaded over HTMX are in
         shot(page, f"page-{name}")
         if name == "not-found":  # the 404 asked for, which the browser logs as an error
             expected = f"status of 404 (Not Found) ({corral_web}{path})"
