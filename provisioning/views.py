@@ -10,6 +10,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.web import ListPage
 from inventory.models import Node
 from inventory.permissions import ADMIN, VIEW, actor_of, can
 from inventory.scope import visible_or_404
@@ -20,15 +21,23 @@ from .forms import ImageForm
 from .models import Image, ImageState
 
 
-@login_required
-def image_list(request):
-    require(request, VIEW)
-    images_ = selectors.images_with_node_counts().order_by("name", "-created")
-    return render(
-        request,
-        "provisioning/image_list.html",
-        {"images": images_, "can_admin": can(request.user, ADMIN)},
-    )
+class ImageList(ListPage):
+    """The golden images (the fleet's: every reader sees them), with the nodes running each."""
+
+    template_name = "provisioning/image_list.html"
+    rows_name = "images"
+
+    def check(self, request):
+        require(request, VIEW)
+
+    def queryset(self, request):
+        return selectors.images_with_node_counts().order_by("name", "-created")
+
+    def more_context(self, request, page):
+        return {"can_admin": can(request.user, ADMIN)}
+
+
+image_list = ImageList.as_view()
 
 
 def _attach(form: ImageForm, exc: ValidationError) -> None:

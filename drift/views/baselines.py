@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from core.web import ListPage
 from inventory.permissions import ADMIN, VIEW, actor_of, can
 
 from .. import baselines, selectors
@@ -16,11 +17,23 @@ from ..models import Baseline
 from . import require
 
 
-@login_required
-def baseline_list(request):
-    require(request, VIEW)
-    context = {"baselines": selectors.baseline_list(), "can_edit": can(request.user, ADMIN)}
-    return render(request, "drift/baseline_list.html", context)
+class BaselineList(ListPage):
+    """The fleet's baselines (every reader sees them), with the nodes each one matches."""
+
+    template_name = "drift/baseline_list.html"
+    rows_name = "baselines"
+
+    def check(self, request):
+        require(request, VIEW)
+
+    def queryset(self, request):
+        return selectors.baseline_list()  # a list: the node counts are computed
+
+    def more_context(self, request, page):
+        return {"can_edit": can(request.user, ADMIN)}
+
+
+baseline_list = BaselineList.as_view()
 
 
 @login_required

@@ -33,6 +33,8 @@ class ListPageSpec:
     readers: the roles that may open the page (fleet-wide).
     scoped: whether a role held in one site sees only that site's rows (False: the page
         is fleet-wide only, as the audit trail is).
+    fleet_rows: the rows belong to no site (images, baselines): every reader sees them,
+        a role held in one site too.
     table: the id of the region an HTMX request gets alone ("" when it gets the page).
     """
 
@@ -41,6 +43,7 @@ class ListPageSpec:
     shows: Callable[[Model], str]
     readers: frozenset[str] = READERS
     scoped: bool = True
+    fleet_rows: bool = False
     table: str = ""
 
     @property
@@ -82,8 +85,8 @@ class ListPageTests:
             assert resp.status_code == 403  # fleet-wide only: a site's role is not enough
             return
         html = resp.content.decode()
-        assert resp.status_code == 200
-        assert self.spec.shows(mine) in html and self.spec.shows(theirs) not in html
+        assert resp.status_code == 200 and self.spec.shows(mine) in html
+        assert (self.spec.shows(theirs) in html) is self.spec.fleet_rows
 
     def test_htmx_gets_the_table_alone(self, client, users):
         """A filter typed, a sort or a page clicked: the table region comes back alone

@@ -5,7 +5,9 @@ from __future__ import annotations
 from auditlog.models import LogEntry
 
 from tests.api.base import ADMINS
+from tests.drift.factories import BaselineFactory
 from tests.factories import (
+    ImageFactory,
     NodeFactory,
     OperationFactory,
     RackFactory,
@@ -59,4 +61,22 @@ class TestRackList(ListPageTests):
         "inventory:rack_list",
         make=lambda site: RackFactory(site=site or SiteFactory(), name=f"rk-{site.slug}"),
         shows=lambda rack: rack.name,
+    )
+
+
+class TestImageList(ListPageTests):
+    spec = ListPageSpec(
+        "provisioning:image_list",
+        make=lambda site: ImageFactory(name=f"img-{site.slug if site else 'x'}"),
+        shows=lambda image: f"{image.name}:{image.version}",
+        fleet_rows=True,
+    )
+
+
+class TestBaselineList(ListPageTests):
+    spec = ListPageSpec(
+        "drift:baseline_list",
+        make=lambda site: BaselineFactory(name=f"bl-{site.slug if site else 'x'}"),
+        shows=lambda baseline: baseline.name,
+        fleet_rows=True,
     )
