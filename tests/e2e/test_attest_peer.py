@@ -36,7 +36,7 @@ from tests.peers.uefi_vm import (
     ATTEST_REFUSED,
     NO_TPM,
 )
-from tests.peers.util import LOOPBACK
+from tests.peers.util import LOOPBACK, POLL
 
 CMDLINE = "console=ttyS0 quiet loglevel=3 panic=-1"
 # fixedTPM fixedParent sensitiveDataOrigin restricted sign: an AK the TPM made and
@@ -131,7 +131,9 @@ def serve_protocol(proto: ProtocolServer) -> Iterator[int]:
 
     httpd = ThreadingHTTPServer((LOOPBACK, 0), Handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
+    )
     thread.start()
     try:
         yield httpd.server_address[1]

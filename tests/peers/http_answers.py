@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
+from tests.peers.util import POLL
+
 
 @dataclass
 class Answer:
@@ -46,7 +48,9 @@ class HTTPAnswers:
             do_GET = do_POST = _answer  # noqa: N815
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
+        )
         self.thread.start()
 
     @property

@@ -10,6 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
+# How often a test's own HTTP server (socketserver) checks whether it was asked to stop:
+# `shutdown()` waits up to this long (the default, half a second, was paid at every stop).
+POLL = 0.05
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # CI clones the repo somewhere else but always puts shared/ beside it.
 

@@ -30,7 +30,7 @@ import pytest
 import requests
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process_group, wait_for_port
+from tests.peers.util import LOOPBACK, POLL, REPO_ROOT, free_port, stop_process_group, wait_for_port
 
 
 def serve(port: int, secret: str, log_path: Path, mode: str, sleep: float) -> None:
@@ -83,7 +83,7 @@ def serve(port: int, secret: str, log_path: Path, mode: str, sleep: float) -> No
 
     server = ThreadingHTTPServer((LOOPBACK, port), Handler)
     server.daemon_threads = True
-    server.serve_forever()
+    server.serve_forever(poll_interval=POLL)
 
 
 @dataclass

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers.util import POLL
+
 
 class ArtifactServer:
     """A plain HTTP file server on loopback, standing in for an image store."""
@@ -21,7 +23,9 @@ class ArtifactServer:
         self.httpd = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), lambda *a, **kw: handler(*a, directory=str(root), **kw)
         )
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
+        )
         self.thread.start()
 
     @property

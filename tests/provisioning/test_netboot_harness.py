@@ -27,7 +27,7 @@ import pytest
 
 from tests.peers.qemu import GUEST_APP_URL
 from tests.peers.qemu_fixture import NetBoot
-from tests.peers.util import LOOPBACK
+from tests.peers.util import LOOPBACK, POLL
 
 # Corral's chain.ipxe and deploy.ipxe dialects (templates/provisioning/boot/), so the
 # second VM also proves that this iPXE build runs typed settings, inc, iseq, goto,
@@ -147,7 +147,9 @@ def stand_in(netboot: NetBoot) -> Iterator[StandInApp]:
     httpd = ThreadingHTTPServer((LOOPBACK, 0), _handler(app))
     httpd.daemon_threads = True
     app.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
+    )
     thread.start()
     try:
         yield app

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.peers.util import LOOPBACK
+from tests.peers.util import LOOPBACK, POLL
 
 KERNEL_PACKAGE = "linux-image-amd64"
 BUSYBOX = Path("/bin/busybox")
@@ -301,7 +301,12 @@ def serve_files(
     for name, path in (routes or {}).items():
         server.serve(name, path)
     httpd.RequestHandlerClass = _handler(server)
-    thread = threading.Thread(target=httpd.serve_forever, name="netboot-files", daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever,
+        kwargs={"poll_interval": POLL},
+        name="netboot-files",
+        daemon=True,
+    )
     thread.start()
     try:
         yield server
