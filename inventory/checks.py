@@ -43,31 +43,31 @@ def registry_problems() -> list[tuple[str, str]]:
     started = {a.event for a in ACTIONS.values() if a.event}
     for event in sorted(EVENTS - REPORTED - started):
         problems.append(
-            ("corral.E010", f"no registered node action starts the lifecycle event {event!r}")
+            ("corral.E020", f"no registered node action starts the lifecycle event {event!r}")
         )
     for action in ACTIONS.values():
         if action.event and action.event not in EVENTS:
             problems.append(
                 (
-                    "corral.E011",
+                    "corral.E021",
                     f"node action {action.name!r} names no lifecycle event: {action.event!r}",
                 )
             )
         elif action.event in REPORTED:
             problems.append(
                 (
-                    "corral.E011",
+                    "corral.E021",
                     f"node action {action.name!r} starts {action.event!r}, an "
                     "event only work reports (lifecycle.REPORTED)",
                 )
             )
         if not action.allowed_states:
-            problems.append(("corral.E012", f"node action {action.name!r} is allowed nowhere"))
+            problems.append(("corral.E022", f"node action {action.name!r} is allowed nowhere"))
         if action.task is not None and not isinstance(getattr(action.task, "name", None), str):
-            problems.append(("corral.E013", f"node action {action.name!r}: task has no name"))
+            problems.append(("corral.E023", f"node action {action.name!r}: task has no name"))
     relied_on = {*BAR_ACTIONS, *WHILE_WAITING, *STAGGERED}
     for name in sorted(relied_on - set(ACTIONS)):
         problems.append(
-            ("corral.E014", f"inventory relies on a node action {name!r} no app registered")
+            ("corral.E024", f"inventory relies on a node action {name!r} no app registered")
         )
     return problems

@@ -357,3 +357,13 @@ def test_one_pager():
         and "/api/" not in where
     ]
     assert drawn == [] and paged == []
+
+
+def test_each_system_check_id_is_one_checks():
+    """`manage.py check` names a problem by its id (corral.E010); two checks sharing one
+    send whoever looks it up to the wrong place. An id belongs to one file."""
+    where: dict[str, set[str]] = {}
+    for path in python_files(*APPS, "fleet"):
+        for found in re.findall(r"corral\.[EW]\d{3}", path.read_text()):
+            where.setdefault(found, set()).add(str(path.relative_to(ROOT)))
+    assert {i: sorted(f) for i, f in where.items() if len(f) > 1} == {}

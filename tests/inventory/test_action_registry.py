@@ -41,9 +41,9 @@ def test_a_missing_action_stops_the_start_up(monkeypatch):
     monkeypatch.delitem(actions.ACTIONS, "drain")
     monkeypatch.delitem(actions.ACTIONS, "power_cycle")
     assert registry_problems() == [
-        ("corral.E010", "no registered node action starts the lifecycle event 'drain'"),
-        ("corral.E014", "inventory relies on a node action 'drain' no app registered"),
-        ("corral.E014", "inventory relies on a node action 'power_cycle' no app registered"),
+        ("corral.E020", "no registered node action starts the lifecycle event 'drain'"),
+        ("corral.E024", "inventory relies on a node action 'drain' no app registered"),
+        ("corral.E024", "inventory relies on a node action 'power_cycle' no app registered"),
     ]
     with pytest.raises(SystemCheckError, match="lifecycle event 'drain'"):
         call_command("check")
@@ -55,7 +55,7 @@ def test_an_action_on_an_unknown_or_reported_event_is_refused(monkeypatch):
         actions.ACTIONS, "admit", actions.Action("admit", "Admit", 6, event="admit")
     )
     codes = {code for code, _ in registry_problems()}
-    assert codes == {"corral.E011", "corral.E012"}  # and 'wipe' is allowed in no state
+    assert codes == {"corral.E021", "corral.E022"}  # and 'wipe' is allowed in no state
 
 
 def test_a_name_registered_twice_is_a_start_up_error():
