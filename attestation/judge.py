@@ -19,11 +19,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core import outbox
 from inventory.choices import AttestationPolicy
 from inventory.models import Node
 from provisioning.models import Deployment
 from provisioning.models.deployments import DeploymentStatus
+from webhooks import outbox
 
 from . import tpm
 from .models import Attestation, AttestationStatus, FirmwareReference, TPMIdentity

@@ -51,7 +51,7 @@ TRACKED: dict[str, dict[str, Any]] = {
     "attestation.firmwarereference": {"exclude_fields": ["signed_off"]},
     "attestation.tpmidentity": {"exclude_fields": ["recorded", "last_attested"]},
     "drift.baseline": {"exclude_fields": ["updated"]},
-    "core.webhooksubscription": {
+    "webhooks.webhooksubscription": {
         "mask_fields": ["secret", "url"],  # a URL may hold the receiver's credential
         "mask_callable": "audit.redact.redact_secret_or_url",
         # delivery health and the pump's lease, written by the delivery machinery

@@ -2,19 +2,13 @@ from django.apps import AppConfig
 
 
 class CoreConfig(AppConfig):
-    """Pieces every app may use and that use no app: encrypted fields, actor names, and the
-    outbound webhooks (the outbox other apps write events into)."""
+    """Pieces every app may use and that use no app: errors, the registries' bases (event
+    types, navigation, doc tables), the state machine, the list page, encrypted fields,
+    actor names, strict JSON, the egress policy, idempotent writes."""
 
     name = "core"
     site_scopes = {  # inventory.scope: fleet-wide plumbing, read by fleet-wide roles only
-        "webhookevent": "fleet-only",
-        "delivery": "fleet-only",
         "idempotencyrecord": "fleet-only",
-        "webhooksubscription": "fleet-only",
-        "webhookaudit": "fleet-only",
         "rotatedtoken": "fleet-only",
     }
     verbose_name = "Core"
-
-    def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the settings checks)

@@ -21,13 +21,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from core import outbox
 from core.errors import DomainConflict
 from core.statemachine import Machine, write
 from core.text import plural
 from inventory import operations
 from inventory.choices import OperationStatus
 from inventory.models import Operation
+from webhooks import outbox
 
 from .models import Campaign, MemberStatus
 from .models import CampaignStatus as S

@@ -25,7 +25,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from core import outbox
 from core.text import plural
 from inventory import operations, selectors
 from inventory import services as inventory
@@ -34,6 +33,7 @@ from inventory.choices import NodeState, OperationStatus
 from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
 from provisioning.deployments import resolve_image
+from webhooks import outbox
 
 from . import campaign_flow
 from .models import Campaign, CampaignNode, CampaignStatus, MemberStatus

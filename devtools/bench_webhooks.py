@@ -62,7 +62,7 @@ def emit_steadily(n: int, rate: float) -> dict[int, float]:
     """Event seq -> wall time its transaction committed, one event every 1/rate s."""
     from django.db import transaction
 
-    from core import outbox
+    from webhooks import outbox
 
     committed: dict[int, float] = {}
     start = time.monotonic()
@@ -87,8 +87,8 @@ def run(args: argparse.Namespace, workdir: Path, procs: Procs) -> str:
     try:
         os.environ.update(bench_env(args.pg, args.db, redis.url, workdir))
         setup_database(args.pg, args.db)
-        from core import services
-        from core.models import Delivery, WebhookEvent
+        from webhooks import services
+        from webhooks.models import Delivery, WebhookEvent
 
         receivers = []
         for i in range(3):

@@ -17,10 +17,10 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from core import outbox
 from inventory.models import Fact, Node
 from inventory.notify import node_data
 from provisioning.models import Deployment
+from webhooks import outbox
 
 from . import engine
 from .engine import DRIFT, Cell, Observation

@@ -33,7 +33,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from core import outbox as core_outbox
+from webhooks import outbox as core_outbox
 
 from .waker import WAKER
 

@@ -1,10 +1,9 @@
 """Settings from the environment (12-factor), with defaults that are safe on a laptop.
 
-Everything that differs between a developer's machine, CI and production is an
-environment variable; `make run` writes a local `.env` once so the secret key and the
-field-encryption key survive restarts (losing the latter would make every stored BMC
-password unreadable).
-"""
+Everything that differs between a developer's machine, CI and production is an environment
+variable, read through one typed reader (fleet/env.py); `make run` writes a local `.env`
+once so the secret and field-encryption keys survive restarts (losing the latter would
+make every stored BMC password unreadable)."""
 
 from __future__ import annotations
 
@@ -53,6 +52,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "core",
+    "webhooks",  # the outbox every app emits into, and its deliveries
     "engine",
     "inventory",
     "provisioning",
@@ -252,7 +252,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": env.float("CORRAL_POWER_SWEEP_SECONDS", default=60.0),
     },
     "webhook-sweep": {
-        "task": "core.tasks.sweep",
+        "task": "webhooks.tasks.sweep",
         "schedule": env.float("CORRAL_WEBHOOK_SWEEP_SECONDS", default=15.0),
         "options": {"queue": env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")},
     },

@@ -19,7 +19,7 @@ api_patterns = [
     path("", include("drift.api.urls")),
     path("", include("reports.api.urls")),
     path("", include("health.api.urls")),
-    path("", include("core.api.urls")),
+    path("", include("webhooks.api.urls")),
     path("", include("audit.api.urls")),
     path("", include("day2.api.urls")),
     path("", include("attestation.api.urls")),

@@ -5,7 +5,6 @@ from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 
-from core import selectors as webhook_selectors
 from health import selectors as health_selectors
 from inventory import activity, selectors
 from inventory.choices import STATE_COLOURS, NodeState
@@ -13,6 +12,7 @@ from inventory.permissions import ROLE_CAPABILITIES, VIEW, capabilities
 from inventory.scope import readable_sites
 from inventory.web import require
 from validation import selectors as validation_selectors
+from webhooks import selectors as webhook_selectors
 
 
 @login_required

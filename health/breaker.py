@@ -16,9 +16,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core import outbox
 from inventory.choices import OperationStatus
 from inventory.models import Operation
+from webhooks import outbox
 
 from .limits import POLICY
 from .models import BreakerState

@@ -16,9 +16,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core import outbox
 from inventory.models import Node, Site
 from provisioning.drivers.base import HEALTH_CRITICAL
+from webhooks import outbox
 
 from . import dispatch, policy
 from .choices import ESCALATIONS, RETRIED, Decision, Kind, Status

@@ -34,10 +34,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
-from core import outbox
 from core.doctables import between
 from core.errors import DomainConflict
 from core.statemachine import Machine, write
+from webhooks import outbox
 
 from .choices import TRANSITIONAL_STATES
 from .choices import NodeState as S

@@ -23,10 +23,10 @@ from django.db.models.functions import Coalesce
 from django.dispatch import Signal
 from django.utils import timezone
 
-from core import outbox
 from core.text import plural
 from engine import outbox as engine_outbox
 from engine import plans
+from webhooks import outbox
 
 from .actions import get_action
 from .choices import (

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.urls import reverse
 
-from core.outbox import emit
 from inventory.notify import absolute_url, node_data
+from webhooks.outbox import emit
 
 from .models import Case
 

@@ -5,36 +5,47 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# rma -> validation -> provisioning -> inventory -> engine -> core; fleet may import them
-# all. A lower app never reaches a higher one, not even by a dotted string: the higher app
-# registers what the lower one runs (node actions, plans, panels, hooks) from its ready().
+# rma -> validation -> provisioning -> inventory -> engine -> webhooks -> core; fleet may
+# import them all. A lower app never reaches a higher one, not even by a dotted string:
+# the higher app registers what the lower one runs (actions, plans, panels, hooks) from
+# its ready().
 MAY_IMPORT = {
     "core": set(),
+    # Outbound webhooks: the outbox every app emits into, the deliveries and their pumps.
+    "webhooks": {"core"},
     # The work engine knows no domain; the apps above register their parts with it.
-    "engine": {"core"},
-    "inventory": {"engine", "core"},
-    "provisioning": {"inventory", "engine", "core"},
+    "engine": {"webhooks", "core"},
+    "inventory": {"engine", "webhooks", "core"},
+    "provisioning": {"inventory", "engine", "webhooks", "core"},
     # Attestation judges what provisioning booted; the gate (validation) runs it as a check.
     # Provisioning announces a phone-home by signal, so it never imports attestation.
-    "attestation": {"inventory", "provisioning", "engine", "core"},
-    "validation": {"inventory", "provisioning", "attestation", "engine", "core"},
-    "rma": {"inventory", "provisioning", "validation", "engine", "core"},
+    "attestation": {"inventory", "provisioning", "engine", "webhooks", "core"},
+    "validation": {"inventory", "provisioning", "attestation", "engine", "webhooks", "core"},
+    "rma": {"inventory", "provisioning", "validation", "engine", "webhooks", "core"},
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
-    "drift": {"inventory", "provisioning", "attestation", "validation", "engine", "core"},
+    "drift": {
+        "inventory",
+        "provisioning",
+        "attestation",
+        "validation",
+        "engine",
+        "webhooks",
+        "core",
+    },
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
-    "reports": {"inventory", "provisioning", "validation", "rma", "engine", "core"},
+    "reports": {"inventory", "provisioning", "validation", "rma", "engine", "webhooks", "core"},
     # The day-2 loop chains the actions of every layer below (drain, deploy, gates, RMA);
-    # nothing imports it back: the recycle action names its task and hooks by path.
-    "day2": {"inventory", "provisioning", "validation", "rma", "engine", "core"},
+    # nothing imports it back: it registers its action and its plan from its ready().
+    "day2": {"inventory", "provisioning", "validation", "rma", "engine", "webhooks", "core"},
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
     # Health reads the XID catalog (validation), listens to the BMC refresher's signal
     # (provisioning) and starts actions through inventory; nothing imports it back.
-    "health": {"inventory", "provisioning", "validation", "engine", "core"},
+    "health": {"inventory", "provisioning", "validation", "engine", "webhooks", "core"},
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
-    "sso": {"inventory", "engine", "core"},
+    "sso": {"inventory", "engine", "webhooks", "core"},
     "audit": {
         "inventory",
         "attestation",
@@ -46,6 +57,7 @@ MAY_IMPORT = {
         "day2",
         "health",
         "engine",
+        "webhooks",
         "core",
     },
 }

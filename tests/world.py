@@ -8,7 +8,6 @@ from attestation.models import FirmwareReference
 from day2.models import Campaign, CampaignNode
 from reports.models import GpuPrice
 from tests.attestation.factories import make_attestation, make_reference
-from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
@@ -24,6 +23,7 @@ from tests.factories import (
     SubnetFactory,
 )
 from tests.health.factories import make_policy
+from tests.webhooks.factories import make_delivery, make_subscription
 
 
 def build_world(slug: str = "hall-a") -> dict:

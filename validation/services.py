@@ -19,7 +19,6 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from core import outbox
 from inventory import facts as observed
 from inventory import operations
 from inventory import services as inventory
@@ -30,6 +29,7 @@ from inventory.notify import absolute_url, node_data
 from provisioning import draining
 from provisioning.models import DeploymentStatus
 from provisioning.selectors import latest_deployment
+from webhooks import outbox
 
 from . import attest, ssh, steps
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus

@@ -9,8 +9,8 @@ from django.db import transaction
 
 from inventory.permissions import ROLES
 from tests.api.specs import SPECS
-from tests.core.factories import make_delivery
 from tests.factories import ImageFactory, NodeFactory, api_token, start_deploy, user_in
+from tests.webhooks.factories import make_delivery
 
 
 def seed(users: dict) -> dict[str, str]:

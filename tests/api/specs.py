@@ -10,7 +10,6 @@ import json
 
 from auditlog.models import LogEntry
 
-from core.models import WebhookSubscription
 from day2 import campaigns
 from day2.models import Campaign
 from drift.models import Baseline, DriftEvent
@@ -28,7 +27,6 @@ from reports.models import GpuPrice
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
 from tests.attestation.specs import ATTESTATIONS, FIRMWARE_REFERENCES
-from tests.core.factories import make_subscription
 from tests.drift.factories import BaselineFactory, DriftEventFactory
 from tests.factories import (
     SHIPPED_PROFILE,
@@ -50,7 +48,9 @@ from tests.factories import (
     audited,
 )
 from tests.health.factories import make_event, make_policy
+from tests.webhooks.factories import make_subscription
 from validation.models import CheckResult, GateProfile, GateRun
+from webhooks.models import WebhookSubscription
 
 R, W, A, D = READERS, WRITERS, ACTORS, ADMINS
 ACCESS: dict[str, tuple[frozenset[str], ...]] = {

@@ -15,7 +15,6 @@ from django.db import connection
 from django.urls import get_resolver
 from django.utils import timezone
 
-from core.models import Delivery, WebhookSubscription
 from day2 import campaigns
 from day2.models import Campaign
 from inventory.imports import COLUMNS
@@ -25,7 +24,6 @@ from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS, make_campaign
 from tests.attestation.routes import forget_tpm, sign_off
-from tests.core.factories import make_delivery, make_subscription
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
@@ -41,7 +39,9 @@ from tests.factories import (
     user_in,
 )
 from tests.health.routes import breaker_close, breaker_state, node_health_events
+from tests.webhooks.factories import make_delivery, make_subscription
 from validation.models import GateRun
+from webhooks.models import Delivery, WebhookSubscription
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,11 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from core.models import WebhookEvent
 from day2 import campaigns
 from day2.models import Campaign, CampaignNode
 from inventory import operations, watchdog
 from inventory.models import Operation, SiteRole
 from tests.conftest import token_for
-from tests.core.factories import make_subscription
 from tests.factories import (
     ImageFactory,
     NodeFactory,
@@ -25,6 +23,8 @@ from tests.factories import (
     put_in,
     user_in,
 )
+from tests.webhooks.factories import make_subscription
+from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 

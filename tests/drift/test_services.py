@@ -3,13 +3,13 @@ history once, and tell webhook subscribers."""
 
 import pytest
 
-from core.models import WebhookEvent
 from drift import baselines, services
 from drift.models import BaselineRevision, DriftCell, DriftEvent, NodeDrift
 from drift.selectors import needing_recompute
 from inventory import facts
-from tests.core.factories import make_subscription
 from tests.factories import DeploymentFactory, ImageFactory, NodeFactory
+from tests.webhooks.factories import make_subscription
+from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 

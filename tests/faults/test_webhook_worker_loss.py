@@ -13,12 +13,12 @@ import signal
 import pytest
 import requests
 
-from core import services
-from core.models import Delivery, WebhookEvent
 from tests.factories import NodeFactory, api_token
 from tests.peers.util import wait_until
 from tests.peers.webhook_receiver import webhook_receiver_factory  # noqa: F401
 from tests.workers import start_worker, stop_worker
+from webhooks import services
+from webhooks.models import Delivery, WebhookEvent
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -8,14 +8,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core.models import WebhookEvent
 from health import breaker, limits, services
 from health.models import BreakerState
 from inventory import operations
 from inventory.models import Operation
-from tests.core.factories import make_subscription
 from tests.factories import DeploymentFactory, NodeFactory, OperationFactory
 from tests.health.conftest import end_recycle, in_service_rack, report
+from tests.webhooks.factories import make_subscription
+from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 HEALTH_EVENTS = (

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from core.models import WebhookEvent
 from inventory.lifecycle import transition
 from rma import services
-from tests.core.factories import make_subscription
 from tests.factories import NodeFactory
+from tests.webhooks.factories import make_subscription
+from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 import requests
 from standardwebhooks import Webhook
 
-from . import egress, egress_http
+from core import egress, egress_http
 
 USER_AGENT = "Corral-Webhooks/1"
 _local = threading.local()

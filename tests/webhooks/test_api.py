@@ -10,12 +10,12 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 from standardwebhooks import Webhook
 
-from core.models import Delivery, WebhookAudit, WebhookSubscription
 from tests.api import specs
 from tests.api.base import ViewSetTests
 from tests.conftest import token_for
-from tests.core.factories import make_delivery, make_subscription
 from tests.factories import user_in
+from tests.webhooks.factories import make_delivery, make_subscription
+from webhooks.models import Delivery, WebhookAudit, WebhookSubscription
 
 
 class TestWebhooks(ViewSetTests):

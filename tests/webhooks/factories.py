@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from core import services
 from core.ids import new_msg_id
-from core.models import Delivery, WebhookEvent, WebhookSubscription
-from core.outbox import serialize
+from webhooks import services
+from webhooks.models import Delivery, WebhookEvent, WebhookSubscription
+from webhooks.outbox import serialize
 
 _counter = iter(range(1, 10**9))
 

@@ -1,4 +1,4 @@
-"""Webhook subscription endpoints: thin; rules in core.services, shapes in serializers.
+"""Webhook subscription endpoints: thin; rules in webhooks.services, shapes in serializers.
 
 Permissions (RolePermission): reads need `view`; every write is admin's, because a
 subscription decides where the fleet's events (node names, addresses) are sent."""
@@ -14,8 +14,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.actors import request_actor
+
 from .. import services
-from ..actors import request_actor
 from ..models import Delivery, WebhookSubscription
 from . import serializers as s
 

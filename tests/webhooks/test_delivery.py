@@ -1,6 +1,6 @@
 """Delivery end to end: emit() in a committed transaction, a real Celery worker on the
 webhook queue (Redis in CI), real receiver processes that verify every request with the
-standardwebhooks library. Backoffs are shortened on the worker (tests/core/conftest.py)."""
+standardwebhooks library. Backoffs are shortened on the worker (tests/webhooks/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 from django.db import transaction
 
-from core import outbox, services
-from core.models import Delivery, WebhookSubscription
 from tests.peers.util import wait_until
+from webhooks import outbox, services
+from webhooks.models import Delivery, WebhookSubscription
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

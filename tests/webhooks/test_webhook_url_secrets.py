@@ -10,8 +10,8 @@ import logging
 import pytest
 from auditlog.models import LogEntry
 
-from core.models import WebhookAudit, WebhookSubscription
 from core.urlsafe import redact_url
+from webhooks.models import WebhookAudit, WebhookSubscription
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +61,7 @@ def test_no_role_reads_the_credential_back_and_the_log_and_trails_hold_none(api,
 def test_the_overview_banner_shows_a_failing_receiver_without_its_credential(client, users):
     from django.utils import timezone
 
-    from tests.core.factories import make_subscription
+    from tests.webhooks.factories import make_subscription
 
     make_subscription(SECRET_URL, failing=True, failing_since=timezone.now())
     client.force_login(users["manager"])

@@ -3,8 +3,8 @@
 import pytest
 from django.utils import timezone
 
-from core.models import WebhookSubscription
-from tests.core.factories import make_delivery, make_subscription
+from tests.webhooks.factories import make_delivery, make_subscription
+from webhooks.models import WebhookSubscription
 
 pytestmark = pytest.mark.django_db
 

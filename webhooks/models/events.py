@@ -19,6 +19,7 @@ class WebhookEvent(models.Model):
     body = models.TextField()
 
     class Meta:
+        db_table = "core_webhookevent"  # its table from when it was core's
         ordering = ["-id"]
 
     def __str__(self) -> str:
@@ -37,7 +38,7 @@ class Delivery(models.Model):
 
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
     subscription = models.ForeignKey(
-        "core.WebhookSubscription", on_delete=models.CASCADE, related_name="deliveries"
+        "webhooks.WebhookSubscription", on_delete=models.CASCADE, related_name="deliveries"
     )
     status = models.CharField(
         max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
@@ -53,6 +54,7 @@ class Delivery(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "core_delivery"  # its table from when it was core's
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(

@@ -1,6 +1,6 @@
 """What receivers rely on: Corral's headers verify with the standardwebhooks library, and
 the library (in a receiver process of its own) refuses a tampered body and a replayed,
-5-minute-old timestamp. The requests are sent by the test itself, signed as core.delivery
+5-minute-old timestamp. The requests are sent by the test itself, signed as webhooks.delivery
 signs them."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import requests
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from core.delivery import post, signed_headers
 from core.ids import new_msg_id, new_secret
-from core.outbox import serialize
+from webhooks.delivery import post, signed_headers
+from webhooks.outbox import serialize
 
 
 @pytest.fixture

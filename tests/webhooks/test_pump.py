@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core import pump
-from core.models import Delivery, WebhookSubscription
-from tests.core.factories import make_delivery, make_subscription
+from tests.webhooks.factories import make_delivery, make_subscription
+from webhooks import pump
+from webhooks.models import Delivery, WebhookSubscription
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Webhook tasks: thin; they take ids and the work is in core.pump / core.services.
+"""Webhook tasks: thin; they take ids and the work is in webhooks.pump / webhooks.services.
 
 Both run on CORRAL_WEBHOOK_QUEUE. A pump whose worker dies is started again by the sweep;
 its lease stops a second pump on the same subscription while the first still runs.
@@ -19,7 +19,7 @@ PUMP_SOFT_LIMIT = int(
 
 
 @shared_task(
-    name="core.tasks.pump",
+    name="webhooks.tasks.pump",
     ignore_result=True,
     soft_time_limit=PUMP_SOFT_LIMIT,
     time_limit=PUMP_SOFT_LIMIT + 60,
@@ -28,6 +28,6 @@ def pump(subscription_id: int) -> int:
     return pumping.run(subscription_id)
 
 
-@shared_task(name="core.tasks.sweep", soft_time_limit=60, time_limit=90)
+@shared_task(name="webhooks.tasks.sweep", soft_time_limit=60, time_limit=90)
 def sweep() -> int:
     return services.sweep()

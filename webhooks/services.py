@@ -12,10 +12,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .ids import new_secret
+from core.ids import new_secret
+from core.urlsafe import redact_url
+
 from .models import Delivery, DeliveryStatus, WebhookAudit, WebhookSubscription
 from .outbox import kick, send_pump
-from .urlsafe import redact_url
 from .validators import check_events, check_url
 
 log = logging.getLogger(__name__)

@@ -25,11 +25,12 @@ from django.db.models import Min, Q
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from core.urlsafe import redact_url
+
 from . import backoff
 from .delivery import Outcome, post
 from .models import Delivery, DeliveryStatus, WebhookSubscription
 from .outbox import send_pump
-from .urlsafe import redact_url
 
 log = logging.getLogger(__name__)
 RESULT_FIELDS = [

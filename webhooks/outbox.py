@@ -23,15 +23,16 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from . import events
-from .ids import new_msg_id
+from core import events
+from core.ids import new_msg_id
+
 from .models import Delivery, WebhookEvent, WebhookSubscription
 
 log = logging.getLogger(__name__)
 
 # Every type an app registered (core.events); emit() refuses any other.
 EVENT_TYPES = events.NAMES
-PUMP_TASK = "core.tasks.pump"
+PUMP_TASK = "webhooks.tasks.pump"
 # What the broker client raises when it cannot publish (kombu wraps most in
 # OperationalError; a refused or reset socket can surface as OSError); engine.outbox uses
 # this list too. A pump not sent is not lost work: the deliveries are rows and the sweep

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from ..fields import EncryptedTextField
+from core.fields import EncryptedTextField
 
 
 class WebhookSubscription(models.Model):
@@ -16,13 +16,13 @@ class WebhookSubscription(models.Model):
     """
 
     url = models.CharField(max_length=500, help_text="http(s) URL the events are POSTed to.")
-    events = models.JSONField(default=list, help_text="Event types (core.outbox.EVENT_TYPES).")
+    events = models.JSONField(default=list, help_text="Event types (webhooks.outbox.EVENT_TYPES).")
     description = models.CharField(max_length=200, blank=True)
     # `whsec_<base64>`: shown once (create, rotate), stored encrypted, never logged.
     secret = EncryptedTextField(editable=False)
     enabled = models.BooleanField(default=True, db_index=True)
 
-    # Health: `failing` once attempts kept failing (core.backoff.is_failing); cleared by the
+    # Health: `failing` once attempts kept failing (webhooks.backoff.is_failing); cleared by the
     # next success. `first_failure_at` starts the current run of failures.
     failing = models.BooleanField(default=False, editable=False)
     failing_since = models.DateTimeField(null=True, blank=True, editable=False)
@@ -34,7 +34,7 @@ class WebhookSubscription(models.Model):
     retry_at = models.DateTimeField(null=True, blank=True, editable=False)
     backoff_step = models.PositiveSmallIntegerField(default=0, editable=False)
 
-    # The pump's lease (core.pump): a conditional UPDATE takes it; a second pump goes away.
+    # The pump's lease (webhooks.pump): a conditional UPDATE takes it; a second pump goes away.
     pump_token = models.CharField(max_length=32, blank=True, editable=False)
     pump_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -43,6 +43,7 @@ class WebhookSubscription(models.Model):
     created_by = models.CharField(max_length=150, editable=False)
 
     class Meta:
+        db_table = "core_webhooksubscription"  # its table from when it was core's
         ordering = ["id"]
 
     def __str__(self) -> str:
@@ -63,6 +64,7 @@ class WebhookAudit(models.Model):
     at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
+        db_table = "core_webhookaudit"  # its table from when it was core's
         ordering = ["-at", "-id"]
 
     def __str__(self) -> str:

@@ -8,13 +8,13 @@ import json
 import pytest
 from django.db import transaction
 
-from core import outbox
-from core.models import Delivery, WebhookEvent
 from inventory import operations
 from inventory.lifecycle import transition
-from tests.core.factories import make_subscription
 from tests.factories import GateRunFactory, NodeFactory, OperationFactory, RackFactory, SiteFactory
+from tests.webhooks.factories import make_subscription
 from validation.services import gate_step
+from webhooks import outbox
+from webhooks.models import Delivery, WebhookEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,8 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
-from . import egress
+from core import egress
+
 from .outbox import EVENT_TYPES
 
 

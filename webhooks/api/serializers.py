@@ -10,15 +10,15 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 
 from core import strict as serializers
+from core.urlsafe import redact_url
 
 from ..models import Delivery, DeliveryStatus, WebhookSubscription
 from ..outbox import EVENT_TYPES
-from ..urlsafe import redact_url
 from ..validators import check_events, check_url
 
 
 def _django_to_drf(check: Callable[[Any], Any], value: Any) -> Any:
-    """The rule lives in core.validators; DRF wants its own error type for a field."""
+    """The rule lives in webhooks.validators; DRF wants its own error type for a field."""
     try:
         return check(value)
     except DjangoValidationError as exc:

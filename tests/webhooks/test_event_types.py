@@ -7,7 +7,8 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from core import events, outbox
+from core import events
+from webhooks import outbox
 
 
 def test_every_app_registers_what_it_sends_and_the_outbox_knows_exactly_those():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core import backoff
 from core.ids import new_msg_id
+from webhooks import backoff
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -7,9 +7,10 @@ from datetime import datetime
 
 from django.db.models import Count, Q
 
+from core.urlsafe import redact_url
+
 from .models import Delivery, WebhookSubscription
 from .models.events import DeliveryStatus
-from .urlsafe import redact_url
 
 
 @dataclass(frozen=True)

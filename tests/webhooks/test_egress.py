@@ -9,11 +9,12 @@ import logging
 import pytest
 from standardwebhooks import Webhook
 
-from core import egress, pump
-from core.delivery import post
-from core.models import Delivery, WebhookSubscription
-from tests.core.factories import make_delivery, make_subscription
+from core import egress
 from tests.peers.http_answers import answering
+from tests.webhooks.factories import make_delivery, make_subscription
+from webhooks import pump
+from webhooks.delivery import post
+from webhooks.models import Delivery, WebhookSubscription
 
 LOOPBACK = ("127.0.0.0/8", "::1/128")
 METADATA_SPELLINGS = [
@@ -114,7 +115,7 @@ def test_a_delivery_to_a_name_now_refused_ends_with_the_reason(
     WebhookSubscription.objects.filter(pk=sub.pk).update(url=url)
     delivery = make_delivery(sub)
     settings.CORRAL_EGRESS_DENY = LOOPBACK
-    with caplog.at_level(logging.WARNING, logger="core.pump"):
+    with caplog.at_level(logging.WARNING, logger="webhooks.pump"):
         assert pump.run(sub.pk) == 1
     delivery = Delivery.objects.get(pk=delivery.pk)
     assert delivery.status == "failed" and delivery.last_status_code is None
