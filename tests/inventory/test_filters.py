@@ -144,6 +144,9 @@ def test_sort_headers_keep_the_filters_and_show_the_direction(client, users, fle
     assert 'href="?site=dc1&amp;ordering=-serial"' in html
     assert 'href="?site=dc1&amp;ordering=gpu_model"' in html
     assert "▲" in html
+    # The filter form carries the sort: a filter typed, or the table reloaded after a bulk
+    # action, keeps it.
+    assert '<input type="hidden" name="ordering" value="serial" form="node-filter">' in html
 
 
 def test_paging_links_keep_the_filters(client, users, rack):
