@@ -22,7 +22,7 @@ run: $(STAMP)
 # pytest runs on PYTEST_WORKERS processes (pytest-xdist); PYTEST_WORKERS=0 runs it in this
 # one, for debugging. docs/testing.md: Parallel runs.
 PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist load
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist worksteal
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -153,7 +153,7 @@ def refuse_scope_distribution(config, items) -> None:
     """xdist's --dist loadscope, loadfile and loadgroup hand out tests by node id, and
     schemathesis gives all of an API test's cases one id (tests/api/test_schemathesis.py):
     they would run one case of 130 and report the rest as never collected. --dist load
-    hands out by position and runs every one."""
+    and worksteal (the Makefile's) hand out by position and run every one."""
     if getattr(config.option, "dist", "no") not in ("loadscope", "loadfile", "loadgroup"):
         return
     seen: set[str] = set()
@@ -161,7 +161,7 @@ def refuse_scope_distribution(config, items) -> None:
     if shared:
         raise pytest.UsageError(
             f"--dist {config.option.dist} would run one test of each id shared by several "
-            f"({', '.join(sorted(shared)[:3])}); use --dist load"
+            f"({', '.join(sorted(shared)[:3])}); use --dist worksteal or load"
         )
 
 

@@ -11,6 +11,7 @@ from inventory.models import Fact, NetworkInterface
 from rma.models import Case as RMACase
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.sshd import TOOL_OUTPUTS
+from tests.peers.util import wait_until
 from tests.workers import wait_operation
 from validation.models import CheckResult, GateProfile, GateRun
 
@@ -174,12 +175,15 @@ def test_a_soak_shows_progress_and_can_be_cancelled(
 ):
     use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=500))
     op_id = revalidate(api, failed_node)
-    run = None
-    for _ in range(300):
-        run = GateRun.objects.filter(node=failed_node).first()
-        if run and run.iteration >= 2:
-            break
-        time.sleep(0.1)
+
+    def soaking() -> bool:
+        found = GateRun.objects.filter(node=failed_node).first()
+        return found is not None and found.iteration >= 2
+
+    # Two minutes of patience: on two cores beside a booting VM the first iterations have
+    # taken more than thirty seconds to begin. The assertions are the same.
+    wait_until(soaking, timeout=120, interval=0.1, what="two soak iterations")
+    run = GateRun.objects.filter(node=failed_node).first()
     assert run is not None and run.status == "running" and run.iteration >= 2
     data = api("manager").get(f"/api/v1/gate-runs/{run.pk}/").data
     assert data["soak"]["iterations"] >= 2 and data["current_phase"] == "burn-in"
