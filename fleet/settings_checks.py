@@ -83,12 +83,11 @@ def problems(s: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def refuse_bad(s: Mapping[str, Any], unreadable: Mapping[str, str] | None = None) -> None:
+def refuse_bad(s: Mapping[str, Any]) -> None:
     """Stop the process naming every problem: first the values that were not of their
     type (fleet.env), alone, as the settings built from them hold stand-in defaults;
     then the ones that disagree."""
-    unreadable = env.problems if unreadable is None else unreadable
-    found = list(unreadable.values()) or problems(s)
+    found = list(env.problems.values()) or problems(s)
     if found:
         raise ImproperlyConfigured(
             "Corral's settings disagree; change these environment variables:\n- "

@@ -15,7 +15,7 @@ transition table, never from a second list.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -96,12 +96,6 @@ def add_effect(name: str, effect: Effect) -> None:
         raise ImproperlyConfigured(f"no node action {name!r} to add an effect to")
     if effect not in action.effects:
         ACTIONS[name] = replace(action, effects=(*action.effects, effect))
-
-
-def unregister(names: Sequence[str]) -> None:
-    """For tests that register an action of their own."""
-    for name in names:
-        ACTIONS.pop(name, None)
 
 
 def get_action(name: str) -> Action | None:
