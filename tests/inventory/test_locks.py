@@ -273,8 +273,16 @@ def test_one_thread_beats_for_every_lock_a_worker_holds(settings):
         hb.__enter__()
     try:
         assert [t.name for t in threading.enumerate()].count("corral-heartbeat") == 1
+
+        # One beat touches the locks and then the operations (two UPDATEs): wait for both.
+        def stale() -> bool:
+            return (
+                Node.objects.filter(reserved_at=old).exists()
+                or Operation.objects.filter(heartbeat=old).exists()
+            )
+
         deadline = time.monotonic() + 10
-        while Node.objects.filter(reserved_at=old).exists() and time.monotonic() < deadline:
+        while stale() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert not Node.objects.filter(reserved_at=old).exists()
         assert not Operation.objects.filter(heartbeat=old).exists()
