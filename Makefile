@@ -35,7 +35,7 @@ test: $(STAMP)
 # network namespaces, full end-to-end flows) or browser (Chromium).
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not slow and not browser"
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not slow and not browser and not service"
 
 # Benchmarks print figures; they are not tests. They need PostgreSQL on 127.0.0.1:5432.
 bench-oob: $(STAMP)

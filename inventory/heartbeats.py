@@ -70,6 +70,10 @@ class Beater:
             while True:
                 with self._lock:
                     while not self._held:
+                        # Idle: give the connection back (to the pool, or closed) while
+                        # nothing is held; an idle worker kept one of the pool's few
+                        # connections checked out for ever. The next beat takes one.
+                        connection.close()
                         self._wake.wait()
                     self._wake.wait(settings.CORRAL_HEARTBEAT_SECONDS)
                 try:

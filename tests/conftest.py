@@ -53,6 +53,20 @@ def xdist_worker_env(index: int) -> dict[str, str]:
     return {"REDIS_URL": urlunsplit(url._replace(path=f"/{db ^ index}"))}
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, then at the end close psycopg's pool before the test database is
+    dropped: PostgreSQL waits 5 s for the pool's idle sessions, then refuses the drop."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all(initialized_only=True):
+            if getattr(connection, "pool", None) is not None:
+                connection.close()
+                connection.close_pool()
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config, specs):
     """In the controller, before the xdist workers start: set their environment, which
@@ -184,12 +198,44 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+# Fixtures that start a service Corral talks to, other than the BMC emulators: a Celery
+# worker, the production web server, sshd, Slurm, a software TPM, an identity provider, a
+# webhook receiver, a Redis of a test's own. A test that uses one (directly or through
+# another fixture) is marked `service`; `make test-fast` leaves those to `make test`.
+SERVICE_FIXTURES = frozenset(
+    {
+        "celery_worker",
+        "webhook_worker",
+        "slurm",
+        "sshd",
+        "sshd_factory",
+        "corral_web_server",
+        "embedded",
+        "host_tpm",
+        "other_tpm",
+        "oidc_provider",
+        "webhook_receiver_factory",
+        "private_redis",
+        "worker_env",
+    }
+)
+
+
+def mark_services(items) -> None:
+    for item in items:
+        if SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker("service")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """On SQLite (no DATABASE_URL: a quick local check, not what CI proves) leave out the
-    tests that exercise PostgreSQL itself, and say so, rather than fail them."""
+    """Mark the tests that start a service (before `-m` selects). On SQLite (no
+    DATABASE_URL: a quick local check, not what CI proves) leave out the tests that
+    exercise PostgreSQL itself, and say so, rather than fail them."""
     from django.conf import settings
 
     refuse_scope_distribution(config, items)
+    mark_services(items)
     if not settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         return
     needs_pg = [item for item in items if item.get_closest_marker("postgresql")]

@@ -129,6 +129,7 @@ def answers(server: str, mac: str) -> bool:
         return False
 
 
+@pytest.mark.service  # starts the production web server itself
 def test_the_server_stops_when_asked_while_its_worker_is_still_starting(tmp_path, transactional_db):
     """A worker that gets its SIGTERM while it is still importing the app misses it (the
     handler it inherited from granian's main process is not its own yet) and would serve

@@ -289,3 +289,30 @@ def test_one_thread_beats_for_every_lock_a_worker_holds(settings):
     finally:
         for hb in beats:
             hb.__exit__(None, None, None)
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_an_idle_heartbeat_thread_gives_its_connection_back_to_the_pool(settings):
+    """Once nothing is held the thread returns its connection: an idle worker's heartbeat
+    kept one of the pool's connections checked out for ever."""
+    from django.db import connection
+
+    from inventory.heartbeats import Beater
+    from tests.peers.util import wait_until
+
+    settings.CORRAL_HEARTBEAT_SECONDS = 0.05
+    node = NodeFactory()
+    pool = connection.pool
+
+    def in_use() -> int:
+        stats = pool.get_stats()
+        return stats["pool_size"] - stats["pool_available"]
+
+    before = in_use()
+    beater = Beater()
+    held = Heartbeat(node.pk, "test holder")
+    beater.add(held)
+    wait_until(lambda: in_use() == before + 1, timeout=10, what="the thread's first beat")
+    beater.remove(held)
+    wait_until(lambda: in_use() == before, timeout=10, what="the idle thread to give it back")
