@@ -29,3 +29,24 @@ def test_every_run_that_could_select_them_builds_them():
         )
         is None
     )
+
+
+def test_make_test_fast_skips_building_them_too():
+    assert ignored("not slow and not browser and not service") is True
+
+
+def test_a_test_that_uses_a_service_fixture_is_marked_service_whatever_the_path():
+    """`make test-fast` leaves out the tests that start a service; the mark comes from the
+    fixtures a test uses, through others too (`fixturenames` is the closure), so a new
+    test that starts a worker is left out without anyone writing the mark."""
+    from tests.conftest import SERVICE_FIXTURES, mark_services
+
+    class Item(SimpleNamespace):
+        def add_marker(self, name):
+            self.marks.append(name)
+
+    worker = Item(fixturenames=["db", "node", "celery_worker", "sshd"], marks=[])
+    plain = Item(fixturenames=["db", "node", "sushy_static"], marks=[])
+    mark_services([worker, plain])
+    assert worker.marks == ["service"] and plain.marks == []
+    assert {"celery_worker", "corral_web_server", "sshd", "slurm"} <= SERVICE_FIXTURES
