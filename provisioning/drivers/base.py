@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from provisioning.drivers.results import FirmwareComponent, HardwareFacts, Health
+    from provisioning.drivers.updates import UpdateInterface
 
 # Power states, as read back from a BMC.
 POWER_ON = "on"
@@ -192,6 +193,12 @@ def check_boot_request(device: str, mode: str | None, address: str | None) -> No
         )
 
 
+def _no_updates(protocol: str, address: str) -> UpdateInterface:
+    from provisioning.drivers.updates import NoUpdates  # it imports this module's errors
+
+    return NoUpdates(protocol, address)
+
+
 class Driver:
     """One BMC, seen through the capability interfaces of its protocol.
 
@@ -209,6 +216,7 @@ class Driver:
         inspect: InspectInterface,
         firmware: FirmwareInterface,
         health: HealthInterface,
+        updates: UpdateInterface | None = None,
         closer: object | None = None,
     ) -> None:
         self.protocol = protocol
@@ -218,6 +226,8 @@ class Driver:
         self.inspect = inspect
         self.firmware = firmware
         self.health = health
+        # Firmware updates and BIOS settings; a protocol without them refuses each call.
+        self.updates: UpdateInterface = updates or _no_updates(protocol, address)
         self._closer = closer
 
     def close(self) -> None:

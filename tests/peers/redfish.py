@@ -175,11 +175,13 @@ def run_sushy_emulator(
     auth: tuple[str, str] | None = None,
     power_delay: int = 0,
     launcher_args: tuple[str, ...] = (),
+    bios: bool = False,
 ) -> Iterator[SushyEmulator]:
     """Start sushy-emulator (fake driver) in workdir and stop it on exit.
 
     power_delay is the number of seconds a power change takes to land (0: the next
-    read already shows it); launcher_args go to the launcher (e.g. "--timings", path).
+    read already shows it); launcher_args go to the launcher (e.g. "--timings", path);
+    bios=True gives the systems BIOS attributes and versions (the launcher's --bios).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "state").mkdir(exist_ok=True)
@@ -201,6 +203,7 @@ def run_sushy_emulator(
                     str(journal),
                     str(power_delay),
                     *launcher_args,
+                    *(["--bios"] if bios else []),
                     "--config",
                     str(config),
                     "-i",
@@ -280,17 +283,23 @@ EmulatorFactory = Callable[..., SushyEmulator]
 
 @pytest.fixture(scope="session")
 def sushy_emulator_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorFactory]:
-    """Start extra emulators on demand: ``factory(systems=1, auth=None, power_delay=0)``.
+    """Start extra emulators on demand:
+    ``factory(systems=1, auth=None, power_delay=0, bios=False)``.
 
     Every emulator started through the factory is stopped at the end of the session.
     """
     stack = contextlib.ExitStack()
 
     def start(
-        systems: int = 1, auth: tuple[str, str] | None = None, power_delay: int = 0
+        systems: int = 1,
+        auth: tuple[str, str] | None = None,
+        power_delay: int = 0,
+        bios: bool = False,
     ) -> SushyEmulator:
         workdir = tmp_path_factory.mktemp("sushy-emulator")
-        return stack.enter_context(run_sushy_emulator(workdir, systems, auth, power_delay))
+        return stack.enter_context(
+            run_sushy_emulator(workdir, systems, auth, power_delay, bios=bios)
+        )
 
     with stack:
         yield start

@@ -1,7 +1,7 @@
 """Run sushy-emulator with deterministic power timing and a request journal.
 
 Usage: python sushy_emulator_launcher.py JOURNAL POWER_DELAY [--request-delay SECONDS]
-       [--timings PATH] [sushy-emulator args...]
+       [--timings PATH] [--bios] [sushy-emulator args...]
 
 The fake driver applies power changes after ``random.randint(1, 11)`` seconds; tests
 need them to land at a known time, so the fake driver's ``random`` is replaced by one
@@ -14,6 +14,14 @@ it is handled. An emulated BMC answers in milliseconds while a real one takes 1-
 call; benchmarks use the delay so that the orchestrator's ability to overlap BMC latency,
 not the emulator's speed, is what they measure. The sleep runs in the request's own
 thread (the development server is threaded), so delayed requests overlap each other.
+
+``--bios`` gives the fake driver BIOS attributes and firmware versions. sushy-tools keeps
+them only in its libvirt driver (there is no libvirt here); with the flag the fake driver
+stores them with each system, starting from the libvirt driver's own defaults (BIOS
+version 1.0.0, its ten attributes) or from the system's `bios` / `versions` keys in the
+emulator's config, so the emulator's own routes run unchanged: `Systems/{id}/BIOS`,
+`BIOS/Settings` (a PATCH applies at once), `Bios.ResetBios`, the BIOS attribute registry
+and `UpdateService.SimpleUpdate` (which raises the BIOS minor version by one).
 
 ``--timings PATH`` appends one line per request, ``<start> <end> <method> <path>`` (wall
 clock, seconds): the time the BMC itself spent, which `make bench-day2` counts as waiting
@@ -82,9 +90,36 @@ def _record_timings(path: str) -> None:
             fh.write(line)
 
 
+def _bios_and_versions() -> None:
+    from sushy_tools.emulator.resources.systems.libvirtdriver import LibvirtDriver
+
+    def get_bios(self, identity):
+        return dict(self._get(identity).get("bios") or LibvirtDriver.DEFAULT_BIOS_ATTRIBUTES)
+
+    def set_bios(self, identity, attributes):
+        self._update(identity, bios={**get_bios(self, identity), **attributes})
+
+    def reset_bios(self, identity):
+        self._update(identity, bios=dict(LibvirtDriver.DEFAULT_BIOS_ATTRIBUTES))
+
+    def get_versions(self, identity):
+        stored = self._get(identity).get("versions")
+        return dict(stored or LibvirtDriver.DEFAULT_FIRMWARE_VERSIONS)
+
+    def set_versions(self, identity, firmware_versions):
+        self._update(identity, versions={**get_versions(self, identity), **firmware_versions})
+
+    for call in (get_bios, set_bios, reset_bios, get_versions, set_versions):
+        setattr(fakedriver.FakeDriver, call.__name__, call)
+
+
 def main() -> int:
     journal_path, delay = sys.argv[1], int(sys.argv[2])
-    request_delay, emulator_args = _pop_request_delay(sys.argv[3:])
+    args = sys.argv[3:]
+    if "--bios" in args:
+        args.remove("--bios")
+        _bios_and_versions()
+    request_delay, emulator_args = _pop_request_delay(args)
     timings, emulator_args = _pop_option(emulator_args, "--timings")
     fakedriver.random = types.SimpleNamespace(randint=lambda _low, _high: delay)
     lock = threading.Lock()

@@ -7,6 +7,7 @@ from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
 from provisioning.drivers.redfish.firmware import RedfishFirmware
 from provisioning.drivers.redfish.inventory import RedfishHealth, RedfishInspect
+from provisioning.drivers.redfish.updates import RedfishUpdates
 from provisioning.drivers.settings import BMCSettings
 
 __all__ = ["build_driver"]
@@ -23,5 +24,6 @@ def build_driver(settings: BMCSettings) -> Driver:
         inspect=RedfishInspect(client),
         firmware=RedfishFirmware(client),
         health=RedfishHealth(client),
+        updates=RedfishUpdates(client),
         closer=client,
     )
