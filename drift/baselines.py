@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from inventory.facts import KEY
+from provisioning import bios
 
 from .models import Baseline, BaselineRevision
 
@@ -97,12 +98,32 @@ def _unique_match(data: dict[str, Any], baseline: Baseline | None) -> None:
         )
 
 
+def _check_bios(data: dict[str, Any], baseline: Baseline | None) -> None:
+    """`bios.*` components against the BIOS attribute registry of the baseline's model
+    (provisioning.bios.check): a name or value the BMC would refuse is refused here."""
+    components = data.get("components", baseline.components if baseline else {})
+    node_model = data.get("node_model", baseline.node_model if baseline else "")
+    wanted = [
+        (key.removeprefix(bios.PREFIX), value)
+        for key, values in components.items()
+        if key.startswith(bios.PREFIX)
+        for value in (values if isinstance(values, list) else [values])
+    ]
+    errors: dict[str, str] = {}
+    for name, value in wanted:
+        for key, why in bios.check(node_model, {name: value}).items():
+            errors.setdefault(key, why)
+    if errors:
+        raise BaselineError({f"components.{key}": why for key, why in errors.items()})
+
+
 def save(data: dict[str, Any], actor: str, baseline: Baseline | None = None) -> Baseline:
     """Create (baseline None) or change a baseline; a change bumps the revision only when
     what it expects or matches changed (a description edit is not new drift)."""
     if "components" in data:
         data = {**data, "components": clean_components(data["components"])}
     _unique_match(data, baseline)
+    _check_bios(data, baseline)
     with transaction.atomic():
         if baseline is None:
             baseline = Baseline(**{k: v for k, v in data.items() if k in FIELDS})

@@ -74,7 +74,11 @@ class BaselineForm(_Styled, forms.Form):
     def add_baseline_error(self, errors: dict[str, str]) -> None:
         """drift.baselines.BaselineError's {field: message} next to the field it names."""
         for key, message in errors.items():
-            self.add_error(key if key in self.fields else None, message)
+            field, _, part = key.partition(".")  # "components.bios.X": under components
+            if part and field in self.fields:
+                self.add_error(field, f"{part}: {message}")
+            else:
+                self.add_error(key if key in self.fields else None, message)
 
 
 class _NodeIds(forms.TypedMultipleChoiceField):

@@ -8,6 +8,7 @@ class ProvisioningConfig(AppConfig):
         "bootrequest": "node__rack__site",  # an unknown MAC's belongs to no site
         "image": "fleet",
         "subnet": "site",
+        "biosregistry": "fleet",  # a model's registry, the same at every site
     }
     verbose_name = "Provisioning"
 

@@ -20,6 +20,7 @@ from inventory import facts as observed
 from inventory.choices import DEFAULT_QUEUE, NodeState
 from inventory.models import Node, Site
 
+from . import bios
 from .drivers import BMCError, get_driver
 from .runner import bmc_io
 from .services import bmc_settings
@@ -28,21 +29,26 @@ IN_SERVICE = (NodeState.READY, NodeState.IN_SERVICE, NodeState.DRAINING, NodeSta
 
 
 def refresh_firmware(node: Node) -> int:
-    """Read the firmware inventory and record it; returns how many components it read.
-    A BMC error is left to the power refresh to report (it reads the same BMC)."""
+    """Read the firmware inventory and the BIOS settings and record them; returns how many
+    firmware components it read. A BMC error is left to the power refresh to report (it
+    reads the same BMC)."""
     try:
         driver = get_driver(bmc_settings(node))
-        with bmc_io():
-            try:
-                firmware = [c.to_dict() for c in driver.firmware.firmware()]
-            finally:
-                driver.close()
     except BMCError:
         return 0
-    Node.objects.filter(pk=node.pk).update(firmware_facts=firmware)
-    rows = observed.firmware_rows(firmware)
-    observed.record(node, node.bmc.protocol, rows, replace_prefix="firmware.")
-    return len(rows)
+    try:
+        with bmc_io():
+            firmware = [c.to_dict() for c in driver.firmware.firmware()]
+        Node.objects.filter(pk=node.pk).update(firmware_facts=firmware)
+        rows = observed.firmware_rows(firmware)
+        observed.record(node, node.bmc.protocol, rows, replace_prefix="firmware.")
+        bios.observe(node, driver)
+        return len(rows)
+    except BMCError:
+        return 0
+    finally:
+        with bmc_io():
+            driver.close()
 
 
 def due(now: datetime | None = None) -> dict[str, list[int]]:

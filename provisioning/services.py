@@ -26,7 +26,7 @@ from inventory.choices import NodeState
 from inventory.lifecycle import transition
 from inventory.models import BMC, Node, Operation
 
-from . import bmc_answers, inspection
+from . import bios, bmc_answers, inspection
 from .drivers import (
     ACTION_CYCLE,
     ACTION_OFF,
@@ -139,25 +139,27 @@ def inspect(node: Node, op: Operation) -> dict:
             driver, lambda percent, what: operations.report_progress(op, percent, what)
         )
         health = bmc_answers.read_health(driver)
+        failure = inspection.check_gpus(
+            node.gpu_count, node.gpu_model, hardware, settings.CORRAL_INSPECT_GPU_MISMATCH
+        )
+        now = timezone.now()
+        Node.objects.filter(pk=node.pk).update(
+            hardware_facts=hardware, firmware_facts=firmware, inspected_at=now
+        )
+        bmc_answers.record(node, state, health)
+        observed.record(
+            node,
+            node.bmc.protocol,
+            # Later rows win: the FirmwareInventory's BIOS over the system's BiosVersion.
+            observed.hardware_rows(hardware) + observed.firmware_rows(firmware),
+            at=now,
+            replace_prefix="",
+        )
+        operations.report_progress(op, 90, "reading BIOS settings")
+        bios.observe(node, driver)  # after the record above, which replaces every fact
     finally:
         with bmc_io():
             driver.close()
-    failure = inspection.check_gpus(
-        node.gpu_count, node.gpu_model, hardware, settings.CORRAL_INSPECT_GPU_MISMATCH
-    )
-    now = timezone.now()
-    Node.objects.filter(pk=node.pk).update(
-        hardware_facts=hardware, firmware_facts=firmware, inspected_at=now
-    )
-    bmc_answers.record(node, state, health)
-    observed.record(
-        node,
-        node.bmc.protocol,
-        # Later rows win: the FirmwareInventory's BIOS over the system's BiosVersion.
-        observed.hardware_rows(hardware) + observed.firmware_rows(firmware),
-        at=now,
-        replace_prefix="",
-    )
     if failure:
         raise inspection.HardwareMismatch(failure, address=driver.address)
     why = f"inspection complete; {hardware['mismatch']}" if "mismatch" in hardware else None

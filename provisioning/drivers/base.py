@@ -193,12 +193,6 @@ def check_boot_request(device: str, mode: str | None, address: str | None) -> No
         )
 
 
-def _no_updates(protocol: str, address: str) -> UpdateInterface:
-    from provisioning.drivers.updates import NoUpdates  # it imports this module's errors
-
-    return NoUpdates(protocol, address)
-
-
 class Driver:
     """One BMC, seen through the capability interfaces of its protocol.
 
@@ -216,7 +210,7 @@ class Driver:
         inspect: InspectInterface,
         firmware: FirmwareInterface,
         health: HealthInterface,
-        updates: UpdateInterface | None = None,
+        updates: UpdateInterface,
         closer: object | None = None,
     ) -> None:
         self.protocol = protocol
@@ -226,8 +220,8 @@ class Driver:
         self.inspect = inspect
         self.firmware = firmware
         self.health = health
-        # Firmware updates and BIOS settings; a protocol without them refuses each call.
-        self.updates: UpdateInterface = updates or _no_updates(protocol, address)
+        # Firmware updates and BIOS settings (updates.NoUpdates where a protocol has none).
+        self.updates = updates
         self._closer = closer
 
     def close(self) -> None:

@@ -104,6 +104,18 @@ def attribute_from(entry: Mapping[str, Any]) -> Attribute:
     )
 
 
+def coerce(spec: Attribute | None, value: Any) -> Any:
+    """A value as written in a baseline (text) in the type its registry entry takes:
+    "true" for a Boolean, "12" for an Integer; anything else as it is."""
+    if spec is None or not isinstance(value, str):
+        return value
+    if spec.type == "Boolean" and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if spec.type == "Integer" and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
 def check_attributes(
     registry: Mapping[str, Attribute], wanted: Mapping[str, Any]
 ) -> dict[str, str]:
@@ -150,6 +162,10 @@ class UpdateInterface(abc.ABC):
         """The BIOS attributes in effect (`Bios.Attributes`)."""
 
     @abc.abstractmethod
+    def bios_registry_name(self) -> str:
+        """The name of the registry the BIOS resource follows ("" when it names none)."""
+
+    @abc.abstractmethod
     def bios_registry(self) -> dict[str, Attribute]:
         """The attribute registry the BIOS resource names, by attribute name."""
 
@@ -178,6 +194,9 @@ class NoUpdates(UpdateInterface):
         raise self._refuse()
 
     def bios_attributes(self) -> dict[str, Any]:
+        raise self._refuse()
+
+    def bios_registry_name(self) -> str:
         raise self._refuse()
 
     def bios_registry(self) -> dict[str, Attribute]:

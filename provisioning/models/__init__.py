@@ -1,5 +1,14 @@
+from .bios import BiosRegistry
 from .deployments import BootRequest, Deployment, DeploymentStatus
 from .images import Image, ImageState
 from .networks import Subnet
 
-__all__ = ["BootRequest", "Deployment", "DeploymentStatus", "Image", "ImageState", "Subnet"]
+__all__ = [
+    "BiosRegistry",
+    "BootRequest",
+    "Deployment",
+    "DeploymentStatus",
+    "Image",
+    "ImageState",
+    "Subnet",
+]

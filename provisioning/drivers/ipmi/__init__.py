@@ -12,6 +12,7 @@ from provisioning.drivers.ipmi.interfaces import (
 from provisioning.drivers.ipmi.inventory import IPMIInspect
 from provisioning.drivers.ipmi.session import IPMIConnection, cached_session_count
 from provisioning.drivers.settings import BMCSettings
+from provisioning.drivers.updates import NoUpdates
 
 __all__ = ["build_driver", "cached_session_count"]
 
@@ -27,5 +28,6 @@ def build_driver(settings: BMCSettings) -> Driver:
         inspect=IPMIInspect(conn),
         firmware=IPMIFirmware(conn),
         health=IPMIHealth(conn),
+        updates=NoUpdates(PROTOCOL_IPMI, conn.address),
         closer=conn,
     )

@@ -38,6 +38,7 @@ MAX_REGISTRY_FILES = 50  # registry files read while looking for the BIOS one
 class RedfishUpdates(UpdateInterface):
     def __init__(self, client: RedfishClient) -> None:
         self.client = client
+        self._bios_document: dict[str, Any] | None = None  # read once per driver
 
     # -- firmware ---------------------------------------------------------------------
     def start(self, image_uri: str, targets: Sequence[str] = ()) -> UpdateTask:
@@ -69,6 +70,11 @@ class RedfishUpdates(UpdateInterface):
 
     # -- BIOS -------------------------------------------------------------------------
     def _bios(self) -> dict[str, Any]:
+        if self._bios_document is None:
+            self._bios_document = self._read_bios()
+        return self._bios_document
+
+    def _read_bios(self) -> dict[str, Any]:
         system = self.client.get_json(self.client.system_path)
         path = link(system, "Bios")
         if not path:
@@ -80,8 +86,13 @@ class RedfishUpdates(UpdateInterface):
 
     def bios_attributes(self) -> dict[str, Any]:
         with self.client.translate("reading the BIOS attributes"):
+            self._bios_document = None  # always read afresh: it is what a check compares
             attributes = self._bios().get("Attributes")
         return dict(attributes) if isinstance(attributes, dict) else {}
+
+    def bios_registry_name(self) -> str:
+        with self.client.translate("reading the BIOS attributes"):
+            return str(self._bios().get("AttributeRegistry") or "")
 
     def bios_registry(self) -> dict[str, Attribute]:
         with self.client.translate("reading the BIOS attribute registry"):
@@ -124,3 +135,4 @@ class RedfishUpdates(UpdateInterface):
     def set_bios_attributes(self, attributes: Mapping[str, Any]) -> None:
         with self.client.translate("writing BIOS settings"):
             self.client.system().bios.set_attributes(dict(attributes))
+        self._bios_document = None  # what is in effect may change now
