@@ -237,3 +237,13 @@ def _payload(node: Node, items: list[DriftEvent]) -> Callable[[], dict[str, Any]
 
 def on_facts(sender: Any, node_ids: list[int], **kwargs: Any) -> None:
     recompute(node_ids)
+
+
+def expected_for(node: Node) -> dict[str, tuple[str, ...]]:
+    """What one node is expected to run (component -> accepted values): its image's
+    baseline overlaid with the most specific matching Baseline, as `recompute` reads it."""
+    _name, image_baseline = _images([node.pk]).get(node.pk, ("", {}))
+    baseline = matching(list(Baseline.objects.all()), node.model, node.gpu_model)
+    return engine.merge(
+        engine.image_expected(image_baseline), baseline.components if baseline else {}
+    )

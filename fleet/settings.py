@@ -391,7 +391,7 @@ LOGGING = {
 from fleet.settings_egress import *  # noqa: E402, F403  (docs/egress.md)
 from fleet.settings_sso import *  # noqa: E402, F403  (docs/sso.md)
 
-INSTALLED_APPS += ["sso"]  # its backend does nothing while CORRAL_OIDC_ISSUER is unset
+INSTALLED_APPS += ["converge", "sso"]  # sso's backend idles while CORRAL_OIDC_ISSUER is unset
 AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]
 
 # Settings each valid alone but wrong together stop every process here, naming them all.

@@ -48,7 +48,7 @@ def observe(node: Node, driver: Driver) -> int:
     registry = _registry(node, driver, name)
     hidden = {n for n, spec in registry.items() if spec.get("type") in HIDDEN_TYPES}
     rows = [
-        (f"{PREFIX}{key}", -1, _text(raw))
+        (f"{PREFIX}{key}", -1, text(raw))
         for key, raw in sorted(attributes.items())
         if key not in hidden and raw is not None and observed.KEY.match(f"{PREFIX}{key}")
     ]
@@ -56,7 +56,7 @@ def observe(node: Node, driver: Driver) -> int:
     return len(rows)
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)[:255]
 
 
@@ -89,7 +89,7 @@ def _stored(spec: Attribute) -> dict[str, Any]:
     return data
 
 
-def _spec(name: str, data: Mapping[str, Any]) -> Attribute:
+def spec(name: str, data: Mapping[str, Any]) -> Attribute:
     return Attribute(
         name=name,
         type=str(data.get("type") or ""),
@@ -122,7 +122,7 @@ def check(node_model: str, wanted: Mapping[str, Any]) -> dict[str, str]:
         }
     errors: dict[str, str] = {}
     for registry in found:
-        specs = {n: _spec(n, d) for n, d in registry.attributes.items()}
+        specs = {n: spec(n, d) for n, d in registry.attributes.items()}
         typed = {n: coerce(specs.get(n), v) for n, v in wanted.items()}
         for name, why in check_attributes(specs, typed).items():
             errors.setdefault(f"{PREFIX}{name}", f"{why} ({registry})")

@@ -44,6 +44,18 @@ MAY_IMPORT = {
     # Health reads the XID catalog (validation), listens to the BMC refresher's signal
     # (provisioning) and starts actions through inventory; nothing imports it back.
     "health": {"inventory", "provisioning", "validation", "engine", "webhooks", "core"},
+    # Converge brings nodes to their baseline (drift) through the BMC (provisioning) and
+    # the gates; nothing imports it back: it registers its actions and plan.
+    "converge": {
+        "inventory",
+        "provisioning",
+        "attestation",
+        "validation",
+        "drift",
+        "engine",
+        "webhooks",
+        "core",
+    },
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
     "sso": {"inventory", "engine", "webhooks", "core"},
     "audit": {
@@ -56,6 +68,7 @@ MAY_IMPORT = {
         "reports",
         "day2",
         "health",
+        "converge",
         "engine",
         "webhooks",
         "core",

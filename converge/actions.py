@@ -1,0 +1,35 @@
+"""Converge's node actions (inventory/actions.py says how actions are declared)."""
+
+from inventory.actions import Action, register
+from inventory.choices import NodeState
+
+from . import tasks
+
+# A BIOS change reboots the node: never while it may run jobs.
+_OUT_OF_SERVICE = frozenset({NodeState.READY, NodeState.DRAINED, NodeState.FAILED})
+
+
+def register_actions() -> None:
+    register(
+        Action(
+            "apply_bios",
+            "Apply BIOS baseline",
+            65,
+            states=_OUT_OF_SERVICE,
+            task=tasks.apply_bios,
+            style="outline-primary",
+            confirm="Write the BIOS settings this node's baseline expects and restart it?",
+            help="Write the baseline's BIOS attributes, restart the node, read them back.",
+        ),
+        Action(
+            "converge",
+            "Converge",
+            66,
+            # A declared plan (converge.plan.PLAN): drain, BIOS, gates, admit.
+            states=frozenset({NodeState.IN_SERVICE, *_OUT_OF_SERVICE}),
+            style="warning",
+            confirm="Drain this node if it is in service, bring its BIOS settings to its "
+            "baseline, run the gates and admit it back?",
+            help="Drain, apply the baseline's BIOS settings (restart), gates, admit.",
+        ),
+    )

@@ -1,0 +1,55 @@
+"""What converging a node must change: its baseline's expectations against what it runs.
+
+Reads only: the node's expected components (drift.services.expected_for, the same
+overlay the drift matrix shows) and, for BIOS attributes, what the BMC reports now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drift.services import expected_for
+from inventory.models import Node
+from provisioning import bios
+from provisioning.drivers.updates import Attribute, coerce
+from provisioning.models import BiosRegistry
+
+BIOS = bios.PREFIX
+
+
+def wanted_bios(node: Node) -> dict[str, tuple[str, ...]]:
+    """BIOS attribute name -> the values its baseline accepts (the first is the one set)."""
+    return {
+        key.removeprefix(BIOS): values
+        for key, values in expected_for(node).items()
+        if key.startswith(BIOS) and values
+    }
+
+
+def registry(node: Node) -> dict[str, Attribute]:
+    """The BIOS attribute registry last read from a node of this node's model."""
+    found = BiosRegistry.objects.filter(node_model=node.model).order_by("-read_at").first()
+    if found is None:
+        return {}
+    return {name: bios.spec(name, data) for name, data in found.attributes.items()}
+
+
+def shown(value: Any) -> str:
+    """A BMC's value as facts store it (true/false for a boolean)."""
+    return bios.text(value)
+
+
+def bios_changes(
+    wanted: Mapping[str, tuple[str, ...]],
+    current: Mapping[str, Any],
+    specs: Mapping[str, Attribute],
+) -> dict[str, Any]:
+    """The attributes to write (name -> value in its registry type): those whose current
+    value is none of the accepted ones (compared as text, case-blind)."""
+    changes: dict[str, Any] = {}
+    for name, values in wanted.items():
+        now = shown(current.get(name)).casefold() if name in current else None
+        if now not in {v.casefold() for v in values}:
+            changes[name] = coerce(specs.get(name), values[0])
+    return changes

@@ -1,0 +1,12 @@
+"""Celery tasks: take an Operation id, delegate to the runner and the step, nothing else."""
+
+from celery import Task, shared_task
+
+from provisioning.runner import run_node_operation
+
+from . import bios
+
+
+@shared_task(name="converge.tasks.apply_bios", bind=True, soft_time_limit=900, time_limit=930)
+def apply_bios(self: Task, op_id: int) -> str:
+    return run_node_operation(self, op_id, bios.apply)
