@@ -26,6 +26,7 @@ from tests.peers.redfish import (  # noqa: F401
 from tests.peers.slurm import slurm, slurm_cluster  # noqa: F401
 from tests.peers.sshd import sshd, sshd_factory  # noqa: F401
 from tests.peers.uefi_vm import uefi_netboot  # noqa: F401
+from tests.peers.updating_bmc import updating_bmc  # noqa: F401
 from tests.peers.web import (  # noqa: F401
     corral_web,
     corral_web_clean_log,

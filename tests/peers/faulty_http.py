@@ -7,6 +7,7 @@ applying the change anyway), with malformed JSON, or only after a delay.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -154,6 +155,14 @@ class FaultyRedfish:
             },
         }
 
+    def unreachable(self) -> bool:
+        """True while the BMC drops connections (tests/peers/updating_bmc.py: a restart)."""
+        return False
+
+    def answer(self, method: str, path: str, body: Any) -> tuple[int, dict, Any] | None:
+        """A subclass's answer to a request before faults apply; None: the usual one."""
+        return None
+
     def apply(self, method: str, path: str, body: Any) -> bool:
         if method == "POST" and path == RESET and isinstance(body, dict):
             reset = body.get("ResetType")
@@ -194,6 +203,23 @@ def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode(errors="replace")
             path = self.path.split("?")[0].rstrip("/") or "/"
             peer.requests.append((method, path, body))
+            if peer.unreachable():  # restarting: it drops every connection for a while
+                self.close_connection = True
+                return
+            answer = peer.answer(method, path, body)
+            if answer is not None:  # a subclass's own answer: (status, headers, document)
+                status, headers, document = answer
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                payload = json.dumps(document).encode() if document is not None else b""
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Connection", "close")
+                self.close_connection = True
+                self.end_headers()
+                self.wfile.write(payload)
+                return
             fault = peer.faults.get((method, path), Fault())
             if fault.delay and peer.stopping.wait(fault.delay):
                 return
@@ -249,17 +275,16 @@ def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def faulty_redfish() -> Iterator[FaultyRedfish]:
-    """A fresh misbehaving Redfish BMC per test (thread in this process, loopback only)."""
-    peer = FaultyRedfish()
+@contextlib.contextmanager
+def serving(peer: FaultyRedfish) -> Iterator[FaultyRedfish]:
+    """Serve `peer` from a thread of this process on loopback until the block ends."""
     server = ThreadingHTTPServer((LOOPBACK, 0), _handler(peer))
     server.daemon_threads = True
     peer.port = server.server_address[1]
     thread = threading.Thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.05},
-        name="faulty-redfish",
+        name=f"{type(peer).__name__}",
         daemon=True,
     )
     thread.start()
@@ -270,3 +295,10 @@ def faulty_redfish() -> Iterator[FaultyRedfish]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def faulty_redfish() -> Iterator[FaultyRedfish]:
+    """A fresh misbehaving Redfish BMC per test (thread in this process, loopback only)."""
+    with serving(FaultyRedfish()) as peer:
+        yield peer

@@ -1,0 +1,196 @@
+"""A Redfish BMC that updates firmware the way DSP0266 says a service does, and fails the
+ways real ones do: the test BMC for the BMC, GPU and NIC firmware sushy-tools refuses.
+
+It is the faulty BMC (tests/peers/faulty_http.py) plus an UpdateService, a
+FirmwareInventory (BMC, BIOS, GPU0, NIC0) and tasks:
+
+- `POST UpdateService.SimpleUpdate` with an `ImageURI` it knows (`images`: URI ->
+  (component, version)) answers 202 Accepted with a `Location` (DSP0266 "Asynchronous
+  operations"): the task monitor, or, as Dell's and HPE's do, the Task itself
+  (`task_location=True`). An unknown URI is a 400 with an extended-error message.
+- The monitor answers 202 with the Task (`TaskState` Running, `PercentComplete`) for
+  `polls` requests, then ends it as `plan.outcome` says: "ok" (the component's version
+  changes, TaskState Completed), "exception" (TaskState Exception, TaskStatus Critical,
+  the `message` in `Messages`: a BMC that refused the image) or "no_change" (Completed,
+  yet the version stays: an update that reports success and did nothing). The Task
+  resource answers 200 with the same document at every stage.
+- `restart_requests`: once the task ended, the BMC restarts and drops that many requests
+  (connection closed, no answer), as a BMC does while it boots its new firmware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.peers.faulty_http import FaultyRedfish, serving
+
+UPDATE_SERVICE = "/redfish/v1/UpdateService"
+SIMPLE_UPDATE = f"{UPDATE_SERVICE}/Actions/UpdateService.SimpleUpdate"
+INVENTORY = f"{UPDATE_SERVICE}/FirmwareInventory"
+TASKS = "/redfish/v1/TaskService/Tasks"
+MONITORS = "/redfish/v1/TaskService/TaskMonitors"
+
+
+@dataclass
+class Plan:
+    """How the next update goes."""
+
+    outcome: str = "ok"  # ok | exception | no_change
+    polls: int = 2  # monitor requests answered "Running" before the task ends
+    message: str = "Image verification failed: the image is not signed by the vendor."
+    restart_requests: int = 0
+
+
+@dataclass
+class UpdatingRedfish(FaultyRedfish):
+    firmware: dict[str, str] = field(
+        default_factory=lambda: {
+            "BMC": "1.45.00",
+            "BIOS": "2.19.1",
+            "GPU0": "96.00.89.00.01",
+            "NIC0": "28.39.1002",
+        }
+    )
+    images: dict[str, tuple[str, str]] = field(default_factory=dict)
+    plan: Plan = field(default_factory=Plan)
+    task_location: bool = False  # Location names the Task (Dell, HPE), not a monitor
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dropping: int = 0
+
+    def unreachable(self) -> bool:
+        if self.dropping > 0:
+            self.dropping -= 1
+            return True
+        return False
+
+    def resource(self, path: str) -> dict[str, Any] | None:
+        if path == "/redfish/v1":
+            root = super().resource(path) or {}
+            return {**root, "UpdateService": {"@odata.id": UPDATE_SERVICE}}
+        if path == UPDATE_SERVICE:
+            return {
+                "@odata.id": UPDATE_SERVICE,
+                "Id": "UpdateService",
+                "Name": "Update Service",
+                "ServiceEnabled": True,
+                "FirmwareInventory": {"@odata.id": INVENTORY},
+                "Actions": {
+                    "#UpdateService.SimpleUpdate": {
+                        "target": SIMPLE_UPDATE,
+                        "TransferProtocol@Redfish.AllowableValues": ["HTTP", "HTTPS"],
+                    }
+                },
+            }
+        if path == INVENTORY:
+            members = [{"@odata.id": f"{INVENTORY}/{c}"} for c in self.firmware]
+            return {"Members": members, "Members@odata.count": len(members)}
+        component = path.removeprefix(f"{INVENTORY}/")
+        if component in self.firmware:
+            return {
+                "@odata.id": path,
+                "Id": component,
+                "Name": component,
+                "Version": self.firmware[component],
+                "Updateable": True,
+                "Status": {"State": "Enabled", "Health": "OK"},
+            }
+        return super().resource(path)
+
+    def answer(self, method: str, path: str, body: Any) -> tuple[int, dict, Any] | None:
+        if method == "POST" and path == SIMPLE_UPDATE:
+            return self._start(body if isinstance(body, dict) else {})
+        task_id = path.rsplit("/", 1)[-1]
+        if method == "GET" and path.startswith(MONITORS) and task_id in self.tasks:
+            return self._monitor(task_id)
+        if method == "GET" and path.startswith(TASKS) and task_id in self.tasks:
+            return self._task(task_id)
+        return None
+
+    def _start(self, body: dict[str, Any]) -> tuple[int, dict, Any]:
+        uri = str(body.get("ImageURI") or "")
+        if uri not in self.images:
+            return 400, {}, _error(f"The image at {uri} could not be downloaded.")
+        task_id = str(len(self.tasks) + 1)
+        component, version = self.images[uri]
+        self.tasks[task_id] = {
+            "state": "New",
+            "polls": self.plan.polls,
+            "component": component,
+            "version": version,
+            "percent": 0,
+            "messages": [],
+        }
+        location = f"{TASKS}/{task_id}" if self.task_location else f"{MONITORS}/{task_id}"
+        return 202, {"Location": location}, None
+
+    def _advance(self, task: dict[str, Any]) -> None:
+        """One poll's worth of progress: Running for `polls` polls, then the end."""
+        if task["polls"] > 0:
+            task["polls"] -= 1
+            task["state"] = "Running"
+            task["percent"] = 100 * (self.plan.polls - task["polls"]) // (self.plan.polls + 1)
+        elif task["state"] in ("New", "Running"):
+            self._end(task)
+
+    def _monitor(self, task_id: str) -> tuple[int, dict, Any]:
+        task = self.tasks[task_id]
+        self._advance(task)
+        if task["state"] == "Running":
+            return 202, {"Location": f"{MONITORS}/{task_id}"}, self._document(task_id)
+        return 200, {}, self._document(task_id)
+
+    def _task(self, task_id: str) -> tuple[int, dict, Any]:
+        if self.task_location:  # the Task is what is followed: it moves on as it is read
+            self._advance(self.tasks[task_id])
+        return 200, {}, self._document(task_id)
+
+    def _end(self, task: dict[str, Any]) -> None:
+        task["percent"] = 100
+        if self.plan.outcome == "exception":
+            task["state"] = "Exception"
+            failed = {"MessageId": "Update.1.0.ApplyFailed", "Message": self.plan.message}
+            task["messages"] = [failed]
+            return
+        task["state"] = "Completed"
+        if self.plan.outcome == "ok":
+            self.firmware[task["component"]] = task["version"]
+        self.dropping = self.plan.restart_requests
+
+    def _document(self, task_id: str) -> dict[str, Any]:
+        task = self.tasks[task_id]
+        return {
+            "@odata.id": f"{TASKS}/{task_id}",
+            "Id": task_id,
+            "Name": f"Update {task['component']}",
+            "TaskState": task["state"],
+            "TaskStatus": "Critical" if task["state"] == "Exception" else "OK",
+            "PercentComplete": task["percent"],
+            "Messages": task["messages"],
+        }
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": "Base.1.0.GeneralError",
+            "message": "A general error has occurred.",
+            "@Message.ExtendedInfo": [
+                {
+                    "MessageId": "Update.1.0.ImageNotFound",
+                    "Message": message,
+                    "Severity": "Critical",
+                }
+            ],
+        }
+    }
+
+
+@pytest.fixture
+def updating_bmc() -> Iterator[UpdatingRedfish]:
+    """A fresh updating BMC per test (thread in this process, loopback only)."""
+    with serving(UpdatingRedfish()) as peer:
+        yield peer
