@@ -51,6 +51,9 @@ TRACKED: dict[str, dict[str, Any]] = {
     "attestation.firmwarereference": {"exclude_fields": ["signed_off"]},
     "attestation.tpmidentity": {"exclude_fields": ["recorded", "last_attested"]},
     "drift.baseline": {"exclude_fields": ["updated"]},
+    # Who added or removed a firmware package BMCs are flashed with; its check's outcome
+    # (state, reason, size) is the machinery's.
+    "converge.firmwareartifact": {"exclude_fields": ["created", "state", "reason", "size"]},
     "webhooks.webhooksubscription": {
         "mask_fields": ["secret", "url"],  # a URL may hold the receiver's credential
         "mask_callable": "audit.redact.redact_secret_or_url",

@@ -2,11 +2,11 @@ from django.apps import AppConfig
 
 
 class ConvergeConfig(AppConfig):
-    """Bringing nodes to their baseline: BIOS settings today, firmware next
-    (docs/converge.md)."""
+    """Bringing nodes to their baseline: BIOS settings, firmware artifacts; firmware
+    updates next (docs/converge.md)."""
 
     name = "converge"
-    site_scopes: dict[str, str] = {}  # inventory.scope: no models of its own yet
+    site_scopes = {"firmwareartifact": "fleet"}  # inventory.scope: one repository
     verbose_name = "Converge"
     default_auto_field = "django.db.models.BigAutoField"
 

@@ -4,9 +4,14 @@ from celery import Task, shared_task
 
 from provisioning.runner import run_node_operation
 
-from . import bios
+from . import artifacts, bios
 
 
 @shared_task(name="converge.tasks.apply_bios", bind=True, soft_time_limit=900, time_limit=930)
 def apply_bios(self: Task, op_id: int) -> str:
     return run_node_operation(self, op_id, bios.apply)
+
+
+@shared_task(name="converge.tasks.verify_artifact", soft_time_limit=3600, time_limit=3660)
+def verify_artifact(pk: int) -> str:
+    return artifacts.verify(pk).state

@@ -57,6 +57,11 @@ DOMAINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ("attestations/", "firmware-references/", "nodes/{id}/tpm/"),
     ),
     (
+        "converge",
+        "Bringing nodes to their baseline: the firmware artifacts BMCs are updated from.",
+        ("firmware-artifacts/",),
+    ),
+    (
         "health",
         "Health events, the policy that acts on them, and its breaker.",
         ("health-events/", "health-policies/", "health-breaker/", "nodes/{id}/health-events/"),

@@ -192,6 +192,7 @@ AUDITLOG_MASK_CALLABLE = "audit.redact.redact"
 # --- Celery -------------------------------------------------------------------------------
 # The broker, task acknowledgement and limits, and the beat schedule: fleet/settings_celery.py
 from fleet.settings_celery import *  # noqa: E402,F403
+from fleet.settings_converge import *  # noqa: E402,F403  (docs/converge.md)
 
 # --- Corral -------------------------------------------------------------------------------
 # Seconds a node may stay in each transitional state before the sweeper fails it.

@@ -23,6 +23,7 @@ api_patterns = [
     path("", include("audit.api.urls")),
     path("", include("day2.api.urls")),
     path("", include("attestation.api.urls")),
+    path("", include("converge.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 
@@ -43,6 +44,7 @@ urlpatterns = [
     path("", include("audit.urls")),
     path("", include("day2.urls")),
     path("", include("attestation.urls")),
+    path("", include("converge.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).

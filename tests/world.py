@@ -8,6 +8,7 @@ from attestation.models import FirmwareReference
 from day2.models import Campaign, CampaignNode
 from reports.models import GpuPrice
 from tests.attestation.factories import make_attestation, make_reference
+from tests.converge.specs import make_artifact
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
@@ -54,6 +55,7 @@ def build_world(slug: str = "hall-a") -> dict:
         "attestations": make_attestation(NodeFactory(rack=rack, rack_unit=44, model="QEMU q35")),
         "firmware-references": FirmwareReference.objects.filter(platform="QEMU q35").first()
         or make_reference(),
+        "firmware-artifacts": make_artifact(),
     }
 
 

@@ -14,19 +14,13 @@ from day2 import campaigns
 from day2.models import Campaign
 from drift.models import Baseline, DriftEvent
 from health.models import HealthEvent, HealthPolicy
-from inventory.models import (
-    LifecycleEvent,
-    NetworkInterface,
-    Node,
-    Operation,
-    Rack,
-    Site,
-)
+from inventory.models import LifecycleEvent, NetworkInterface, Node, Operation, Rack, Site
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from reports.models import GpuPrice
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
 from tests.attestation.specs import ATTESTATIONS, FIRMWARE_REFERENCES
+from tests.converge.specs import FIRMWARE_ARTIFACTS
 from tests.drift.factories import BaselineFactory, DriftEventFactory
 from tests.factories import (
     SHIPPED_PROFILE,
@@ -78,7 +72,8 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     # Who changed credentials and roles, and when: admins only, and read-only for them too.
     "audit-log": (D, D, D, D, D),
     "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
-    **{s.basename: s.access for s in (ATTESTATIONS, FIRMWARE_REFERENCES)},  # evidence: admin
+    # Evidence and what BMCs flash: admins.
+    **{s.basename: s.access for s in (ATTESTATIONS, FIRMWARE_REFERENCES, FIRMWARE_ARTIFACTS)},
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -393,6 +388,7 @@ SPECS = (
     CAMPAIGNS,
     ATTESTATIONS,
     FIRMWARE_REFERENCES,
+    FIRMWARE_ARTIFACTS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

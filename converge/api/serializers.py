@@ -1,0 +1,34 @@
+from rest_framework import serializers
+
+from ..models import FirmwareArtifact
+
+
+class FirmwareArtifactSerializer(serializers.ModelSerializer):
+    download_url = serializers.SerializerMethodField(
+        help_text="Where BMCs fetch it once accepted (Corral's artifact server)."
+    )
+
+    class Meta:
+        model = FirmwareArtifact
+        fields = [
+            "id",
+            "name",
+            "version",
+            "component",
+            "fits",
+            "activation",
+            "url",
+            "sha256",
+            "size",
+            "state",
+            "reason",
+            "created",
+            "created_by",
+            "download_url",
+        ]
+        read_only_fields = ["size", "state", "reason", "created", "created_by"]
+
+    def get_download_url(self, artifact: FirmwareArtifact) -> str:
+        from ..views import download_path
+
+        return download_path(artifact)

@@ -1,0 +1,118 @@
+"""Firmware artifacts: created from a URL and a sha256, fetched and checked by a task,
+kept (one file per sha256 under CORRAL_ARTIFACT_DIR) and served to BMCs.
+
+A download goes through the egress guard as image downloads do (CORRAL_IMAGE_ALLOW), is
+capped at CORRAL_FIRMWARE_MAX_BYTES and lands in a temporary file: only a file whose
+sha256 is the one given is moved into place, so a refused artifact leaves nothing behind
+and the file a BMC is served is always the one that was checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.db import transaction
+
+from core import egress, egress_http
+
+from .models import ArtifactState, FirmwareArtifact
+
+log = logging.getLogger(__name__)
+
+
+def create(fields: dict[str, Any], actor: str, check: Any) -> FirmwareArtifact:
+    """Record the artifact (pending) and send its check (`check`: the task that runs
+    `verify`) once the row is committed."""
+    artifact = FirmwareArtifact.objects.create(**fields, created_by=actor)
+    transaction.on_commit(lambda: _send(check, artifact.pk))
+    return artifact
+
+
+def _send(task: Any, pk: int) -> None:
+    try:
+        task.delay(pk)
+    except Exception:  # noqa: BLE001  the row stays pending; `verify` may be run again
+        log.warning("firmware artifact %s: its check was not sent", pk, exc_info=True)
+
+
+class Refused(Exception):  # noqa: N818 (an outcome, said to whoever reads the artifact)
+    pass
+
+
+def verify(pk: int) -> FirmwareArtifact:
+    """Fetch and check a pending artifact; ends it accepted or refused with the reason."""
+    artifact = FirmwareArtifact.objects.get(pk=pk)
+    if artifact.state != ArtifactState.PENDING:
+        return artifact
+    try:
+        size = _fetch(artifact)
+    except Refused as exc:
+        FirmwareArtifact.objects.filter(pk=pk).update(state=ArtifactState.REFUSED, reason=str(exc))
+    else:
+        FirmwareArtifact.objects.filter(pk=pk).update(
+            state=ArtifactState.ACCEPTED, size=size, reason=""
+        )
+    artifact.refresh_from_db()
+    return artifact
+
+
+def _fetch(artifact: FirmwareArtifact) -> int:
+    folder = settings.CORRAL_ARTIFACT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    cap = settings.CORRAL_FIRMWARE_MAX_BYTES
+    digest, size = hashlib.sha256(), 0
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".incoming-")
+    try:
+        with (
+            os.fdopen(handle, "wb") as out,
+            egress_http.guarded_session(egress.IMAGE) as session,
+            egress_http.open_url(
+                artifact.url, egress.IMAGE, timeout=(10, 60), session=session
+            ) as response,
+        ):
+            if response.status_code != 200:
+                raise Refused(f"{artifact.url} answered HTTP {response.status_code}")
+            for chunk in response.iter_content(chunk_size=1 << 20):
+                size += len(chunk)
+                if size > cap:
+                    raise Refused(
+                        f"{artifact.url} is larger than {cap} bytes (CORRAL_FIRMWARE_MAX_BYTES)"
+                    )
+                digest.update(chunk)
+                out.write(chunk)
+        got = digest.hexdigest()
+        if got != artifact.sha256:
+            raise Refused(
+                f"sha256 mismatch: expected {artifact.sha256}, got {got}; nothing was kept"
+            )
+        os.replace(temporary, artifact.path)
+        return size
+    except egress.Refused as exc:
+        raise Refused(f"{artifact.url} was not fetched: {exc}") from None
+    except requests.RequestException as exc:
+        raise Refused(f"cannot download {artifact.url}: {type(exc).__name__}") from None
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def delete(artifact: FirmwareArtifact) -> None:
+    """Forget the artifact; its file goes too unless another artifact has the same bytes."""
+    path, sha256 = artifact.path, artifact.sha256
+    artifact.delete()
+    shared = FirmwareArtifact.objects.filter(sha256=sha256, state=ArtifactState.ACCEPTED)
+    if not shared.exists() and path.exists():
+        path.unlink()
+
+
+def served(sha256: str) -> FirmwareArtifact | None:
+    """The accepted artifact a BMC may download by its sha256 (None: nothing to serve)."""
+    artifact = FirmwareArtifact.objects.filter(sha256=sha256, state=ArtifactState.ACCEPTED)
+    found = artifact.first()
+    return found if found is not None and found.path.exists() else None

@@ -1,0 +1,6 @@
+from tests.api import specs
+from tests.api.base import ViewSetTests
+
+
+class TestFirmwareArtifacts(ViewSetTests):
+    spec = specs.FIRMWARE_ARTIFACTS
