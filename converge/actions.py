@@ -12,6 +12,18 @@ _OUT_OF_SERVICE = frozenset({NodeState.READY, NodeState.DRAINED, NodeState.FAILE
 def register_actions() -> None:
     register(
         Action(
+            "apply_firmware",
+            "Update firmware to baseline",
+            64,
+            states=_OUT_OF_SERVICE,
+            task=tasks.apply_firmware,
+            style="outline-primary",
+            confirm="Update every component below this node's baseline (BMC, then BIOS, then "
+            "the rest) from the accepted artifacts, restarting it as they need?",
+            help="Flash each component below its baseline from the artifact that fits, "
+            "follow the BMC's task, restart as needed, read the version back.",
+        ),
+        Action(
             "apply_bios",
             "Apply BIOS baseline",
             65,
@@ -25,11 +37,11 @@ def register_actions() -> None:
             "converge",
             "Converge",
             66,
-            # A declared plan (converge.plan.PLAN): drain, BIOS, gates, admit.
+            # A declared plan (converge.plan.PLAN): drain, firmware, BIOS, gates, admit.
             states=frozenset({NodeState.IN_SERVICE, *_OUT_OF_SERVICE}),
             style="warning",
-            confirm="Drain this node if it is in service, bring its BIOS settings to its "
-            "baseline, run the gates and admit it back?",
-            help="Drain, apply the baseline's BIOS settings (restart), gates, admit.",
+            confirm="Drain this node if it is in service, bring its firmware and BIOS "
+            "settings to its baseline, run the gates and admit it back?",
+            help="Drain, update firmware, apply the baseline's BIOS settings, gates, admit.",
         ),
     )

@@ -1,10 +1,13 @@
 """Converge: bring one node to its baseline as a declared plan (engine/plans.py).
 
-    step        runs when                       ends when                  then
-    drain       the node is in service          no jobs are left           apply_bios
-    apply_bios  always                          the BMC shows the settings validate
-    validate    the node is drained or failed   the gates judged it        (admission)
-    admit       started by passing gates        the scheduler resumed it   done
+    step            runs when                    ends when                        then
+    drain           the node is in service       no jobs are left                 apply_firmware
+    apply_firmware  always                       each component reads its version apply_bios
+    apply_bios      always                       the BMC shows the settings       validate
+    validate        the node is drained/failed   the gates judged it              (admission)
+    admit           started by passing gates     the scheduler resumed it         done
+
+Firmware before BIOS settings: a BIOS update may reset its attributes.
 
 A node that was ready (never in service) ends after apply_bios: its deploy and gates are
 still ahead of it. A failed step ends the plan failed with the step's reason, and the
@@ -34,7 +37,8 @@ PLAN = Plan(
             only="node in service",
             when=lambda f: f["state"] == NodeState.IN_SERVICE,
         ),
-        Step("apply_bios", (20, 60), "the BMC shows the baseline's BIOS settings"),
+        Step("apply_firmware", (20, 50), "every component reads its baseline's version"),
+        Step("apply_bios", (50, 60), "the BMC shows the baseline's BIOS settings"),
         Step(
             "validate",
             (60, 90),

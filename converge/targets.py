@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drift.services import expected_for
+from drift.versions import same
 from inventory.models import Node
 from provisioning import bios
 from provisioning.drivers.updates import Attribute, coerce
@@ -53,3 +54,54 @@ def bios_changes(
         if now not in {v.casefold() for v in values}:
             changes[name] = coerce(specs.get(name), values[0])
     return changes
+
+
+FIRMWARE = "firmware."
+# The safe order (docs/converge.md): the BMC first (it runs every later update), then the
+# BIOS, then the rest in name order.
+FIRST = ("BMC", "BIOS")
+
+
+def wanted_firmware(node: Node) -> dict[str, tuple[str, ...]]:
+    """FirmwareInventory member -> the versions its baseline accepts (the first is the
+    one an artifact must carry)."""
+    return {
+        key.removeprefix(FIRMWARE): values
+        for key, values in expected_for(node).items()
+        if key.startswith(FIRMWARE) and values
+    }
+
+
+def update_order(component: str) -> tuple[int, str]:
+    return (FIRST.index(component) if component in FIRST else len(FIRST), component)
+
+
+def firmware_changes(
+    wanted: Mapping[str, tuple[str, ...]], current: Mapping[str, str | None]
+) -> list[tuple[str, str | None, tuple[str, ...]]]:
+    """(component, version now, versions accepted) for each component its baseline
+    expects that runs none of them, in the safe order. A component the BMC does not list
+    is left out: converging cannot update what it cannot see (drift shows it unknown)."""
+    todo = [
+        (name, current[name], values)
+        for name, values in wanted.items()
+        if name in current and not any(same(current[name] or "", v) for v in values)
+    ]
+    return sorted(todo, key=lambda item: update_order(item[0]))
+
+
+def artifact_for(node: Node, component: str, versions: tuple[str, ...]) -> Any:
+    """The accepted artifact that brings `component` to the first accepted version on this
+    node's model (one naming the model before one for any model); None: none fits."""
+    from fnmatch import fnmatchcase
+
+    from .models import ArtifactState, FirmwareArtifact
+
+    found = [
+        a
+        for a in FirmwareArtifact.objects.filter(state=ArtifactState.ACCEPTED).order_by("-created")
+        if fnmatchcase(component, a.component)
+        and same(a.version, versions[0])
+        and (not a.fits or fnmatchcase(node.model, a.fits))
+    ]
+    return sorted(found, key=lambda a: not a.fits)[0] if found else None

@@ -13,3 +13,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 CORRAL_ARTIFACT_DIR = Path(env.str("CORRAL_ARTIFACT_DIR", default=str(BASE_DIR / "artifacts")))
 # The largest firmware artifact Corral downloads (bytes): a GPU tray bundle is ~1 GiB.
 CORRAL_FIRMWARE_MAX_BYTES = env.int("CORRAL_FIRMWARE_MAX_BYTES", default=4 * 1024**3)
+# Converging firmware: how often a BMC's update task is asked where it stands, and how long
+# an update (its task, the BMC's restart after it) may take before the step fails.
+CORRAL_CONVERGE_POLL_SECONDS = env.float("CORRAL_CONVERGE_POLL_SECONDS", default=5.0)
+CORRAL_CONVERGE_UPDATE_SECONDS = env.float("CORRAL_CONVERGE_UPDATE_SECONDS", default=3600.0)

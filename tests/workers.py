@@ -71,6 +71,8 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         # A task waiting on a node held elsewhere gives up after about 5 s, not 2 min.
         "CORRAL_LOCK_WAIT_RETRIES": "10",
         "CORRAL_LOCK_WAIT_SECONDS": "0.5",
+        # A firmware update's task is asked where it stands every 0.1 s, not every 5 s.
+        "CORRAL_CONVERGE_POLL_SECONDS": "0.1",
         # Worker rows come back within a second of a test flushing the tables.
         "CORRAL_WORKER_HEARTBEAT_SECONDS": "0.5",
         # EK certificates are checked against the session's swtpm CA (tests/peers/swtpm.py

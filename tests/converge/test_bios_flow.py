@@ -71,7 +71,11 @@ def test_a_ready_node_is_brought_to_its_baseline_bios_and_left_as_it_was(api, bm
     op = converge(api, node)
 
     assert (op.status, op.result["outcome"]) == ("succeeded", "converged"), op.error
-    [step] = op.children.all()
+    firmware, step = op.children.order_by("pk")
+    assert (firmware.kind, firmware.result["note"]) == (
+        "apply_firmware",
+        "its baseline expects no firmware version",
+    )
     assert (step.kind, step.status) == ("apply_bios", "succeeded")
     assert step.result["changed"] == {"ProcTurboMode": ["Enabled", "Disabled"]}
     assert bios_of(bmc, system)["ProcTurboMode"] == "Disabled"
@@ -89,7 +93,7 @@ def test_a_ready_node_is_brought_to_its_baseline_bios_and_left_as_it_was(api, bm
     bmc.clear_journal()
     again = converge(api, node)
     assert again.status == "succeeded"
-    assert again.children.get().result["note"] == "already at its baseline"
+    assert again.children.get(kind="apply_bios").result["note"] == "already at its baseline"
     assert bmc.requests_for(system, "PATCH") == [] and bmc.requests_for(system, "POST") == []
 
 
