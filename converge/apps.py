@@ -13,7 +13,8 @@ class ConvergeConfig(AppConfig):
     def ready(self) -> None:
         from engine import plans
 
-        from . import actions, plan
+        from . import actions, events, plan
 
         actions.register_actions()  # its node actions (inventory/actions.py)
         plans.register(plan.PLAN)
+        events.register()  # the webhook event types it sends

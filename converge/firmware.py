@@ -24,6 +24,7 @@ from drift.versions import same
 from inventory import facts as observed
 from inventory import operations
 from inventory.models import Node, Operation
+from inventory.notify import node_data
 from provisioning.drivers import (
     ACTION_CYCLE,
     ACTION_FORCE_RESTART,
@@ -37,6 +38,7 @@ from provisioning.drivers import (
 from provisioning.drivers.updates import FAILED, Progress, UpdateTask
 from provisioning.runner import bmc_io
 from provisioning.services import bmc_settings
+from webhooks import outbox
 
 from . import targets
 from .models import Activation
@@ -70,20 +72,38 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
         for index, (name, now, want, artifact) in enumerate(plan):
             share = 100 // len(plan)
             operations.report_progress(op, index * share, f"updating {name} to {want[0]}")
-            _update(driver, name, artifact)
-            after = _versions(driver).get(name)
-            if not any(same(after or "", v) for v in want):
-                raise UpdateFailed(
-                    f"the BMC reported the {name} update done but {name} reads {after!r}, "
-                    f"not {want[0]!r}",
-                    address=driver.address,
-                )
+            said = {"component": name, "from_version": now, "to_version": want[0]}
+            _emit("firmware.update_started", node, artifact, said)
+            try:
+                _update(driver, name, artifact)
+                after = _versions(driver).get(name)
+                if not any(same(after or "", v) for v in want):
+                    raise UpdateFailed(
+                        f"the BMC reported the {name} update done but {name} reads "
+                        f"{after!r}, not {want[0]!r}",
+                        address=driver.address,
+                    )
+            except BMCFatalError as exc:
+                ended = {"outcome": "failed", "version": None, "reason": str(exc)}
+                _emit("firmware.update_finished", node, artifact, {**said, **ended})
+                raise
+            ended = {"outcome": "succeeded", "version": after, "reason": ""}
+            _emit("firmware.update_finished", node, artifact, {**said, **ended})
             updated[name] = [now, after]
         observed.record(node, node.bmc.protocol, _rows(driver), replace_prefix="firmware.")
         return {"updated": updated}
     finally:
         with bmc_io():
             driver.close()
+
+
+def _emit(event: str, node: Node, artifact: Any, data: dict[str, Any]) -> None:
+    payload = {
+        "node": node_data(node),
+        "artifact": {"id": artifact.pk, "name": str(artifact)},
+        **data,
+    }
+    outbox.emit(event, payload)
 
 
 def _versions(driver: Driver) -> dict[str, str | None]:

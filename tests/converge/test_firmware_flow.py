@@ -139,3 +139,24 @@ def test_no_artifact_for_this_model_fails_before_anything_is_flashed(
         "no accepted firmware artifact fits FX-1 for BMC 1.52.00, GPU0 96.00.A6.00.01" in op.error
     )
     assert posted(updating_bmc) == []
+
+
+def test_each_update_is_announced_to_webhook_subscribers_with_its_outcome(
+    api, updating_bmc, node, images, celery_worker
+):
+    from tests.webhooks.factories import make_subscription
+    from webhooks.models import WebhookEvent
+
+    make_subscription(events=("firmware.update_started", "firmware.update_finished"))
+    updating_bmc.plan.outcome = "exception"
+    assert update(api, node).status == "failed"
+    sent = [(e.type, e.data) for e in WebhookEvent.objects.order_by("pk")]
+    assert [kind for kind, _ in sent] == ["firmware.update_started", "firmware.update_finished"]
+    started, finished = (payload for _, payload in sent)
+    assert (started["component"], started["from_version"], started["to_version"]) == (
+        "BMC",
+        "1.45.00",
+        "1.52.00",
+    )
+    assert started["node"]["id"] == node.pk and started["artifact"]["name"] == "fx1-bmc 1.52.00"
+    assert finished["outcome"] == "failed" and "Image verification failed" in finished["reason"]
