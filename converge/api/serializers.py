@@ -1,4 +1,4 @@
-from rest_framework import serializers
+from core import strict as serializers
 
 from ..models import FirmwareArtifact
 

@@ -80,9 +80,9 @@ def test_a_url_that_answers_404_is_refused_with_the_answer(api, store):
 
 def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(api, store):
     url, digest = store.add("bmc.bin", IMAGE)
-    resp = create(api, url, "ABC", activation="sometimes")
+    resp = create(api, url, "ABC", activation="sometimes", fits=0)
     assert resp.status_code == 400
-    assert set(resp.data) == {"sha256", "activation"}
+    assert set(resp.data) == {"sha256", "activation", "fits"}  # fits: a number is no text
     assert not FirmwareArtifact.objects.exists()
     assert create(api, url, digest).status_code == 201
     again = create(api, url, digest)
