@@ -29,7 +29,9 @@ log = logging.getLogger(__name__)
 def create(fields: dict[str, Any], actor: str, check: Any) -> FirmwareArtifact:
     """Record the artifact (pending) and send its check (`check`: the task that runs
     `verify`) once the row is committed."""
-    artifact = FirmwareArtifact.objects.create(**fields, created_by=actor)
+    artifact = FirmwareArtifact(**fields, created_by=actor)
+    artifact.full_clean()
+    artifact.save()
     transaction.on_commit(lambda: _send(check, artifact.pk))
     return artifact
 

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from core import egress
 from provisioning.models.images import NAME, SHA256
 
 
@@ -64,6 +65,14 @@ class FirmwareArtifact(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("api:firmware-artifact-detail", args=[self.pk])
+
+    def clean(self) -> None:
+        # The check downloads it: the egress policy's (core.egress), checked again at
+        # every hop of the download.
+        try:
+            egress.check_url(self.url, egress.IMAGE)
+        except egress.Refused as exc:
+            raise egress.validation_error("url", exc) from None
 
     @property
     def path(self) -> Path:

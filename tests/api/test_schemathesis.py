@@ -88,6 +88,8 @@ BUSINESS_RULE_400 = {
             ("PATCH", "images/{id}/"),
         )
     },
+    "POST /api/v1/firmware-artifacts/": "name and version unique together; the URL's host "
+    "must pass the egress policy (docs/egress.md) and Django's URL rules",
     "POST /api/v1/gate-profiles/": "the spec is a gate profile document (phases, checks) "
     "checked on load; one profile only is the default",
     "POST /api/v1/baselines/": "components are component names with versions",

@@ -66,10 +66,11 @@ def test_technician_filters_opens_a_node_and_drains_it(
     expect(page.locator("#node-state")).to_contain_text("In service")
     buttons = page.locator("#node-actions button[data-action]")
     names = sorted(buttons.evaluate_all("els => els.map(e => e.dataset.action)"))
-    # drain, recycle and a burn-in (lifecycle) and the power/boot actions; never
-    # inspect/decommission from in_service
+    # drain, recycle, converge and a burn-in (lifecycle) and the power/boot actions;
+    # never inspect/decommission (nor a BIOS or firmware write) from in_service
     assert names == [
         "boot_pxe",
+        "converge",
         "drain",
         "power_cycle",
         "power_off",

@@ -109,3 +109,10 @@ def test_who_added_and_removed_an_artifact_is_in_the_audit_trail(api, store, aud
     assert entries.status_code == 200, entries.content
     actions = sorted(e["action"] for e in entries.data["results"])
     assert actions == ["create", "delete"]
+
+
+def test_a_url_the_egress_policy_refuses_is_a_400_naming_it(api, store):
+    resp = create(api, "http://169.254.169.254/latest/bmc.bin", "a" * 64)
+    assert resp.status_code == 400, resp.content
+    assert list(resp.data) == ["url"] and "169.254.169.254" in str(resp.data["url"])
+    assert not FirmwareArtifact.objects.exists()
