@@ -9,13 +9,11 @@ and the file a BMC is served is always the one that was checked.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
 from typing import Any
 
-import requests
 from django.conf import settings
 from django.db import transaction
 
@@ -67,38 +65,24 @@ def verify(pk: int) -> FirmwareArtifact:
 def _fetch(artifact: FirmwareArtifact) -> int:
     folder = settings.CORRAL_ARTIFACT_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    cap = settings.CORRAL_FIRMWARE_MAX_BYTES
-    digest, size = hashlib.sha256(), 0
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=".incoming-")
     try:
-        with (
-            os.fdopen(handle, "wb") as out,
-            egress_http.guarded_session(egress.IMAGE) as session,
-            egress_http.open_url(
-                artifact.url, egress.IMAGE, timeout=(10, 60), session=session
-            ) as response,
-        ):
-            if response.status_code != 200:
-                raise Refused(f"{artifact.url} answered HTTP {response.status_code}")
-            for chunk in response.iter_content(chunk_size=1 << 20):
-                size += len(chunk)
-                if size > cap:
-                    raise Refused(
-                        f"{artifact.url} is larger than {cap} bytes (CORRAL_FIRMWARE_MAX_BYTES)"
-                    )
-                digest.update(chunk)
-                out.write(chunk)
-        got = digest.hexdigest()
+        with os.fdopen(handle, "wb") as out:
+            got, size = egress_http.sha256_of(
+                artifact.url,
+                egress.IMAGE,
+                settings.CORRAL_FIRMWARE_MAX_BYTES,
+                "CORRAL_FIRMWARE_MAX_BYTES",
+                out.write,
+            )
         if got != artifact.sha256:
             raise Refused(
                 f"sha256 mismatch: expected {artifact.sha256}, got {got}; nothing was kept"
             )
         os.replace(temporary, artifact.path)
         return size
-    except egress.Refused as exc:
-        raise Refused(f"{artifact.url} was not fetched: {exc}") from None
-    except requests.RequestException as exc:
-        raise Refused(f"cannot download {artifact.url}: {type(exc).__name__}") from None
+    except egress_http.DownloadRefused as exc:
+        raise Refused(str(exc)) from None
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -13,6 +13,7 @@ before each request (`open_url` does).
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import socket
 from collections.abc import Callable
@@ -124,3 +125,40 @@ def open_url(
         response.close()
         url = urljoin(url, location)
     raise requests.TooManyRedirects(f"more than {max_redirects} redirects")
+
+
+class DownloadRefused(Exception):  # noqa: N818 (the caller says it as its own outcome)
+    """A download that did not give the whole body: the message names the URL and why."""
+
+
+def sha256_of(
+    url: str,
+    purpose: str,
+    cap: int,
+    cap_setting: str,
+    sink: Callable[[bytes], object] | None = None,
+) -> tuple[str, int]:
+    """(sha256, size) of what `url` serves, streamed through the egress guard and passed to
+    `sink` chunk by chunk; at most `cap` bytes (`cap_setting` names where that is set).
+    Image publishing and firmware artifacts download this way."""
+    digest, size = hashlib.sha256(), 0
+    try:
+        with (
+            guarded_session(purpose) as session,
+            open_url(url, purpose, timeout=(10, 60), session=session) as response,
+        ):
+            if response.status_code != 200:
+                raise DownloadRefused(f"{url} answered HTTP {response.status_code}")
+            for chunk in response.iter_content(chunk_size=1 << 20):
+                size += len(chunk)
+                if size > cap:
+                    too_large = f"{url} is larger than the {cap} byte cap ({cap_setting})"
+                    raise DownloadRefused(too_large)
+                digest.update(chunk)
+                if sink is not None:
+                    sink(chunk)
+    except egress.Refused as exc:
+        raise DownloadRefused(f"{url} was not fetched: {exc}") from None
+    except requests.RequestException as exc:
+        raise DownloadRefused(f"cannot download {url}: {type(exc).__name__}") from exc
+    return digest.hexdigest(), size

@@ -11,12 +11,10 @@ image is written, and again at every redirect hop and connection of the download
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import logging
 from typing import Any
 
-import requests
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from django.conf import settings
@@ -103,29 +101,13 @@ def _download_sha256(name: str, url: str, keep: list[bytes] | None = None) -> st
     """sha256 of the artifact at url, streamed; its bytes are appended to `keep` if given
     (the UKI, whose measurements are computed from its content)."""
     cap = settings.CORRAL_IMAGE_MAX_BYTES
-    digest, size = hashlib.sha256(), 0
+    sink = keep.append if keep is not None else None
     try:
-        with (
-            egress_http.guarded_session(egress.IMAGE) as session,
-            egress_http.open_url(url, egress.IMAGE, timeout=(10, 60), session=session) as response,
-        ):
-            if response.status_code != 200:
-                raise VerifyError(f"{name}: {url} answered HTTP {response.status_code}")
-            for chunk in response.iter_content(chunk_size=1 << 20):
-                size += len(chunk)
-                if size > cap:
-                    raise VerifyError(
-                        f"{name}: {url} is larger than the {cap} byte cap (CORRAL_IMAGE_MAX_BYTES)"
-                    )
-                digest.update(chunk)
-                if keep is not None:
-                    keep.append(chunk)
-    except egress.Refused as exc:
+        digest, _ = egress_http.sha256_of(url, egress.IMAGE, cap, "CORRAL_IMAGE_MAX_BYTES", sink)
+    except egress_http.DownloadRefused as exc:
         log.warning("image artifact %s at %s not fetched: %s", name, redact_url(url), exc)
-        raise VerifyError(f"{name}: {url} was not fetched: {exc}") from None
-    except requests.RequestException as exc:
-        raise VerifyError(f"{name}: cannot download {url}: {type(exc).__name__}") from exc
-    return digest.hexdigest()
+        raise VerifyError(f"{name}: {exc}") from None
+    return digest
 
 
 def verify_signature(image: Image) -> None:
