@@ -86,7 +86,10 @@ class Outbox:
             self._note(mine, **{self.task_id: UNSENT}, **self.unsent_note, **also)
             return False
         fields = {self.task_id: task_id or "", self.sent: timezone.now(), self.not_before: None}
-        self._note(mine, **fields, **also)
+        # Not over a deferral: the worker may have taken the message and deferred the work
+        # (its node still held) before this line runs. Overwriting DEFERRED would clear its
+        # `not_before` and leave the waker nothing due: the work waited for the sweep.
+        self._note(mine.exclude(**{self.task_id: DEFERRED}), **fields, **also)
         return True
 
     def _note(self, rows: QuerySet[Any], **fields: Any) -> None:

@@ -177,3 +177,23 @@ def test_a_gate_step_waiting_for_its_node_says_why_and_until_when(api, settings)
     assert re.search(r"; retry 1 of 20 at \d\d:\d\d:\d\d UTC$", validate.message)
     body = api("admin").get(f"/api/v1/gate-runs/{run.pk}/").json()
     assert body["step_attempts"] == 1 and body["step_not_before"] is not None
+
+
+def test_a_step_its_worker_deferred_before_the_send_was_recorded_stays_deferred():
+    """The worker took the message and deferred the step (its node still locked by the
+    step before) before the sender recorded the send: the record overwrote DEFERRED with
+    the task id and cleared `not_before`, so the waker found nothing due and the step was
+    lost until the republish sweep (seen as a gate run stuck "waiting" in CI)."""
+    from dataclasses import replace
+
+    run = GateRunFactory()
+    steps.queue_step(run, 0)
+
+    def fast_worker(row) -> str:  # publishes, and the worker defers at once
+        steps.defer_step(row.pk, row.steps_done, 1, "waiting: the node is busy")
+        return "celery-task-1"
+
+    outbox = replace(steps.OUTBOX, publish=fast_worker)
+    assert outbox.send(GateRun.objects.get(pk=run.pk))
+    run.refresh_from_db()
+    assert run.step_task_id == DEFERRED and run.step_not_before is not None
