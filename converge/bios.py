@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from django.conf import settings
+
 from inventory import operations
 from inventory.models import Node, Operation
 from provisioning import bios
@@ -33,7 +35,6 @@ from provisioning.services import bmc_settings
 from . import targets
 
 APPLY_SECONDS = 600.0  # how long a reboot may take to show the new settings
-POLL_SECONDS = 5.0
 
 
 class BiosNotApplied(BMCFatalError):
@@ -108,4 +109,4 @@ def _read_back(driver: Driver, changes: dict[str, Any]) -> dict[str, str]:
             return shown
         if time.monotonic() >= deadline:
             return shown
-        time.sleep(POLL_SECONDS)
+        time.sleep(settings.CORRAL_CONVERGE_POLL_SECONDS)
