@@ -94,3 +94,9 @@ class ReimageForm(forms.Form):
 
     nodes = _NodeIds(coerce=int, error_messages={"required": "Tick at least one node."})
     image = forms.CharField(required=False, max_length=130)
+
+
+class ConvergeForm(forms.Form):
+    """Ticked nodes to bring to their baseline (the converge plan: docs/converge.md)."""
+
+    nodes = _NodeIds(coerce=int, error_messages={"required": "Tick at least one node."})

@@ -8,6 +8,7 @@ urlpatterns = [
     path("drift/", matrix.matrix, name="matrix"),
     path("drift/export.csv", matrix.export_csv, name="export"),
     path("drift/reimage/", matrix.reimage, name="reimage"),
+    path("drift/converge/", matrix.converge, name="converge"),
     path("drift/skew/", skew.skew, name="skew"),
     path("drift/nodes/<int:node_pk>/", node.node_panel, name="node_panel"),
     path("drift/baselines/", baselines.baseline_list, name="baseline_list"),

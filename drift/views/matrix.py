@@ -29,7 +29,7 @@ from provisioning.deployments import image_choices
 
 from .. import selectors
 from ..filtersets import DriftFilterSet
-from ..forms import ReimageForm
+from ..forms import ConvergeForm, ReimageForm
 from ..selectors import CellView
 from . import require, require_somewhere, with_params
 
@@ -176,25 +176,56 @@ def reimage(request):
     return _render(request, context, status=status)
 
 
+@login_required
+@require_POST
+def converge(request):
+    """Converge the ticked nodes (the `converge` node action: drain if in service, firmware,
+    BIOS, gates, admit) through inventory's bulk path, as reimage deploys."""
+    require_somewhere(request, ACT)  # and every ticked node below, as the API does
+    form = ConvergeForm(request.POST)
+    operation, status = None, 200
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    else:
+        ids = form.cleaned_data["nodes"]
+        found = selectors.nodes_in(ids)
+        picked = [found[i] for i in ids if i in found]
+        refused = refused_on(request.user, ACT, picked)
+        if refused:
+            messages.error(request, f"Converge not started: {refused}")
+            status = 200 if request.htmx else 403
+        elif not picked:
+            messages.error(request, "None of the ticked nodes exists any more.")
+        else:
+            operation = _bulk(request, picked, "converge", "Converge", {})
+    context = matrix_context(request)
+    context["operation"] = operation
+    if operation is not None:
+        context["children"] = inventory_selectors.operation_children(operation)
+    return _render(request, context, status=status)
+
+
 def _most_common_image(ids: list[int]) -> str:
     counts = selectors.expected_images(ids)
     return counts.most_common(1)[0][0] if counts else ""
 
 
 def _start(request, nodes: list, image: str):
+    return _bulk(request, nodes, "deploy", f"Reimage with {image}", {"image": image})
+
+
+def _bulk(request, nodes: list, action: str, what: str, params: dict):
     try:
-        op = bulk.start_bulk_action(
-            nodes, "deploy", actor_of(request.user), params={"image": image}
-        )
+        op = bulk.start_bulk_action(nodes, action, actor_of(request.user), params=params)
     except (ValidationError, UnknownAction) as exc:
         text = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-        messages.error(request, f"Reimage not started: {text}")
+        messages.error(request, f"{what.split(' with ')[0]} not started: {text}")
         return None
     refused = op.children.filter(status__in=["failed", "skipped"]).count()
     started = len(nodes) - refused
     messages.success(
         request,
-        f"Reimage with {image}: operation #{op.pk} started on {started} node"
+        f"{what}: operation #{op.pk} started on {started} node"
         f"{'s' if started != 1 else ''}"
         + (f"; {refused} refused (see below)." if refused else "."),
     )

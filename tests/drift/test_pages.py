@@ -1,4 +1,4 @@
-"""Reimage from the matrix, the node page's drift panel and the version skew chart."""
+"""Reimage and converge from the matrix, the node page's drift panel and the version skew chart."""
 
 import json
 import re
@@ -77,6 +77,35 @@ def test_a_manager_may_not_reimage(client, users, drift_fleet, deployed):
     client.force_login(users["manager"])
     resp = client.post(REIMAGE, {"nodes": [drift_fleet["drifted"].pk]})
     assert resp.status_code == 403
+    assert not Operation.objects.exists()
+
+
+CONVERGE = reverse("drift:converge")
+
+
+def test_converge_starts_one_bulk_converge_on_the_ticked_nodes(client, users, drift_fleet):
+    client.force_login(users["technician"])
+    ok, drifted = drift_fleet["ok"], drift_fleet["drifted"]
+    html = client.post(
+        f"{CONVERGE}?only_drifted=true",
+        {"nodes": [drifted.pk, ok.pk]},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    parent = Operation.objects.get(kind="bulk_converge")
+    children = {c.node.hostname: c for c in parent.children.select_related("node")}
+    assert children["n-drifted"].kind == "converge"
+    assert children["n-drifted"].status in ("pending", "running")
+    # n-ok is enrolled: converging needs a node inspected at least (ready or further).
+    assert children["n-ok"].status == "skipped" and children["n-ok"].error
+    assert f"Converge: operation #{parent.pk} started on 1 node; 1 refused" in html
+    assert re.findall(r'<tr data-node="([^"]+)">', html) == ["n-drifted"]  # filters kept
+
+
+def test_a_manager_may_not_converge_and_no_tick_is_said(client, users, drift_fleet):
+    client.force_login(users["manager"])
+    assert client.post(CONVERGE, {"nodes": [drift_fleet["drifted"].pk]}).status_code == 403
+    client.force_login(users["technician"])
+    assert "Tick at least one node." in client.post(CONVERGE, {}).content.decode()
     assert not Operation.objects.exists()
 
 
