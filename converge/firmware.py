@@ -19,11 +19,13 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from drift.versions import same
 from inventory import facts as observed
 from inventory import operations
-from inventory.models import Node, Operation
+from inventory.choices import OperationStatus
+from inventory.models import BMC, Node, Operation
 from inventory.notify import node_data
 from provisioning.drivers import (
     ACTION_CYCLE,
@@ -55,6 +57,7 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
     wanted = targets.wanted_firmware(node)
     if not wanted:
         return {"updated": {}, "note": "its baseline expects no firmware version"}
+    _one_update_per_bmc(node, op)
     driver = get_driver(bmc_settings(node))
     try:
         todo = targets.firmware_changes(wanted, _versions(driver))
@@ -71,7 +74,8 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
         updated: dict[str, list[str | None]] = {}
         for index, (name, now, want, artifact) in enumerate(plan):
             share = 100 // len(plan)
-            operations.report_progress(op, index * share, f"updating {name} to {want[0]}")
+            # Never back to 0: progress above 0 marks the BMC as this update's.
+            operations.report_progress(op, max(1, index * share), f"updating {name} to {want[0]}")
             said = {"component": name, "from_version": now, "to_version": want[0]}
             _emit("firmware.update_started", node, artifact, said)
             try:
@@ -95,6 +99,34 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
     finally:
         with bmc_io():
             driver.close()
+
+
+def _one_update_per_bmc(node: Node, op: Operation) -> None:
+    """Never two firmware updates through one BMC at once (the nodes of a multi-node
+    chassis share one): the first to get here holds it until its operation ends; a later
+    one waits (a transient refusal, retried with backoff) naming it. The check and the
+    mark (progress 1) happen under a row lock on the BMC rows at that address, so two
+    updates starting together are put in turn."""
+    with transaction.atomic():
+        list(BMC.objects.select_for_update().filter(address=node.bmc.address).order_by("pk"))
+        other = (
+            Operation.objects.filter(
+                kind=op.kind,
+                status=OperationStatus.RUNNING,
+                node__bmc__address=node.bmc.address,
+                progress__gt=0,
+            )
+            .exclude(pk=op.pk)
+            .select_related("node")
+            .first()
+        )
+        if other is not None:
+            raise BMCTransientError(
+                f"another firmware update runs through this BMC ({other.node}, operation "
+                f"#{other.pk}); this one waits for it",
+                address=node.bmc.address,
+            )
+        operations.report_progress(op, 1, "reading the firmware inventory")
 
 
 def _emit(event: str, node: Node, artifact: Any, data: dict[str, Any]) -> None:
