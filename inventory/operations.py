@@ -245,7 +245,8 @@ def refresh_parent(parent_id: int) -> None:
     query: a 500-node action refreshes its parent 500 times). A chain's parent (an action
     whose kind has a plan or a listener: engine.plans.listener_of) hears it instead and
     decides what comes next: a recycle starts its next step, a campaign its next nodes."""
-    kind = Operation.objects.filter(pk=parent_id).values_list("kind", flat=True).first()
+    row = Operation.objects.filter(pk=parent_id).values_list("kind", "params").first()
+    kind, params = row if row is not None else (None, None)
     listener = plans.listener_of(kind) if kind else None
     if listener is not None:
         try:
@@ -265,9 +266,13 @@ def refresh_parent(parent_id: int) -> None:
     total, done, failed, skipped = agg["total"], agg["done"], agg["failed"], agg["skipped"]
     if not total:
         return
-    progress = (100 * done + (agg["running_progress"] or 0)) // total
+    # A bulk action creates its children one by one, and a fast worker may end the first
+    # before the last exists: the parent is not done before every node has its child (it
+    # once ended "1 succeeded" of 5). The bulk refreshes it again once all are created.
+    expected = len(params.get("nodes") or []) if isinstance(params, dict) else 0
+    progress = (100 * done + (agg["running_progress"] or 0)) // max(total, expected)
     fields: dict[str, Any] = {"progress": progress}
-    if done == total:
+    if done == total and total >= expected:
         fields.update(
             status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
             finished=timezone.now(),
