@@ -298,7 +298,6 @@ def test_an_idle_heartbeat_thread_gives_its_connection_back_to_the_pool(settings
     kept one of the pool's connections checked out for ever."""
     from django.db import connection
 
-    from inventory.heartbeats import Beater
     from tests.peers.util import wait_until
 
     settings.CORRAL_HEARTBEAT_SECONDS = 0.05
@@ -309,10 +308,9 @@ def test_an_idle_heartbeat_thread_gives_its_connection_back_to_the_pool(settings
         stats = pool.get_stats()
         return stats["pool_size"] - stats["pool_available"]
 
+    # The process's own heartbeat thread (one per process: a second one would outlive the
+    # test and be counted by the next), idle before: it holds no connection.
     before = in_use()
-    beater = Beater()
-    held = Heartbeat(node.pk, "test holder")
-    beater.add(held)
-    wait_until(lambda: in_use() == before + 1, timeout=10, what="the thread's first beat")
-    beater.remove(held)
+    with Heartbeat(node.pk, "test holder"):
+        wait_until(lambda: in_use() == before + 1, timeout=10, what="the thread's first beat")
     wait_until(lambda: in_use() == before, timeout=10, what="the idle thread to give it back")
