@@ -4,7 +4,7 @@ header (selectors.header: never reads the OK cells), one page of nodes and their
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,34 +146,20 @@ def matrix(request):
 def reimage(request):
     """Deploy an image on the ticked nodes through inventory's bulk path: one operation, a
     child per node, and a node that cannot be deployed now gets a failed child saying why."""
-    require_somewhere(request, ACT)  # and every ticked node below, as the API does
     form = ReimageForm(request.POST)
-    operation, status = None, 200
-    if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
-    else:
-        ids = form.cleaned_data["nodes"]
-        found = selectors.nodes_in(ids)
-        picked = [found[i] for i in ids if i in found]
+
+    def start(picked: list, ids: list[int]) -> Any:
         image = form.cleaned_data["image"] or _most_common_image(ids)
-        refused = refused_on(request.user, ACT, picked)
-        if refused:
-            messages.error(request, f"Reimage not started: {refused}")
-            # htmx swaps no 4xx answer: the table with the refusal comes back as a 200.
-            status = 200 if request.htmx else 403
-        elif not picked:
-            messages.error(request, "None of the ticked nodes exists any more.")
-        elif not image:
+        if not image:
             messages.error(
                 request, "None of the ticked nodes has been deployed yet: pick the image."
             )
-        else:
-            operation = _start(request, picked, image)
-    context = matrix_context(request)
-    context["operation"] = operation
-    if operation is not None:
-        context["children"] = inventory_selectors.operation_children(operation)
-    return _render(request, context, status=status)
+            return None
+        return _bulk(
+            request, picked, "deploy", "Reimage", f"Reimage with {image}", {"image": image}
+        )
+
+    return _ticked_action(request, form, "Reimage", start)
 
 
 @login_required
@@ -181,8 +167,19 @@ def reimage(request):
 def converge(request):
     """Converge the ticked nodes (the `converge` node action: drain if in service, firmware,
     BIOS, gates, admit) through inventory's bulk path, as reimage deploys."""
-    require_somewhere(request, ACT)  # and every ticked node below, as the API does
-    form = ConvergeForm(request.POST)
+    return _ticked_action(
+        request,
+        ConvergeForm(request.POST),
+        "Converge",
+        lambda picked, _ids: _bulk(request, picked, "converge", "Converge", "Converge", {}),
+    )
+
+
+def _ticked_action(request, form, verb: str, start: Callable[[list, list[int]], Any]):
+    """The matrix's buttons on ticked nodes: the form checked, the user's right to act on
+    every ticked node checked (as the API does), then `start(nodes, ids)`; the page comes
+    back with the operation it started and its children."""
+    require_somewhere(request, ACT)
     operation, status = None, 200
     if not form.is_valid():
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
@@ -192,12 +189,13 @@ def converge(request):
         picked = [found[i] for i in ids if i in found]
         refused = refused_on(request.user, ACT, picked)
         if refused:
-            messages.error(request, f"Converge not started: {refused}")
+            messages.error(request, f"{verb} not started: {refused}")
+            # htmx swaps no 4xx answer: the table with the refusal comes back as a 200.
             status = 200 if request.htmx else 403
         elif not picked:
             messages.error(request, "None of the ticked nodes exists any more.")
         else:
-            operation = _bulk(request, picked, "converge", "Converge", {})
+            operation = start(picked, ids)
     context = matrix_context(request)
     context["operation"] = operation
     if operation is not None:
@@ -210,16 +208,12 @@ def _most_common_image(ids: list[int]) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
-def _start(request, nodes: list, image: str):
-    return _bulk(request, nodes, "deploy", f"Reimage with {image}", {"image": image})
-
-
-def _bulk(request, nodes: list, action: str, what: str, params: dict):
+def _bulk(request, nodes: list, action: str, verb: str, what: str, params: dict):
     try:
         op = bulk.start_bulk_action(nodes, action, actor_of(request.user), params=params)
     except (ValidationError, UnknownAction) as exc:
         text = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-        messages.error(request, f"{what.split(' with ')[0]} not started: {text}")
+        messages.error(request, f"{verb} not started: {text}")
         return None
     refused = op.children.filter(status__in=["failed", "skipped"]).count()
     started = len(nodes) - refused
