@@ -103,16 +103,12 @@ def _check_bios(data: dict[str, Any], baseline: Baseline | None) -> None:
     (provisioning.bios.check): a name or value the BMC would refuse is refused here."""
     components = data.get("components", baseline.components if baseline else {})
     node_model = data.get("node_model", baseline.node_model if baseline else "")
-    wanted = [
-        (key.removeprefix(bios.PREFIX), value)
+    wanted = {
+        key.removeprefix(bios.PREFIX): values if isinstance(values, list) else [values]
         for key, values in components.items()
         if key.startswith(bios.PREFIX)
-        for value in (values if isinstance(values, list) else [values])
-    ]
-    errors: dict[str, str] = {}
-    for name, value in wanted:
-        for key, why in bios.check(node_model, {name: value}).items():
-            errors.setdefault(key, why)
+    }
+    errors = bios.check(node_model, wanted)
     if errors:
         raise BaselineError({f"components.{key}": why for key, why in errors.items()})
 

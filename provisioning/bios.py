@@ -14,7 +14,7 @@ services) or one that fails to answer it costs the node nothing but those facts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -100,13 +100,14 @@ def spec(name: str, data: Mapping[str, Any]) -> Attribute:
     )
 
 
-def check(node_model: str, wanted: Mapping[str, Any]) -> dict[str, str]:
+def check(node_model: str, wanted: Mapping[str, Sequence[Any]]) -> dict[str, str]:
     """`bios.<Name>` -> what is wrong with it, against the registries read from nodes of
-    `node_model` (every model's, for a baseline of any model); {} when all is well.
+    `node_model` (every model's, for a baseline of any model); {} when all is well. Each
+    name maps to the values a baseline accepts; the first wrong one is named.
 
     With no registry read yet for that model the values cannot be checked, and that is
     the error: inspect one node of the model first, so a typo never waits for a converge
-    to be found."""
+    to be found. The registries are read once, whatever the number of values."""
     if not wanted:
         return {}
     registries = BiosRegistry.objects.all()
@@ -123,7 +124,9 @@ def check(node_model: str, wanted: Mapping[str, Any]) -> dict[str, str]:
     errors: dict[str, str] = {}
     for registry in found:
         specs = {n: spec(n, d) for n, d in registry.attributes.items()}
-        typed = {n: coerce(specs.get(n), v) for n, v in wanted.items()}
-        for name, why in check_attributes(specs, typed).items():
-            errors.setdefault(f"{PREFIX}{name}", f"{why} ({registry})")
+        for name, values in wanted.items():
+            for value in values:
+                why = check_attributes(specs, {name: coerce(specs.get(name), value)}).get(name)
+                if why:
+                    errors.setdefault(f"{PREFIX}{name}", f"{why} ({registry})")
     return errors

@@ -15,7 +15,7 @@ from drift import baselines
 from drift.models import DriftCell
 from drift.services import recompute
 from inventory.models import Fact
-from provisioning import firmware
+from provisioning import bios, firmware
 from provisioning.models import BiosRegistry
 from tests.factories import NodeFactory
 
@@ -109,3 +109,13 @@ def test_a_bios_attribute_for_a_model_never_inspected_says_what_to_do(node):
         "components.bios.X": "no BIOS attribute registry read yet for model 'PowerEdge R750'; "
         "inspect a node of it first"
     }
+
+
+def test_checking_many_bios_values_reads_the_registry_once(node, django_assert_num_queries):
+    """A baseline of many attributes, each with several accepted values, is checked with
+    one read of the registries (it was one read per value)."""
+    firmware.refresh_firmware(node)
+    wanted = {"EmbeddedSata": ["Ata", "Ahci", "Fast"], "ProcTurboMode": ["Enabled", "Disabled"]}
+    with django_assert_num_queries(1):
+        errors = bios.check("PowerEdge XE9680", wanted)
+    assert list(errors) == ["bios.EmbeddedSata"] and "'Fast'" in errors["bios.EmbeddedSata"]
