@@ -35,6 +35,7 @@ from provisioning.drivers import (
     BMCFatalError,
     BMCTransientError,
     Driver,
+    FirmwareComponent,
     get_driver,
 )
 from provisioning.drivers.updates import FAILED, Progress, UpdateTask
@@ -45,8 +46,6 @@ from webhooks import outbox
 from . import targets
 from .models import Activation
 from .views import download_path
-
-INVENTORY = "/redfish/v1/UpdateService/FirmwareInventory"
 
 
 class UpdateFailed(BMCFatalError):
@@ -60,7 +59,9 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
     _one_update_per_bmc(node, op)
     driver = get_driver(bmc_settings(node))
     try:
-        todo = targets.firmware_changes(wanted, _versions(driver))
+        members = _inventory(driver)
+        now_running = {name: c.version for name, c in members.items()}
+        todo = targets.firmware_changes(wanted, now_running)
         if not todo:
             return {"updated": {}, "note": "already at its baseline"}
         plan = [(n, now, want, targets.artifact_for(node, n, want)) for n, now, want in todo]
@@ -79,7 +80,7 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
             said = {"component": name, "from_version": now, "to_version": want[0]}
             _emit("firmware.update_started", node, artifact, said)
             try:
-                _update(driver, name, artifact)
+                _update(driver, name, artifact, members[name].uri)
                 after = _versions(driver).get(name)
                 if not any(same(after or "", v) for v in want):
                     raise UpdateFailed(
@@ -138,11 +139,15 @@ def _emit(event: str, node: Node, artifact: Any, data: dict[str, Any]) -> None:
     outbox.emit(event, payload)
 
 
-def _versions(driver: Driver) -> dict[str, str | None]:
-    """The inventory now, waiting out a BMC that restarts (it stops answering for a while
-    after it flashed itself)."""
+def _inventory(driver: Driver) -> dict[str, FirmwareComponent]:
+    """The inventory now by the name drift compares, waiting out a BMC that restarts (it
+    stops answering for a while after it flashed itself)."""
     components = _patiently(lambda: driver.firmware.firmware())
-    return {c.key or c.id: c.version for c in components}
+    return {c.key or c.id: c for c in components}
+
+
+def _versions(driver: Driver) -> dict[str, str | None]:
+    return {name: c.version for name, c in _inventory(driver).items()}
 
 
 def _rows(driver: Driver) -> list:
@@ -150,10 +155,14 @@ def _rows(driver: Driver) -> list:
         return observed.firmware_rows([c.to_dict() for c in driver.firmware.firmware()])
 
 
-def _update(driver: Driver, name: str, artifact: Any) -> None:
+def _update(driver: Driver, name: str, artifact: Any, member: str | None) -> None:
+    """Start and follow one update. Its Targets is the member's own address (a Dell Id
+    carries the version, so a path built from the name drift compares names nothing); a
+    component read from the system rather than the inventory (no address) gets none, and
+    the BMC picks it from the image, as DSP0266 lets it."""
     image = f"{settings.CORRAL_PUBLIC_URL}{download_path(artifact)}"
     with bmc_io():
-        task = driver.updates.start(image, [f"{INVENTORY}/{name}"])
+        task = driver.updates.start(image, [member] if member else [])
     progress = _follow(driver, task)
     if progress.state == FAILED:
         said = "; ".join(progress.messages) or "no reason given"

@@ -97,6 +97,8 @@ class FirmwareComponent(_Serializable):
     note: str | None = None
     # The name drift compares (`firmware.<key>`) when the Id carries the version (Dell).
     key: str | None = None
+    # The member's own address (its @odata.id): what an update names in its Targets.
+    uri: str | None = None
 
 
 @dataclass

@@ -11,7 +11,7 @@ from converge.views import download_path
 from drift import baselines
 from inventory.models import Fact, Node
 from tests.factories import NodeFactory, RackFactory, SiteFactory
-from tests.peers.updating_bmc import SIMPLE_UPDATE
+from tests.peers.updating_bmc import INVENTORY, SIMPLE_UPDATE
 from tests.workers import wait_operation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -160,3 +160,28 @@ def test_each_update_is_announced_to_webhook_subscribers_with_its_outcome(
     )
     assert started["node"]["id"] == node.pk and started["artifact"]["name"] == "fx1-bmc 1.52.00"
     assert finished["outcome"] == "failed" and "Image verification failed" in finished["reason"]
+
+
+def test_the_update_targets_the_member_by_its_own_address_where_its_id_carries_the_version(
+    api, updating_bmc, node, celery_worker
+):
+    """iDRAC's FirmwareInventory Ids carry the version (`Installed-159-2.19.1__BIOS.Setup.1-1`)
+    and drift compares the stable part: the update must name the member's @odata.id, not a
+    path built from the stable name (no such member: the BMC refuses it)."""
+    updating_bmc.vendor = "Dell"  # as iDRAC's service root says
+    updating_bmc.ids = {"BIOS": "Installed-159-{version}__BIOS.Setup.1-1"}
+    baselines.save(
+        {
+            "name": "fx-1",
+            "node_model": "FX-1",
+            "components": {"firmware.BIOS.Setup.1-1": "2.21.2"},
+        },
+        "user:admin",
+        baselines.Baseline.objects.get(name="fx-1"),
+    )
+    artifact(updating_bmc, "BIOS.Setup.1-1", "2.21.2", "reset", installs="BIOS")
+    op = update(api, node)
+    assert op.status == "succeeded", op.error
+    targets = [b.get("Targets") for p, b in updating_bmc.sent("POST") if p == SIMPLE_UPDATE]
+    assert targets == [[f"{INVENTORY}/Installed-159-2.19.1__BIOS.Setup.1-1"]]
+    assert op.result["updated"] == {"BIOS.Setup.1-1": ["2.19.1", "2.21.2"]}

@@ -14,6 +14,9 @@ FirmwareInventory (BMC, BIOS, GPU0, NIC0) and tasks:
   the `message` in `Messages`: a BMC that refused the image) or "no_change" (Completed,
   yet the version stays: an update that reports success and did nothing). The Task
   resource answers 200 with the same document at every stage.
+- `ids`: a component's member Id, as a template of its version (Dell's iDRAC writes
+  `Installed-159-2.19.1__BIOS.Setup.1-1`); `vendor` goes in the service root. A
+  `Targets` entry that names no member of the inventory is a 400, as a BMC answers it.
 - `restart_requests`: once the task ended, the BMC restarts and drops that many requests
   (connection closed, no answer), as a BMC does while it boots its new firmware.
 """
@@ -60,6 +63,15 @@ class UpdatingRedfish(FaultyRedfish):
     task_location: bool = False  # Location names the Task (Dell, HPE), not a monitor
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     dropping: int = 0
+    ids: dict[str, str] = field(default_factory=dict)  # component -> Id template ({version})
+    vendor: str = ""
+
+    def _members(self) -> dict[str, str]:
+        """Member Id -> the component it is."""
+        return {
+            self.ids.get(c, "{component}").format(component=c, version=v): c
+            for c, v in self.firmware.items()
+        }
 
     def unreachable(self) -> bool:
         if self.dropping > 0:
@@ -70,7 +82,8 @@ class UpdatingRedfish(FaultyRedfish):
     def resource(self, path: str) -> dict[str, Any] | None:
         if path == "/redfish/v1":
             root = super().resource(path) or {}
-            return {**root, "UpdateService": {"@odata.id": UPDATE_SERVICE}}
+            root = {**root, "UpdateService": {"@odata.id": UPDATE_SERVICE}}
+            return {**root, "Vendor": self.vendor} if self.vendor else root
         if path == UPDATE_SERVICE:
             return {
                 "@odata.id": UPDATE_SERVICE,
@@ -86,13 +99,14 @@ class UpdatingRedfish(FaultyRedfish):
                 },
             }
         if path == INVENTORY:
-            members = [{"@odata.id": f"{INVENTORY}/{c}"} for c in self.firmware]
+            members = [{"@odata.id": f"{INVENTORY}/{m}"} for m in self._members()]
             return {"Members": members, "Members@odata.count": len(members)}
-        component = path.removeprefix(f"{INVENTORY}/")
+        member = path.removeprefix(f"{INVENTORY}/")
+        component = self._members().get(member, "")
         if component in self.firmware:
             return {
                 "@odata.id": path,
-                "Id": component,
+                "Id": member,
                 "Name": component,
                 "Version": self.firmware[component],
                 "Updateable": True,
@@ -114,6 +128,10 @@ class UpdatingRedfish(FaultyRedfish):
         uri = str(body.get("ImageURI") or "")
         if uri not in self.images:
             return 400, {}, _error(f"The image at {uri} could not be downloaded.")
+        known = {f"{INVENTORY}/{m}" for m in self._members()}
+        unknown = [t for t in body.get("Targets") or [] if t not in known]
+        if unknown:
+            return 400, {}, _error(f"The target {unknown[0]} is not in the firmware inventory.")
         task_id = str(len(self.tasks) + 1)
         component, version = self.images[uri]
         self.tasks[task_id] = {

@@ -125,4 +125,5 @@ def _component(data: dict[str, Any], profiles: Profiles) -> FirmwareComponent:
         state=state,
         note=why,
         key=None if (key := profiles.component_key(ident)) == ident else key,
+        uri=data.get("@odata.id"),
     )
