@@ -39,7 +39,7 @@ from provisioning.drivers import (
     get_driver,
 )
 from provisioning.drivers.updates import FAILED, Progress, UpdateTask
-from provisioning.runner import bmc_io
+from provisioning.runner import Busy, bmc_io
 from provisioning.services import bmc_settings
 from webhooks import outbox
 
@@ -105,9 +105,9 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
 def _one_update_per_bmc(node: Node, op: Operation) -> None:
     """Never two firmware updates through one BMC at once (the nodes of a multi-node
     chassis share one): the first to get here holds it until its operation ends; a later
-    one waits (a transient refusal, retried with backoff) naming it. The check and the
-    mark (progress 1) happen under a row lock on the BMC rows at that address, so two
-    updates starting together are put in turn."""
+    one waits its turn (run again every poll, for as long as an update may take, naming
+    the one it waits for). The check and the mark (progress 1) happen under a row lock
+    on the BMC rows at that address, so two updates starting together are put in turn."""
     with transaction.atomic():
         list(BMC.objects.select_for_update().filter(address=node.bmc.address).order_by("pk"))
         other = (
@@ -122,10 +122,11 @@ def _one_update_per_bmc(node: Node, op: Operation) -> None:
             .first()
         )
         if other is not None:
-            raise BMCTransientError(
+            raise Busy(
                 f"another firmware update runs through this BMC ({other.node}, operation "
                 f"#{other.pk}); this one waits for it",
-                address=node.bmc.address,
+                seconds=settings.CORRAL_CONVERGE_POLL_SECONDS,
+                patience=settings.CORRAL_CONVERGE_BMC_WAIT_SECONDS,
             )
         operations.report_progress(op, 1, "reading the firmware inventory")
 

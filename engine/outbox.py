@@ -103,9 +103,12 @@ class Outbox:
             log.warning("could not record a send (%s); the resend sweep will see to it", exc)
             connections[DEFAULT_DB_ALIAS].close()
 
-    def defer(self, pk: int, seconds: float, only: Q | None = None, **also: Any) -> bool:
+    def defer(
+        self, pk: int, seconds: float, only: Q | None = None, count: bool = True, **also: Any
+    ) -> bool:
         """Run the row's work again in `seconds`: recorded as `not_before`, the attempt
-        counted; the waker sends it on time. False if its work ended meanwhile."""
+        counted (unless `count` is False: a wait for its turn); the waker sends it on
+        time. False if its work ended meanwhile."""
         rows = self.active().filter(pk=pk)
         if only is not None:
             rows = rows.filter(only)
@@ -113,7 +116,7 @@ class Outbox:
             **{
                 self.task_id: DEFERRED,
                 self.not_before: timezone.now() + timedelta(seconds=seconds),
-                self.attempts: F(self.attempts) + 1,
+                self.attempts: F(self.attempts) + int(count),
             },
             **also,
         )

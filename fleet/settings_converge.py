@@ -17,3 +17,6 @@ CORRAL_FIRMWARE_MAX_BYTES = env.int("CORRAL_FIRMWARE_MAX_BYTES", default=4 * 102
 # an update (its task, the BMC's restart after it) may take before the step fails.
 CORRAL_CONVERGE_POLL_SECONDS = env.float("CORRAL_CONVERGE_POLL_SECONDS", default=5.0)
 CORRAL_CONVERGE_UPDATE_SECONDS = env.float("CORRAL_CONVERGE_UPDATE_SECONDS", default=3600.0)
+# How long a node's firmware update waits for its turn on a BMC it shares with other nodes
+# (a multi-node chassis: one update through a BMC at a time) before it fails saying so.
+CORRAL_CONVERGE_BMC_WAIT_SECONDS = env.float("CORRAL_CONVERGE_BMC_WAIT_SECONDS", default=14400.0)

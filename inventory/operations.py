@@ -123,16 +123,17 @@ def republish(older_than: float = 30.0, resend_after: float | None = None) -> in
     return OUTBOX.resend(older_than, resend_after)
 
 
-def defer(op: Operation, seconds: float, message: str) -> bool:
+def defer(op: Operation, seconds: float, message: str, count: bool = True) -> bool:
     """Run `op` again in `seconds` (a retry with backoff, a wait for its node).
 
     The wait lives in the database, not in a broker message with a countdown: the
     operation keeps its status (running if an attempt ran, pending if none could start)
     and its node lock (a deferred holder's lock is never stale), lets go of its worker,
     records `not_before` and counts the attempt (engine/outbox.py). False if the
-    operation ended meanwhile (the deadline sweep, a cancel).
+    operation ended meanwhile (the deadline sweep, a cancel). `count=False`: a wait for
+    its turn, not a retry.
     """
-    return OUTBOX.defer(op.pk, seconds, worker="", message=message)
+    return OUTBOX.defer(op.pk, seconds, worker="", message=message, count=count)
 
 
 def send_if_due(pk: int) -> bool | None:

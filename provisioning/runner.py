@@ -53,6 +53,17 @@ class Waiting(Exception):  # noqa: N818 (not an error: the work goes on without 
         self.message, self.progress = message, progress
 
 
+class Busy(Exception):  # noqa: N818 (not an error: the work waits its turn)
+    """Raised by work that needs what other work holds now (the BMC another node's
+    firmware update runs through): the operation is run again in `seconds`, keeping its
+    node lock, without counting it as a retry (a long wait must not use up the BMC's
+    retries), and fails naming the wait once it has run `patience` seconds."""
+
+    def __init__(self, message: str, seconds: float, patience: float):
+        super().__init__(message)
+        self.message, self.seconds, self.patience = message, seconds, patience
+
+
 def load_operation(op_id: int) -> Operation | None:
     return (
         Operation.objects.select_related("node__rack__site", "node__bmc").filter(pk=op_id).first()
@@ -96,6 +107,13 @@ def _run(task: Task, op: Operation, node: Node, work: Work) -> str:
         return "succeeded"
     except Waiting as wait:
         operations.wait_operation(op, wait.progress, wait.message)
+        return "waiting"
+    except Busy as busy:
+        waited = (timezone.now() - (op.started or timezone.now())).total_seconds()
+        if waited >= busy.patience:
+            _fail(op, node, f"{busy.message} (gave up after waiting {int(waited)} s)")
+            return "failed"
+        operations.defer(op, busy.seconds, f"waiting: {busy.message}", count=False)
         return "waiting"
     except (BMCFatalError, SchedulerFatalError) as exc:
         _fail(op, node, str(exc), field=_message_field(exc))
