@@ -2,8 +2,8 @@ from django.apps import AppConfig
 
 
 class ConvergeConfig(AppConfig):
-    """Bringing nodes to their baseline: BIOS settings, firmware artifacts; firmware
-    updates next (docs/converge.md)."""
+    """Bringing nodes to their baseline: firmware from artifacts, BIOS settings, one node
+    or a campaign of many (docs/converge.md)."""
 
     name = "converge"
     site_scopes = {"firmwareartifact": "fleet"}  # inventory.scope: one repository
@@ -11,10 +11,13 @@ class ConvergeConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from day2 import kinds
         from engine import plans
 
-        from . import actions, events, plan
+        from . import actions, campaign, events, plan
 
         actions.register_actions()  # its node actions (inventory/actions.py)
         plans.register(plan.PLAN)
+        # Many nodes at a time: a campaign kind, paced like a rolling reimage.
+        kinds.register(kinds.Kind("converge", "Converge", "converge", campaign.assess))
         events.register()  # the webhook event types it sends

@@ -90,16 +90,23 @@ def firmware_changes(
     return sorted(todo, key=lambda item: update_order(item[0]))
 
 
-def artifact_for(node: Node, component: str, versions: tuple[str, ...]) -> Any:
-    """The accepted artifact that brings `component` to the first accepted version on this
-    node's model (one naming the model before one for any model); None: none fits."""
-    from fnmatch import fnmatchcase
-
+def accepted_artifacts() -> list[Any]:
     from .models import ArtifactState, FirmwareArtifact
+
+    return list(FirmwareArtifact.objects.filter(state=ArtifactState.ACCEPTED).order_by("-created"))
+
+
+def artifact_for(
+    node: Node, component: str, versions: tuple[str, ...], accepted: list[Any] | None = None
+) -> Any:
+    """The accepted artifact that brings `component` to the first accepted version on this
+    node's model (one naming the model before one for any model); None: none fits.
+    `accepted`: the accepted artifacts, read once for many nodes."""
+    from fnmatch import fnmatchcase
 
     found = [
         a
-        for a in FirmwareArtifact.objects.filter(state=ArtifactState.ACCEPTED).order_by("-created")
+        for a in (accepted_artifacts() if accepted is None else accepted)
         if fnmatchcase(component, a.component)
         and same(a.version, versions[0])
         and (not a.fits or fnmatchcase(node.model, a.fits))

@@ -17,9 +17,19 @@ class Day2Config(AppConfig):
         from core.navigation import register as register_nav
         from engine import plans, sweep
 
-        from . import actions, campaigns, events, recycle
+        from . import actions, campaigns, events, kinds, planning, recycle
 
         actions.register_actions()  # its node action (inventory/actions.py)
+        # Its campaign kind (converge registers its own from its ready()).
+        kinds.register(
+            kinds.Kind(
+                "reimage",
+                "Reimage",
+                "recycle",
+                planning.assess_reimage,
+                needs_image=True,
+            )
+        )
         plans.register(recycle.PLAN)
         # Its operation hears a member's recycle end, and cancels as the campaign does.
         plans.listen(campaigns.KIND, campaigns.heard, cancel=campaigns.cancel_operation)

@@ -81,7 +81,8 @@ def payload(campaign: Campaign) -> dict:
     return {
         "campaign": campaign.pk,
         "name": campaign.name,
-        "image": str(campaign.image),
+        "kind": campaign.kind,
+        "image": str(campaign.image) if campaign.image_id else None,
         "status": campaign.status,
         "reason": campaign.status_reason,
     }

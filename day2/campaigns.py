@@ -1,11 +1,12 @@
-"""Rolling campaigns: "reimage these nodes to image X, at most N % of a rack out at once,
-pause if more than M % fail".
+"""Rolling campaigns: "reimage these nodes to image X" or "converge them to their
+baseline", at most N % of a rack out at once, pause if more than M % (or K nodes) fail.
 
-Each node is reimaged by an ordinary recycle (day2.recycle), so a campaign adds only the
-pacing. `tick` is the engine: it reads how each started node's recycle ended, pauses the
-campaign when failures pass the threshold, starts waiting nodes where their rack has
-room, and finishes the campaign once every node has an outcome. It runs when a member's
-recycle ends and on the day-2 beat, under a row lock on the campaign, so two ticks never
+Each node runs its kind's ordinary node action (a recycle, a converge: day2/kinds.py), so
+a campaign adds only the plan (day2/planning.py) and the pacing. `tick` is the engine: it
+reads how each started node's action ended, pauses the campaign when failures pass the
+threshold or the budget, starts waiting nodes where their rack has room, and finishes
+the campaign once every node has an outcome. It runs when a member's action ends and on
+the day-2 beat, under a row lock on the campaign, so two ticks never
 start the same node.
 
 Room in a rack: at most `max_unavailable_pct` of its nodes (always at least one, so a
@@ -28,14 +29,12 @@ from django.utils import timezone
 from core.text import plural
 from inventory import operations, selectors
 from inventory import services as inventory
-from inventory.actions import get_action
 from inventory.choices import NodeState, OperationStatus
 from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
-from provisioning.deployments import resolve_image
 from webhooks import outbox
 
-from . import campaign_flow
+from . import campaign_flow, kinds, planning
 from .models import Campaign, CampaignNode, CampaignStatus, MemberStatus
 
 log = logging.getLogger(__name__)
@@ -49,18 +48,10 @@ OP_TO_MEMBER = {
 }
 
 
-def _recycle_states() -> frozenset[str]:
-    """Where a member's recycle may start. Not from RMA: a recycle there closes the case
-    as repaired, and a rollout must not decide that a node waiting for its repair is
-    fixed."""
-    action = get_action("recycle")
-    assert action is not None
-    return action.allowed_states - {NodeState.RMA}
-
-
 def select_nodes(selection: dict) -> list[Node]:
     """The nodes a selection names: {"nodes": [ids]}, {"rack": id}, {"site": id}, each
-    optionally with {"drifted": true} (only nodes the drift matrix shows drifted)."""
+    optionally with {"drifted": true} (only nodes the drift matrix shows drifted) or
+    {"component": "firmware.BMC"} (only nodes drifted on that component)."""
     nodes = Node.objects.exclude(state=NodeState.DECOMMISSIONED)
     given = [key for key in ("nodes", "rack", "site") if selection.get(key) not in (None, "", [])]
     if len(given) != 1 and not selection.get("drifted"):
@@ -84,6 +75,10 @@ def select_nodes(selection: dict) -> list[Node]:
         nodes = nodes.filter(rack__site_id=selection["site"])
     if selection.get("drifted"):
         nodes = nodes.filter(drift_state__drifted_count__gt=0)
+    if selection.get("component"):
+        # drift's cells, read through their relation (day2 never imports drift)
+        nodes = nodes.filter(drift__component=selection["component"], drift__status="drift")
+        nodes = nodes.distinct()
     found = list(nodes.select_related("rack__site").order_by("rack__name", "rack_unit", "pk"))
     if not found:
         raise ValidationError({"selection": "The selection names no node."})
@@ -93,35 +88,33 @@ def select_nodes(selection: dict) -> list[Node]:
 def create(
     *,
     name: str,
-    image_ref: int | str,
     selection: dict,
     actor: str,
+    kind: str = "reimage",
+    image_ref: int | str | None = None,
     max_unavailable_pct: int = 10,
     pause_failed_pct: int = 20,
+    max_failures: int | None = None,
     reason: str = "",
     nodes: list[Node] | None = None,
 ) -> Campaign:
     """A running campaign over the selected nodes (`nodes`, when the caller has already
-    selected them to check its rights on each); nodes a recycle cannot start from (rma,
-    inspecting...) or already in another live campaign are listed as skipped."""
-    image = resolve_image(image_ref)
+    selected them to check its rights on each), started from its plan: the nodes the plan
+    leaves out (a recycle cannot start there, no artifact fits, already in another live
+    campaign...) are skipped members with the plan's reason."""
     nodes = select_nodes(selection) if nodes is None else nodes
-    eligible = _recycle_states()
-    busy = set(
-        CampaignNode.objects.filter(
-            node__in=nodes,
-            status__in=[MemberStatus.WAITING, MemberStatus.RUNNING],
-            campaign__status__in=[CampaignStatus.RUNNING, CampaignStatus.PAUSED],
-        ).values_list("node_id", flat=True)
-    )
+    planned = planning.plan(kind, image_ref, nodes, max_unavailable_pct)
     with transaction.atomic():
         campaign = Campaign(
             name=name,
-            image=image,
+            kind=planned.kind.name,
+            image=planned.image,
             selection=selection,
             actor=actor,
             max_unavailable_pct=max_unavailable_pct,
             pause_failed_pct=pause_failed_pct,
+            max_failures=max_failures,
+            estimate_s=planned.estimate_s,
             reason=reason,
         )
         campaign.full_clean()
@@ -132,28 +125,29 @@ def create(
             status=OperationStatus.RUNNING,
             started=timezone.now(),
             message=f"campaign #{campaign.pk} {name}"[:1000],
-            params={"campaign": campaign.pk, "image": image.pk, "reason": reason},
+            params={
+                "campaign": campaign.pk,
+                "kind": campaign.kind,
+                "image": campaign.image_id,
+                "reason": reason,
+            },
         )
         campaign.save(update_fields=["operation"])
-        CampaignNode.objects.bulk_create(_member(campaign, node, eligible, busy) for node in nodes)
+        CampaignNode.objects.bulk_create(_member(campaign, p) for p in planned.members)
         outbox.emit("campaign.started", lambda: campaign_flow.payload(campaign))
         transaction.on_commit(lambda: tick(campaign.pk))
     return campaign
 
 
-def _member(
-    campaign: Campaign, node: Node, eligible: frozenset[str], busy: set[int]
-) -> CampaignNode:
-    member = CampaignNode(campaign=campaign, node=node)
-    if node.pk in busy:
-        member.status, member.message = MemberStatus.SKIPPED, "already in another campaign"
-    elif node.state == NodeState.RMA:
-        member.status = MemberStatus.SKIPPED
-        member.message = "rma: waiting for its repair (closing its case recycles it)"
-    elif node.state not in eligible:
-        member.status = MemberStatus.SKIPPED
-        member.message = f"{node.state}: a recycle cannot start there"
-    return member
+def _member(campaign: Campaign, planned: planning.Planned) -> CampaignNode:
+    return CampaignNode(
+        campaign=campaign,
+        node=planned.node,
+        status=MemberStatus.SKIPPED if planned.skip else MemberStatus.WAITING,
+        message=planned.skip,
+        changes=planned.changes,
+        estimate_s=planned.estimate_s,
+    )
 
 
 def _rack_room(campaign: Campaign, rack_ids: Iterable[int | None]) -> dict[int | None, int]:
@@ -182,7 +176,9 @@ def tick(campaign_id: int) -> str:
     """Advance one campaign (see the module docstring); returns its status."""
     with transaction.atomic():
         campaign = (
-            Campaign.objects.select_for_update().select_related("image").filter(pk=campaign_id)
+            Campaign.objects.select_for_update(of=("self",))
+            .select_related("image")
+            .filter(pk=campaign_id)
         ).first()
         if campaign is None:
             return "gone"
@@ -240,7 +236,14 @@ def _collect(members: list[CampaignNode]) -> None:
 def _maybe_pause(campaign: Campaign, members: list[CampaignNode]) -> None:
     counted = [m for m in members if m.status != MemberStatus.SKIPPED]
     failed = sum(m.status == MemberStatus.FAILED for m in counted)
-    if counted and failed * 100 > campaign.pause_failed_pct * len(counted):
+    if campaign.max_failures is not None and failed >= campaign.max_failures:
+        campaign_flow.move(
+            campaign,
+            "pause",
+            "system",
+            f"{plural(failed, 'node')} failed: its failure budget is {campaign.max_failures}",
+        )
+    elif counted and failed * 100 > campaign.pause_failed_pct * len(counted):
         campaign_flow.move(
             campaign,
             "pause",
@@ -269,13 +272,14 @@ def _launch(campaign: Campaign, members: list[CampaignNode]) -> None:
 def _start(campaign: Campaign, member: CampaignNode) -> None:
     try:
         with transaction.atomic():
+            kind = kinds.get(campaign.kind)
             op = inventory.start_action(
                 member.node,
-                "recycle",
+                kind.action,
                 campaign.actor,
                 f"campaign #{campaign.pk} {campaign.name}",
-                {"image": campaign.image_id},
-                parent=campaign.operation,  # it hears the recycle end (`heard`)
+                kinds.params(kind, campaign.image_id),
+                parent=campaign.operation,  # it hears the member's action end (`heard`)
             )
     except (inventory.ActionNotAllowed, NodeLocked, ValidationError) as exc:
         member.status, member.message = MemberStatus.SKIPPED, f"not started: {exc}"[:2000]

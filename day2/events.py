@@ -6,12 +6,13 @@ from core import events
 EVENTS = [
     (
         "campaign.started",
-        "a rolling campaign is created",
-        "`campaign` (id), `name`, `image`, `status`, `reason` ([day2.md](day2.md))",
+        "a rolling campaign (a reimage, a converge) is created",
+        "`campaign` (id), `name`, `kind`, `image` (null for a converge), `status`, `reason` "
+        "([day2.md](day2.md))",
     ),
     (
         "campaign.paused",
-        "a campaign pauses (a person, or more nodes failed than its threshold)",
+        "a campaign pauses (a person, or more nodes failed than its threshold or budget)",
         "the same; `reason` says who and why",
     ),
     (
@@ -21,7 +22,7 @@ EVENTS = [
     ),
     (
         "campaign.cancelled",
-        ("a campaign is cancelled (no waiting node starts; recycles under way run to their end)"),
+        "a campaign is cancelled (no waiting node starts; actions under way run to their end)",
         "the same",
     ),
     (

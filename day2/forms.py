@@ -1,4 +1,4 @@
-"""The campaign form: what a technician fills in to start a rolling reimage."""
+"""The campaign form: what a technician fills in to plan and start a rolling campaign."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from inventory.models import Rack, Site
 from inventory.scope import scope_form
 from provisioning.deployments import image_choices
 
+from . import kinds
+
 
 class CampaignForm(forms.Form):
     """A site (every rack of it) or one rack. The rack's choices are those of the chosen
@@ -17,7 +19,17 @@ class CampaignForm(forms.Form):
     another site is refused naming both, never run on a selection the person did not see."""
 
     name = forms.CharField(max_length=100, widget=forms.TextInput(CONTROL))
-    image = forms.ChoiceField(choices=(), widget=forms.Select(SELECT))
+    kind = forms.ChoiceField(
+        choices=(),
+        initial="reimage",
+        required=False,  # none given: a reimage, as before converge campaigns
+        widget=forms.Select(SELECT),
+        help_text="Reimage: recycle to the image. Converge: firmware and BIOS settings to "
+        "each node's baseline.",
+    )
+    image = forms.ChoiceField(
+        choices=(), required=False, widget=forms.Select(SELECT), help_text="For a reimage."
+    )
     site = forms.ModelChoiceField(
         Site.objects.order_by("name"), required=False, widget=forms.Select(SELECT)
     )
@@ -31,6 +43,13 @@ class CampaignForm(forms.Form):
         required=False,
         label="Only nodes the drift matrix shows drifted",
         widget=forms.CheckboxInput(CHECK),
+    )
+    component = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Only nodes drifted on",
+        help_text='A drift matrix component ("firmware.BMC", "bios.SriovEnable").',
+        widget=forms.TextInput(CONTROL),
     )
     max_unavailable_pct = forms.IntegerField(
         min_value=1,
@@ -46,13 +65,21 @@ class CampaignForm(forms.Form):
         label="Pause when more than % fail",
         widget=forms.NumberInput(CONTROL),
     )
+    max_failures = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Pause after this many failures",
+        help_text="Its failure budget; empty: only the percentage.",
+        widget=forms.NumberInput(CONTROL),
+    )
     reason = forms.CharField(required=False, widget=forms.TextInput(CONTROL))
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         if user is not None:
             scope_form(self, user)  # a site's role picks among its own sites and racks
-        self.fields["image"].choices = image_choices()
+        self.fields["kind"].choices = kinds.choices()
+        self.fields["image"].choices = [("", "—"), *image_choices()]
         site = self.chosen_site()
         if site is not None:
             # Only the options shown: the field still knows every rack, so that clean()
@@ -62,6 +89,9 @@ class CampaignForm(forms.Form):
             rack.widget.choices = [("", rack.empty_label)] + [
                 (r.pk, rack.label_from_instance(r)) for r in shown
             ]
+
+    def clean_kind(self) -> str:
+        return self.cleaned_data.get("kind") or "reimage"
 
     def chosen_site(self) -> Site | None:
         """The site in the data (or, unbound, the initial), None when none or no such site."""
@@ -75,6 +105,11 @@ class CampaignForm(forms.Form):
         site, rack = data.get("site"), data.get("rack")
         if self.has_error("site") or self.has_error("rack"):
             return data
+        kind = kinds.KINDS.get(data.get("kind", ""))
+        if kind is not None and kind.needs_image and not data.get("image"):
+            self.add_error("image", f"A {kind.name} campaign needs an image: choose one.")
+        if kind is not None and not kind.needs_image:
+            data["image"] = None  # a converge takes none, whatever the list shows
         if site is None and rack is None:
             raise forms.ValidationError("Choose a site or a rack: a site for all its racks.")
         if site is not None and rack is not None and rack.site_id != site.pk:
@@ -92,4 +127,6 @@ class CampaignForm(forms.Form):
         )
         if data.get("drifted"):
             selection["drifted"] = True
+        if data.get("component"):
+            selection["component"] = data["component"]
         return selection

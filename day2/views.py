@@ -14,7 +14,7 @@ from inventory.permissions import ACT, VIEW, actor_of, can, can_somewhere, site_
 from inventory.scope import restrict, visible_or_404
 from inventory.web import require, require_somewhere
 
-from . import campaigns, selectors
+from . import campaigns, planning, selectors
 from .campaign_flow import IllegalCampaignTransition, allowed_events
 from .filtersets import CampaignFilterSet
 from .forms import CampaignForm
@@ -31,30 +31,39 @@ def campaign_list(request):
         initial = {k: request.GET.get(k) for k in ("site", "rack")}
         form = CampaignForm(initial=initial, user=request.user)
         return render(request, "day2/campaign_list.html#campaign-rack", {"form": form})
-    form = CampaignForm(user=request.user)
+    # A link may fill it in: the drift matrix's "converge these" (kind, component, site).
+    shown = {k: request.GET[k] for k in ("kind", "component", "site", "rack") if k in request.GET}
+    form, plan = CampaignForm(initial=shown, user=request.user), None
     if request.method == "POST":
         require_somewhere(request, ACT)  # and each selected node below
         form = CampaignForm(request.POST, user=request.user)
         if form.is_valid():
+            data = form.cleaned_data
             try:
                 nodes = campaigns.select_nodes(form.selection())
                 for node in nodes:
                     require(request, ACT, on=node)
-                campaign = campaigns.create(
-                    name=form.cleaned_data["name"],
-                    image_ref=form.cleaned_data["image"],
-                    selection=form.selection(),
-                    actor=actor_of(request.user),
-                    max_unavailable_pct=form.cleaned_data["max_unavailable_pct"],
-                    pause_failed_pct=form.cleaned_data["pause_failed_pct"],
-                    reason=form.cleaned_data["reason"],
-                    nodes=nodes,
-                )
+                if "plan" in request.POST:  # the preview: nothing is started
+                    plan = planning.plan(
+                        data["kind"], data["image"], nodes, data["max_unavailable_pct"]
+                    )
+                else:
+                    campaign = campaigns.create(
+                        name=data["name"],
+                        kind=data["kind"],
+                        image_ref=data["image"],
+                        selection=form.selection(),
+                        actor=actor_of(request.user),
+                        max_unavailable_pct=data["max_unavailable_pct"],
+                        pause_failed_pct=data["pause_failed_pct"],
+                        max_failures=data["max_failures"],
+                        reason=data["reason"],
+                        nodes=nodes,
+                    )
+                    messages.success(request, f"Campaign {campaign.name} started.")
+                    return redirect(campaign)
             except ValidationError as exc:
                 form.add_error(None, "; ".join(exc.messages))
-            else:
-                messages.success(request, f"Campaign {campaign.name} started.")
-                return redirect(campaign)
     visible = restrict(selectors.campaign_queryset(), request.user)
     found = CampaignFilterSet(request.GET or None, queryset=visible)
     return render(
@@ -64,6 +73,7 @@ def campaign_list(request):
             "filter": found,
             "campaigns": found.qs[:200],
             "form": form,
+            "plan": plan,
             "can_start": can_somewhere(request.user, ACT),
         },
         status=400 if form.errors else 200,

@@ -242,8 +242,18 @@ def on_facts(sender: Any, node_ids: list[int], **kwargs: Any) -> None:
 def expected_for(node: Node) -> dict[str, tuple[str, ...]]:
     """What one node is expected to run (component -> accepted values): its image's
     baseline overlaid with the most specific matching Baseline, as `recompute` reads it."""
-    _name, image_baseline = _images([node.pk]).get(node.pk, ("", {}))
-    baseline = matching(list(Baseline.objects.all()), node.model, node.gpu_model)
-    return engine.merge(
-        engine.image_expected(image_baseline), baseline.components if baseline else {}
-    )
+    return expected_for_many([node])[node.pk]
+
+
+def expected_for_many(nodes: list[Node]) -> dict[int, dict[str, tuple[str, ...]]]:
+    """expected_for of many nodes in two reads (a campaign's plan over a whole site)."""
+    images = _images([n.pk for n in nodes])
+    every = list(Baseline.objects.all())
+    found = {}
+    for node in nodes:
+        _name, image_baseline = images.get(node.pk, ("", {}))
+        baseline = matching(every, node.model, node.gpu_model)
+        found[node.pk] = engine.merge(
+            engine.image_expected(image_baseline), baseline.components if baseline else {}
+        )
+    return found

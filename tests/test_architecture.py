@@ -45,13 +45,15 @@ MAY_IMPORT = {
     # (provisioning) and starts actions through inventory; nothing imports it back.
     "health": {"inventory", "provisioning", "validation", "engine", "webhooks", "core"},
     # Converge brings nodes to their baseline (drift) through the BMC (provisioning) and
-    # the gates; nothing imports it back: it registers its actions and plan.
+    # the gates, many at a time as a campaign kind (day2); nothing imports it back: it
+    # registers its actions, its plan and its campaign kind.
     "converge": {
         "inventory",
         "provisioning",
         "attestation",
         "validation",
         "drift",
+        "day2",
         "engine",
         "webhooks",
         "core",

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from inventory.api.scoping import check_each
 from inventory.permissions import ACT, actor_of
 
-from .. import campaigns, selectors
+from .. import campaigns, planning, selectors
 from ..filtersets import CampaignFilterSet
 from . import serializers as s
 
@@ -28,8 +28,9 @@ class CampaignViewSet(
     mixins.CreateModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Rolling reimage campaigns: create one over nodes, a rack, a site or the drifted
-    nodes; pause, resume or cancel it. Needs the role that runs actions, on every node."""
+    """Rolling campaigns (a reimage, a converge): plan one, create one over nodes, a rack,
+    a site or the drifted nodes; pause, resume or cancel it. Needs the role that runs
+    actions, on every node."""
 
     queryset = selectors.campaign_queryset()
     filterset_class = CampaignFilterSet
@@ -40,30 +41,50 @@ class CampaignViewSet(
     def get_serializer_class(self):
         if self.action == "create":
             return s.CampaignCreateSerializer
+        if self.action == "plan":
+            return s.CampaignPlanRequestSerializer
         if self.action == "retrieve":
             return s.CampaignDetailSerializer
         return s.CampaignSerializer
 
-    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignDetailSerializer})
-    def create(self, request, *args, **kwargs):
-        body = s.CampaignCreateSerializer(data=request.data)
+    def _body(self, request, serializer) -> tuple[dict, list]:
+        body = serializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
-        selection = dict(data.pop("selection"))
-        nodes = campaigns.select_nodes(selection)
+        data["selection"] = dict(data["selection"])
+        nodes = campaigns.select_nodes(data["selection"])
         check_each(request, ACT, nodes)
+        return data, nodes
+
+    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignDetailSerializer})
+    def create(self, request, *args, **kwargs):
+        data, nodes = self._body(request, s.CampaignCreateSerializer)
         campaign = campaigns.create(
             name=data["name"],
+            kind=data["kind"],
             image_ref=data["image"],
-            selection=selection,
+            selection=data["selection"],
             actor=_actor(request),
             max_unavailable_pct=data["max_unavailable_pct"],
             pause_failed_pct=data["pause_failed_pct"],
+            max_failures=data["max_failures"],
             reason=data["reason"],
             nodes=nodes,
         )
         fresh = selectors.campaign_queryset().get(pk=campaign.pk)
         return Response(s.CampaignDetailSerializer(fresh).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=s.CampaignPlanRequestSerializer, responses={200: s.CampaignPlanSerializer}
+    )
+    @action(detail=False, methods=["post"])
+    def plan(self, request):
+        """What a campaign would do, changing nothing: each node with what would change
+        (component, from, to) and about how long, the nodes it would leave out and why,
+        and the whole campaign's estimate at its pacing. Creating it starts this plan."""
+        data, nodes = self._body(request, s.CampaignPlanRequestSerializer)
+        found = planning.plan(data["kind"], data["image"], nodes, data["max_unavailable_pct"])
+        return Response(s.CampaignPlanSerializer(found.as_api()).data)
 
     def _move(self, request, verb):
         campaign = self.get_object()

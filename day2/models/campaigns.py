@@ -1,4 +1,5 @@
-"""Rolling campaigns: reimage many nodes to one image, a few per rack at a time."""
+"""Rolling campaigns: one node action (a reimage, a converge) over many nodes, a few per
+rack at a time (day2/kinds.py says what each kind does)."""
 
 from __future__ import annotations
 
@@ -40,12 +41,16 @@ MEMBER_COLOURS = {
 
 
 class Campaign(models.Model):
-    """Reimage these nodes to `image`, at most `max_unavailable_pct` of each rack out at
-    once (always at least one, so a small rack moves), pausing itself once more than
-    `pause_failed_pct` of the nodes it started have failed."""
+    """Run its kind's action on these nodes (reimage to `image`, converge to the
+    baseline), at most `max_unavailable_pct` of each rack out at once (always at least
+    one, so a small rack moves), pausing itself once more than `pause_failed_pct` of the
+    nodes it started have failed, or once `max_failures` have (its failure budget)."""
 
     name = models.CharField(max_length=100)
-    image = models.ForeignKey("provisioning.Image", on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=20, default="reimage", db_index=True)
+    image = models.ForeignKey(
+        "provisioning.Image", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     status = models.CharField(
         max_length=10,
         choices=CampaignStatus.choices,
@@ -57,6 +62,15 @@ class Campaign(models.Model):
     )
     pause_failed_pct = models.PositiveSmallIntegerField(
         default=20, validators=[MinValueValidator(0), MaxValueValidator(100)]
+    )
+    max_failures = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Pause once this many nodes have failed (empty: only the percentage).",
+    )
+    estimate_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The plan's estimate, in seconds, at its start."
     )
     selection = models.JSONField(default=dict, blank=True, help_text="What was asked for.")
     reason = models.TextField(blank=True)
@@ -80,10 +94,15 @@ class Campaign(models.Model):
         ordering = ["-created", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.name} → {self.image}"
+        return f"{self.name} → {self.target}"
 
     def get_absolute_url(self) -> str:
         return reverse("day2:campaign_detail", args=[self.pk])
+
+    @property
+    def target(self) -> str:
+        """What it brings its nodes to, in words."""
+        return str(self.image) if self.image_id else f"{self.kind} to baseline"
 
     @property
     def status_colour(self) -> str:
@@ -91,7 +110,8 @@ class Campaign(models.Model):
 
 
 class CampaignNode(models.Model):
-    """One node of a campaign and the recycle operation that reimages it."""
+    """One node of a campaign, what its plan would change there, and the operation that
+    does it."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="members")
     node = models.ForeignKey(
@@ -108,6 +128,10 @@ class CampaignNode(models.Model):
         related_name="+",
     )
     message = models.TextField(blank=True)
+    changes = models.JSONField(
+        default=list, blank=True, help_text="The plan's changes: component, from, to."
+    )
+    estimate_s = models.PositiveIntegerField(null=True, blank=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -80,6 +81,12 @@ def columns(summary: dict[str, Any], params: QueryDict) -> list[dict[str, Any]]:
                 **info,
                 "drifted_query": with_params(base, component=name, only_drifted="true"),
                 "skew_query": with_params(base, component=name),
+                # A converge campaign can bring firmware and BIOS settings to baseline.
+                "convergeable": name.startswith(("firmware.", "bios.")),
+                "converge_query": urlencode(
+                    {"kind": "converge", "component": name}
+                    | ({"site": params["site"]} if params.get("site", "").isdigit() else {})
+                ),
             }
         )
     return out

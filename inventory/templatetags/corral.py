@@ -86,11 +86,11 @@ def ago(value: datetime, now: datetime | None = None) -> str:
 
 
 @register.filter
-def duration(value: timedelta | None) -> str:
-    """A run's length: "42 s", "3 min 12 s", "2 h 05 min"."""
+def duration(value: timedelta | int | None) -> str:
+    """A run's length (a timedelta, or seconds): "42 s", "3 min 12 s", "2 h 05 min"."""
     if value is None:
         return ""
-    seconds = int(value.total_seconds())
+    seconds = int(value if isinstance(value, int) else value.total_seconds())
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:

@@ -24,6 +24,7 @@ from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, CALLER_IDS, CALLERS, READERS, WRITERS
 from tests.api.specs import SPECS, make_campaign
 from tests.attestation.routes import forget_tpm, sign_off
+from tests.day2.routes import campaign_plan
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
@@ -55,6 +56,7 @@ class Route:
     allowed: frozenset[str]
     success: int
     format: str = "json"
+    writes: bool = True  # a POST that only answers (a plan) changes nothing even when allowed
 
 
 def token_rotate():
@@ -304,6 +306,7 @@ ROUTES = (
     Route("campaign-pause", "post", campaign_move("pause"), ACTORS, 200),
     Route("campaign-resume", "post", campaign_move("resume"), ACTORS, 200),
     Route("campaign-cancel", "post", campaign_move("cancel"), ACTORS, 200),
+    Route("campaign-plan", "post", campaign_plan, ACTORS, 200, writes=False),
     Route("operation-cancel", "post", operation_cancel, ACTORS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
     Route("token-rotate", "post", token_rotate, READERS, 201),  # any caller, its own token
@@ -332,7 +335,7 @@ def test_routes_beyond_crud_follow_the_role_table(api, route, role):
     expected = 401 if role is None else route.success if role in route.allowed else 403
     assert resp.status_code == expected, resp.content
     if route.method == "post":
-        assert (observe() != before) == (expected == route.success)
+        assert (observe() != before) == (expected == route.success and route.writes)
 
 
 BMC_PASSWORD = "Walk-S3cret-BMC-pass"

@@ -100,8 +100,11 @@ BUSINESS_RULE_400 = {
     "POST /api/v1/health-events/": "the hostnames must exist; an XID code is a number; "
     "`at` not in the future",
     "POST /api/v1/nodes/{id}/health-events/": "an XID code is a number; `at` not in the future",
-    "POST /api/v1/campaigns/": "the image must exist and be published; the selection names "
-    "existing nodes (one of nodes, rack, site)",
+    **{
+        f"POST /api/v1/campaigns/{path}": "a reimage's image must exist and be published (a "
+        "converge takes none); the selection names existing nodes (one of nodes, rack, site)"
+        for path in ("", "plan/")
+    },
     **{
         f"POST /api/v1/campaigns/{{id}}/{verb}/": "the campaign's status must allow it (409)"
         for verb in ("pause", "resume", "cancel")
