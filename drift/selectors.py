@@ -16,7 +16,8 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, Query
 from django.utils import timezone
 
 from attestation.selectors import UNATTESTED, Standing
-from inventory.models import Fact, Node, Rack, Site
+from inventory.choices import ACTIVE_OPERATION_STATUSES
+from inventory.models import Fact, Node, Operation, Rack, Site
 from provisioning.models import Image
 
 from .engine import (
@@ -163,14 +164,22 @@ def summary(node_qs: QuerySet[Node]) -> dict[str, Any]:
     ):
         key = STALE if c["stale"] else c["status"]
         flagged[c["component"]][key] = flagged[c["component"]].get(key, 0) + c["n"]
+    nodes = dict(
+        cells.values("component")
+        .annotate(n=Count("node_id", distinct=True))
+        .values_list("component", "n")
+    )
     components = {}
     for name in sorted(expected, key=component_order):
         counts = flagged.get(name, {})
+        drifted, unknown = counts.get(DRIFT, 0), counts.get(UNKNOWN, 0)
         components[name] = {
+            "nodes": nodes.get(name, 0),
+            "compliance_pct": compliance(nodes.get(name, 0), drifted, unknown),
             "expected": expected[name].most_common(1)[0][0],
             "expected_values": dict(expected[name].most_common()),
-            "drifted": counts.get(DRIFT, 0),
-            "unknown": counts.get(UNKNOWN, 0),
+            "drifted": drifted,
+            "unknown": unknown,
             "stale": counts.get(STALE, 0),
             "per_gpu": per_gpu(name),
             "versions": dict(versions[name].most_common()),
@@ -187,6 +196,19 @@ class Column:
     expected: str
     drifted: int
     per_gpu: bool
+    nodes: int = 0  # the nodes expected to run it
+    unknown: int = 0  # of those, how many have no reading of it
+
+    @property
+    def compliance_pct(self) -> float | None:
+        """The share of the nodes expected to run it that are seen running it."""
+        return compliance(self.nodes, self.drifted, self.unknown)
+
+
+def compliance(nodes: int, drifted: int, unknown: int) -> float | None:
+    if not nodes:
+        return None
+    return round(100 * max(0, nodes - drifted - unknown) / nodes, 1)
 
 
 def columns(node_qs: QuerySet[Node]) -> list[Column]:
@@ -215,15 +237,24 @@ def columns(node_qs: QuerySet[Node]) -> list[Column]:
         )
         for name, values in merged.items():
             expected[name][" | ".join(values)] += combo["n"]
-    drifted = dict(
-        DriftCell.objects.filter(node_id__in=ids, status=DRIFT)
+    flagged: dict[str, Counter[str]] = defaultdict(Counter)
+    for name, status, n in (
+        DriftCell.objects.filter(node_id__in=ids, status__in=(DRIFT, UNKNOWN))
         .order_by()
-        .values("component")
+        .values("component", "status")
         .annotate(n=Count("node_id", distinct=True))
-        .values_list("component", "n")
-    )
+        .values_list("component", "status", "n")
+    ):
+        flagged[name][status] = n
     return [
-        Column(name, expected[name].most_common(1)[0][0], drifted.get(name, 0), per_gpu(name))
+        Column(
+            name,
+            expected[name].most_common(1)[0][0],
+            flagged[name][DRIFT],
+            per_gpu(name),
+            nodes=sum(expected[name].values()),
+            unknown=flagged[name][UNKNOWN],
+        )
         for name in sorted(expected, key=component_order)
     ]
 
@@ -238,10 +269,32 @@ def header(node_qs: QuerySet[Node]) -> dict[str, Any]:
         "nodes": totals["nodes"],
         "drifted_nodes": totals["drifted"],
         "components": {
-            c.component: {"expected": c.expected, "drifted": c.drifted, "per_gpu": c.per_gpu}
+            c.component: {
+                "expected": c.expected,
+                "drifted": c.drifted,
+                "per_gpu": c.per_gpu,
+                "nodes": c.nodes,
+                "compliance_pct": c.compliance_pct,
+            }
             for c in columns(node_qs)
         },
     }
+
+
+def work_under_way(node_ids: list[int]) -> dict[int, tuple[str, int]]:
+    """Node -> (what is under way or pending on it, the operation): its newest active
+    operation ("apply_firmware: updating BMC to 1.52.00", "converge: running
+    apply_firmware"). The matrix shows it beside the node's state, so a drifted cell being
+    fixed is not taken for one nobody is fixing."""
+    found: dict[int, tuple[str, int]] = {}
+    active = (
+        Operation.objects.filter(node_id__in=node_ids, status__in=ACTIVE_OPERATION_STATUSES)
+        .order_by("node_id", "-created", "-pk")
+        .values_list("node_id", "pk", "kind", "status", "message")
+    )
+    for node_id, pk, kind, status, message in active:
+        found.setdefault(node_id, (f"{kind} {status}" + (f": {message}" if message else ""), pk))
+    return found
 
 
 def node_drift(node: Node) -> dict[str, Any]:

@@ -62,6 +62,7 @@ class Row:
     cells: list[CellView | None]
     url: str = ""
     attestation: Standing = UNATTESTED
+    work: tuple[str, int] | None = None  # what is under way on it, and its operation
 
 
 def filtered(params: QueryDict, user: Any) -> DriftFilterSet:
@@ -102,6 +103,7 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
     page_nodes = list(page.object_list)
     cells = selectors.cells_for([n.pk for n in page_nodes])
     trust = attestation.standings([n.pk for n in page_nodes])
+    under_way = selectors.work_under_way([n.pk for n in page_nodes])
     rows = []
     for node in page_nodes:
         state = getattr(node, "drift_state", None)
@@ -114,6 +116,7 @@ def matrix_context(request, params: QueryDict | None = None) -> dict[str, Any]:
                 cells=[mine.get(c["name"]) for c in cols],
                 url=node.get_absolute_url(),
                 attestation=trust.get(node.pk, UNATTESTED),
+                work=under_way.get(node.pk),
             )
         )
     return {

@@ -170,12 +170,13 @@ def test_matrix_queries_do_not_grow_with_the_nodes(
     client.force_login(users["technician"])
     client.get(MATRIX)  # warm: session, content types
     # session, user, roles; summary (2 grouped reads + totals); one page of nodes; their
-    # cells; their attestation standings; the image chooser; the page around the table:
-    # the nav's RMA count and groups, sites and racks for the filter form.
-    with django_assert_num_queries(15):
+    # cells; their attestation standings; the work under way on them; the image chooser;
+    # the page around the table: the nav's RMA count and groups, sites and racks for the
+    # filter form.
+    with django_assert_num_queries(16):
         html = client.get(MATRIX).content.decode()
     assert len(hostnames(html)) == size
-    with django_assert_num_queries(11):  # the HTMX table: no filter-form choices
+    with django_assert_num_queries(12):  # the HTMX table: no filter-form choices
         client.get(MATRIX, {"only_drifted": "true"}, headers={"HX-Request": "true"})
 
 
@@ -235,3 +236,54 @@ def test_summary_matches_what_the_headers_say(drift_fleet):
 
     got = summary(Node.objects.all())["components"]["gpu.vbios"]
     assert got["versions"] == {"96.00.89.00.01": 23, ODD_VBIOS: 1}
+
+
+def test_each_column_and_the_summary_say_how_compliant_the_fleet_is(client, users, drift_fleet):
+    """Of the four nodes expected to run each component, one is unknown everywhere and one
+    drifted on the BMC and a GPU's VBIOS: half compliant there, three quarters on the
+    driver (a stale OK reading still counts as running it)."""
+    from inventory.models import Node
+
+    client.force_login(users["manager"])
+    html = client.get(MATRIX).content.decode()
+    shown = re.findall(
+        r'<th data-component="([^"]+)".*?class="small fw-normal compliance"[^>]*>([^<]+)<',
+        html,
+        re.S,
+    )
+    assert shown == [
+        ("driver", "75.0 % compliant"),
+        ("firmware.BMC", "50.0 % compliant"),
+        ("gpu.vbios", "50.0 % compliant"),
+    ]
+    got = summary(Node.objects.all())["components"]
+    assert {name: (c["nodes"], c["compliance_pct"]) for name, c in got.items()} == {
+        "driver": (4, 75.0),
+        "firmware.BMC": (4, 50.0),
+        "gpu.vbios": (4, 50.0),
+    }
+
+
+def test_work_under_way_on_a_node_shows_beside_its_state(client, users, drift_fleet):
+    from inventory.models import Node, Operation
+
+    node = Node.objects.get(hostname="n-drifted")
+    Operation.objects.create(
+        node=node,
+        kind="apply_firmware",
+        status="running",
+        actor="user:tech",
+        message="updating BMC to 1.45",
+    )
+    client.force_login(users["manager"])
+    html = client.get(MATRIX).content.decode()
+    badges = re.findall(
+        r'class="badge text-bg-info work-under-way" href="([^"]+)" title="([^"]+)"', html
+    )
+    op = Operation.objects.get(node=node)
+    assert badges == [
+        (
+            node.get_absolute_url(),
+            f"operation #{op.pk}: apply_firmware running: updating BMC to 1.45",
+        )
+    ]
