@@ -1,5 +1,6 @@
-"""Firmware artifacts: created from a URL and a sha256, fetched and checked by a task,
-kept (one file per sha256 under CORRAL_ARTIFACT_DIR) and served to BMCs.
+"""Firmware artifacts: created from a URL and a sha256, fetched and checked by a task, or
+uploaded with their sha256 and checked as they arrive; kept (one file per sha256 under
+CORRAL_ARTIFACT_DIR) and served to BMCs.
 
 A download goes through the egress guard as image downloads do (CORRAL_IMAGE_ALLOW), is
 capped at CORRAL_FIRMWARE_MAX_BYTES and lands in a temporary file: only a file whose
@@ -9,9 +10,11 @@ and the file a BMC is served is always the one that was checked.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import tempfile
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -42,7 +45,11 @@ def _send(task: Any, pk: int) -> None:
 
 
 class Refused(Exception):  # noqa: N818 (an outcome, said to whoever reads the artifact)
-    pass
+    """Why an artifact is not kept; `field`: what to fix (an upload's 400 names it)."""
+
+    def __init__(self, message: str, field: str = "url") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def verify(pk: int) -> FirmwareArtifact:
@@ -83,6 +90,43 @@ def _fetch(artifact: FirmwareArtifact) -> int:
         return size
     except egress_http.DownloadRefused as exc:
         raise Refused(str(exc)) from None
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def upload(fields: dict[str, Any], chunks: Iterable[bytes], actor: str) -> FirmwareArtifact:
+    """An uploaded artifact, accepted at once if its bytes are the sha256 given; otherwise
+    Refused naming both digests, and nothing is kept (no row, no file)."""
+    artifact = FirmwareArtifact(**fields, url="", created_by=actor)
+    artifact.full_clean()  # name and version unique, before any byte is written
+    folder = settings.CORRAL_ARTIFACT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
+    digest, size = hashlib.sha256(), 0
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > settings.CORRAL_FIRMWARE_MAX_BYTES:
+                    raise Refused(
+                        f"the upload is larger than CORRAL_FIRMWARE_MAX_BYTES "
+                        f"({settings.CORRAL_FIRMWARE_MAX_BYTES} bytes); nothing was kept",
+                        field="file",
+                    )
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != artifact.sha256:
+            raise Refused(
+                f"sha256 mismatch: expected {artifact.sha256}, the upload is "
+                f"{digest.hexdigest()}; nothing was kept",
+                field="sha256",
+            )
+        with transaction.atomic():
+            artifact.state, artifact.size = ArtifactState.ACCEPTED, size
+            artifact.save()
+            os.replace(temporary, artifact.path)
+        return artifact
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

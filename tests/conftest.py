@@ -155,6 +155,18 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _artifacts_out_of_the_checkout(tmp_path_factory):
+    """Firmware a test uploads or fetches is kept under the session's temporary folder,
+    never in the checkout's artifacts/ (a test that looks at the folder sets its own)."""
+    from django.conf import settings
+
+    kept = settings.CORRAL_ARTIFACT_DIR
+    settings.CORRAL_ARTIFACT_DIR = tmp_path_factory.mktemp("artifacts")
+    yield
+    settings.CORRAL_ARTIFACT_DIR = kept
+
+
 @pytest.fixture(autouse=True)
 def _worker_settles(request):
     yield

@@ -32,3 +32,15 @@ class FirmwareArtifactSerializer(serializers.ModelSerializer):
         from ..views import download_path
 
         return download_path(artifact)
+
+
+class FirmwareUploadSerializer(serializers.ModelSerializer):
+    """An upload: the package's bytes and what it is (multipart form fields)."""
+
+    file = serializers.FileField(
+        help_text="The firmware package; at most CORRAL_FIRMWARE_MAX_BYTES."
+    )
+
+    class Meta:
+        model = FirmwareArtifact
+        fields = ["file", "name", "version", "component", "fits", "activation", "sha256"]

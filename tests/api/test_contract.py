@@ -15,16 +15,15 @@ from django.db import connection
 from django.urls import get_resolver
 from django.utils import timezone
 
-from day2 import campaigns
-from day2.models import Campaign
 from inventory.imports import COLUMNS
 from inventory.models import BMC, Fact, Node, Operation
 from provisioning.models import Deployment, Image
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, CALLER_IDS, CALLERS, READERS, WRITERS
-from tests.api.specs import SPECS, make_campaign
+from tests.api.specs import SPECS
 from tests.attestation.routes import forget_tpm, sign_off
-from tests.day2.routes import campaign_plan
+from tests.converge.routes import artifact_upload
+from tests.day2.routes import campaign_move, campaign_plan
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
@@ -202,20 +201,6 @@ def redeliver():
     )
 
 
-def campaign_move(verb: str):
-    def setup():
-        campaign = make_campaign()
-        if verb == "resume":
-            campaigns.pause(campaign, "user:contract")
-        return (
-            f"/api/v1/campaigns/{campaign.pk}/{verb}/",
-            {"reason": "contract"},
-            lambda: Campaign.objects.get(pk=campaign.pk).status,
-        )
-
-    return setup
-
-
 def operation_cancel():
     rack = RackFactory()
     node = NodeFactory(rack=rack, rack_unit=5, state="in_service")
@@ -307,6 +292,7 @@ ROUTES = (
     Route("campaign-resume", "post", campaign_move("resume"), ACTORS, 200),
     Route("campaign-cancel", "post", campaign_move("cancel"), ACTORS, 200),
     Route("campaign-plan", "post", campaign_plan, ACTORS, 200, writes=False),
+    Route("firmware-artifact-upload", "post", artifact_upload, ADMINS, 201, format="multipart"),
     Route("operation-cancel", "post", operation_cancel, ACTORS, 200),
     Route("api-root", "get", lambda: ("/api/v1/", {}, lambda: None), READERS, 200),
     Route("token-rotate", "post", token_rotate, READERS, 201),  # any caller, its own token

@@ -90,6 +90,8 @@ BUSINESS_RULE_400 = {
     },
     "POST /api/v1/firmware-artifacts/": "name and version unique together; the URL's host "
     "must pass the egress policy (docs/egress.md) and Django's URL rules",
+    "POST /api/v1/firmware-artifacts/upload/": "the sha256 must be the uploaded file's (a "
+    "generated one never is); name and version unique together",
     "POST /api/v1/gate-profiles/": "the spec is a gate profile document (phases, checks) "
     "checked on load; one profile only is the default",
     "POST /api/v1/baselines/": "components are component names with versions",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from day2 import campaigns
 from day2.models import Campaign
+from tests.api.specs import make_campaign
 from tests.factories import ImageFactory, NodeFactory, RackFactory
 
 
@@ -14,3 +16,17 @@ def campaign_plan() -> tuple[str, dict, Callable[[], object]]:
     NodeFactory(rack=rack, rack_unit=1, state="in_service")
     body = {"kind": "reimage", "image": str(ImageFactory().pk), "selection": {"rack": rack.pk}}
     return "/api/v1/campaigns/plan/", body, Campaign.objects.count
+
+
+def campaign_move(verb: str):
+    def setup():
+        campaign = make_campaign()
+        if verb == "resume":
+            campaigns.pause(campaign, "user:contract")
+        return (
+            f"/api/v1/campaigns/{campaign.pk}/{verb}/",
+            {"reason": "contract"},
+            lambda: Campaign.objects.get(pk=campaign.pk).status,
+        )
+
+    return setup
