@@ -42,10 +42,14 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {}
+# (name, label) of each kind, kept as they register: the API's `kind` choices, and the
+# schema's CampaignKindEnum (fleet/settings_api.py names this list).
+CHOICES: list[tuple[str, str]] = []
 
 
 def register(kind: Kind) -> None:
     KINDS[kind.name] = kind
+    CHOICES[:] = [(k.name, k.label) for k in KINDS.values()]
 
 
 def get(name: str) -> Kind:
@@ -57,7 +61,7 @@ def get(name: str) -> Kind:
 
 
 def choices() -> list[tuple[str, str]]:
-    return [(k.name, k.label) for k in KINDS.values()]
+    return list(CHOICES)
 
 
 def params(kind: Kind, image_id: int | None) -> dict[str, Any]:

@@ -44,6 +44,7 @@ SPECTACULAR_SETTINGS = {
         "HealthDecisionEnum": "health.choices.Decision",
         "CampaignStatusEnum": "day2.models.campaigns.CampaignStatus",
         "CampaignMemberStatusEnum": "day2.models.campaigns.MemberStatus",
+        "CampaignKindEnum": "day2.kinds.CHOICES",  # filled as the apps register kinds
     },
     # Error answers every operation can give, declared once (fleet/schema.py); each
     # operation tagged with its domain, each domain described (fleet/schema_tags.py).
