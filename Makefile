@@ -80,6 +80,11 @@ bench-dash: $(STAMP)
 bench-day2: $(STAMP)
 	$(BIN)/python -m devtools.bench_day2 --runs 3
 
+# Converge: a campaign updating the BMC firmware of 1,000 nodes in service on updating test
+# BMCs, at 10 % of a rack at a time, against what the pacing alone would take.
+bench-converge: $(STAMP)
+	$(BIN)/python -m devtools.bench_converge --n 1000
+
 # Trust at join: what TPM attestation adds to a deploy (QEMU + OVMF + swtpm booting the UKI
 # with and without a TPM, the web server, a worker), and the server-side verify alone.
 bench-attest: $(STAMP)

@@ -125,11 +125,18 @@ def sshd_config(workdir: Path, port: int, listen: tuple[str, ...] = (LOOPBACK,))
 
 
 @contextmanager
-def running_sshd(workdir: Path, client_key: Path | None = None) -> Iterator[SSHServer]:
+def running_sshd(
+    workdir: Path,
+    client_key: Path | None = None,
+    listen: tuple[str, ...] = (LOOPBACK,),
+    port: int | None = None,
+) -> Iterator[SSHServer]:
     """Start sshd with a new host key in workdir; stop it however the block ends.
 
     client_key: an existing private key whose .pub is authorized (so several daemons
-    accept one client); by default a new one is made in workdir.
+    accept one client); by default a new one is made in workdir. listen: the loopback
+    addresses it listens on (sshd takes 16 at most); port: a given one (daemons on other
+    addresses share it), else a free one.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # privilege-separation dir
@@ -142,14 +149,15 @@ def running_sshd(workdir: Path, client_key: Path | None = None) -> Iterator[SSHS
     host_key = " ".join((workdir / "hostkey.pub").read_text().split()[:2])
     log = workdir / "sshd.log"
     proc = None
+    given = port
     for _attempt in range(3):  # a port grabbed between free_port() and bind: retry
-        port = free_port()
+        port = given or free_port()
         proc = subprocess.Popen(
-            [SSHD, "-D", "-f", str(sshd_config(workdir, port)), "-E", str(log)],
+            [SSHD, "-D", "-f", str(sshd_config(workdir, port, listen)), "-E", str(log)],
             stdin=subprocess.DEVNULL,
         )
         try:
-            wait_for_port(port, proc=proc)
+            wait_for_port(port, host=listen[0], proc=proc)
             break
         except (RuntimeError, TimeoutError):
             stop_process(proc)
@@ -158,7 +166,7 @@ def running_sshd(workdir: Path, client_key: Path | None = None) -> Iterator[SSHS
         raise RuntimeError(f"sshd did not start; see {log}:\n{log.read_text()[-2000:]}")
     try:
         yield SSHServer(
-            host=LOOPBACK,
+            host=listen[0],
             port=port,
             username=getpass.getuser(),
             client_key_path=client_key,

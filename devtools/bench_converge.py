@@ -1,0 +1,252 @@
+"""`make bench-converge`: a converge campaign over N nodes in service, timed. Not a test.
+
+    python -m devtools.bench_converge --n 1000
+
+Everything runs here, on a fresh database: N updating test BMCs (tests/peers/
+updating_bmc.py: DSP0266 tasks, each update `--polls` polls of the task monitor), an sshd
+for the gates (one xid check), and one site worker (threads pool, `--concurrency`, as
+docker-compose runs one) with its embedded beat. Each node runs BMC 1.45.00 and its
+baseline wants 1.52.00, from one accepted artifact.
+
+* one: a campaign of ONE node (drain, the update, the gates, admission): the time the
+  work of one node takes.
+* total: a campaign of all N nodes, `--racks-of` nodes per rack at 10 % unavailable per
+  rack: a rack converges `allowance` nodes at a time, so the pacing alone sets
+  critical_path = waves x one, waves = ceil(rack size / allowance).
+
+ratio = total / critical_path; 1.0 means Corral added nothing to what the pacing asks.
+worker_cpu_ms_per_node is the worker's CPU time over the campaign, per node. Last line:
+    converge nodes=… total_s=… critical_path_s=… ratio=… worker_cpu_ms_per_node=… failed=…
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from devtools.benchdb import ADMIN_URL, fresh_django
+
+DB = "corral_bench_converge"
+SITE = "dc1"  # a queue the test worker helpers know
+MODEL = "FX-1"
+PUBLIC_URL = "http://127.0.0.1:8000"
+
+
+def say(msg: str) -> None:
+    print(f"bench-converge: {msg}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--racks-of", type=int, default=40, help="nodes per rack")
+    parser.add_argument("--pct", type=int, default=10, help="max unavailable per rack, %")
+    parser.add_argument("--polls", type=int, default=4, help="monitor polls per update")
+    parser.add_argument("--poll-seconds", type=float, default=0.5)
+    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--admin-url", default=ADMIN_URL)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
+    args = parser.parse_args()
+
+    os.environ["REDIS_URL"] = args.redis_url
+    os.environ["CORRAL_PUBLIC_URL"] = PUBLIC_URL
+    work = Path(tempfile.mkdtemp(prefix="bench-converge-"))
+    os.environ["CELERY_BROKER_DIR"] = str(work / "broker")
+    os.environ["CELERY_BEAT_SCHEDULE_FILENAME"] = str(work / "beat-schedule")
+    fresh_django(DB, args.admin_url)
+    try:
+        with ExitStack() as stack:
+            return run(args, work, stack)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, work: Path, stack: ExitStack) -> int:
+    from django.db import connection
+
+    from tests.e2e.test_gates import use_profile
+    from tests.peers.faulty_http import serving
+    from tests.peers.sshd import running_sshd
+    from tests.peers.updating_bmc import Plan, UpdatingRedfish
+    from tests.workers import purge_queues, start_worker, stop_worker
+
+    say(f"starting {args.n + 1} updating BMCs, sshd and a worker")
+    bmcs = [
+        stack.enter_context(serving(UpdatingRedfish(plan=Plan(polls=args.polls))))
+        for _ in range(args.n + 1)
+    ]
+    # The gates reach each node at its own loopback address; sshd listens on 16 at most.
+    ips = [node_ip(i) for i in range(args.n + 1)]
+    sshd = stack.enter_context(running_sshd(work / "sshd0", listen=tuple(ips[:16])))
+    for k in range(16, len(ips), 16):
+        stack.enter_context(
+            running_sshd(
+                work / f"sshd{k}",
+                client_key=sshd.client_key_path,
+                listen=tuple(ips[k : k + 16]),
+                port=sshd.port,
+            )
+        )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "fleet.settings",
+        "CORRAL_SSH_PORT": str(sshd.port),
+        "CORRAL_SSH_USER": sshd.username,
+        "CORRAL_SSH_KEY_PATH": str(sshd.client_key_path),
+        "CORRAL_CONVERGE_POLL_SECONDS": str(args.poll_seconds),
+    }
+    queues = f"corral,site.{SITE}"
+    purge_queues(env, f"{queues},webhooks")
+    worker = start_worker(
+        env, work / "worker.log", "-B", "-c", str(args.concurrency), queues=queues
+    )
+    stack.callback(stop_worker, worker)
+
+    one, many = arrange(args, bmcs)
+    use_profile(gate_profile(sshd))
+    connection.close()
+
+    say("one node")
+    single = converge(one, args.pct)
+    if single["failed"]:
+        sys.exit(f"the single node did not converge: {single['errors']}")
+    say(f"one node: {single['seconds']:.2f} s; now {len(many)} nodes")
+    before = cpu_seconds(worker.process.pid)
+    fleet = converge(many, args.pct)
+    cpu_ms = (cpu_seconds(worker.process.pid) - before) * 1000
+    allowance = max(1, args.racks_of * args.pct // 100)
+    waves = math.ceil(args.racks_of / allowance)
+    critical = waves * single["seconds"]
+    for error in fleet["errors"][:5]:
+        say(f"failed: {error}")
+    print(
+        f"converge nodes={len(many)} total_s={fleet['seconds']:.1f} "
+        f"critical_path_s={critical:.1f} ratio={fleet['seconds'] / critical:.2f} "
+        f"worker_cpu_ms_per_node={cpu_ms / len(many):.0f} failed={fleet['failed']}"
+    )
+    return 0 if not fleet["failed"] else 1
+
+
+def arrange(args: argparse.Namespace, bmcs: list) -> tuple[list, list]:
+    """A site, racks of --racks-of nodes in service (and one node alone in its rack), each
+    on its own BMC, running BMC 1.45.00; a baseline wanting 1.52.00; the artifact."""
+    from django.utils import timezone
+
+    from converge.models import FirmwareArtifact
+    from converge.views import download_path
+    from drift import baselines
+    from inventory.models import BMC, Fact, NetworkInterface, Node, Rack, Site
+
+    # The bench nodes boot nothing, so they have no TPM quote: admitted as unattested.
+    site = Site.objects.create(name="bench", slug=SITE, attestation="allow_unattested")
+    baselines.save(
+        {"name": "fx-1", "node_model": MODEL, "components": {"firmware.BMC": "1.52.00"}},
+        "user:bench",
+    )
+    artifact = FirmwareArtifact.objects.create(
+        name="fx1-bmc",
+        version="1.52.00",
+        component="BMC",
+        activation="immediate",
+        url="https://repo.example.net/fx1/bmc-1.52.00.bin",
+        sha256="a" * 64,
+        state="accepted",
+    )
+    uri = f"{PUBLIC_URL}{download_path(artifact)}"
+    racks = [
+        Rack.objects.create(site=site, name=f"r{i:03d}", fabric="ib-400g")
+        for i in range(math.ceil(args.n / args.racks_of) + 1)
+    ]
+    nodes = []
+    now = timezone.now()
+    for i, bmc in enumerate(bmcs):
+        bmc.images[uri] = ("BMC", "1.52.00")
+        alone = i == len(bmcs) - 1
+        node = Node.objects.create(
+            hostname=f"fx{i:05d}",
+            serial=f"SN{i:07d}",
+            model=MODEL,
+            gpu_model="H100-SXM",
+            gpu_count=1,
+            state="in_service",
+            rack=racks[-1] if alone else racks[i // args.racks_of],
+            rack_unit=1 if alone else 1 + i % args.racks_of,
+        )
+        BMC.objects.create(
+            node=node,
+            protocol="redfish",
+            address=bmc.address,
+            username="admin",
+            password="bench-bmc-pass",
+            system_id="sys1",
+        )
+        mac = f"52:54:00:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x}"
+        NetworkInterface.objects.create(node=node, mac=mac, ip=node_ip(i), boot=True)
+        nodes.append(node)
+    Fact.objects.bulk_create(
+        Fact(node=n, key="firmware.BMC", value="1.45.00", source="redfish", observed_at=now)
+        for n in nodes
+    )
+    return nodes[-1:], nodes[:-1]
+
+
+def node_ip(i: int) -> str:
+    return f"127.1.{i // 250}.{i % 250 + 1}"
+
+
+def gate_profile(sshd) -> dict:
+    xid = sshd.stand_in("kernel-log", output="")
+    check = {"name": "kernel-xid", "tool": "xid", "command": str(xid), "timeout_s": 30}
+    return {
+        "name": "bench",
+        "title": "bench",
+        "version": 1,
+        "gpu_models": ["H100-SXM"],
+        "fabrics": ["ib-400g"],
+        "phases": [{"name": "preflight", "checks": [{**check, "required": True}]}],
+    }
+
+
+def converge(nodes: list, pct: int) -> dict:
+    """A converge campaign over `nodes`, waited to its end: seconds, failures."""
+    from day2 import campaigns
+    from day2.models import Campaign
+
+    started = time.monotonic()
+    campaign = campaigns.create(
+        name=f"bench {len(nodes)}",
+        kind="converge",
+        selection={"nodes": [n.pk for n in nodes]},
+        actor="user:bench",
+        max_unavailable_pct=pct,
+        pause_failed_pct=100,
+    )
+    while True:
+        campaign = Campaign.objects.get(pk=campaign.pk)
+        if campaign.status in ("finished", "cancelled", "paused"):
+            break
+        time.sleep(0.2)
+    seconds = time.monotonic() - started
+    failed = list(campaign.members.exclude(status="succeeded"))
+    return {
+        "seconds": seconds,
+        "failed": len(failed),
+        "errors": [f"{m.node}: {m.status} {m.message}" for m in failed],
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
