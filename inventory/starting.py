@@ -25,7 +25,7 @@ from engine import plans
 
 from . import operations
 from .actions import Action, available_actions, get_action, label_of
-from .choices import OperationStatus
+from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
 from .lifecycle import IllegalTransition, transition
 from .locking import NodeLocked, acquire, holder_of, release_for
 from .models import Node, Operation
@@ -255,10 +255,24 @@ def _start_step(
     except (ActionNotAllowed, NodeLocked, ValidationError) as exc:
         if refuse:
             raise
+        if isinstance(exc, NodeLocked) and _held_by_own_ended_step(op, node):
+            # A late run of the step that just ended (a re-check sent twice) holds the
+            # node for a moment: the sweep starts this step once it lets go.
+            operations.report_progress(op, step.span[0], f"{step.name}: waiting for {exc}")
+            return
         said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         end(op, OperationStatus.FAILED, f"{step.name} could not start: {said}")
         return
     operations.report_progress(op, step.span[0], f"{step.name}: started")
+
+
+def _held_by_own_ended_step(op: Operation, node: Node) -> bool:
+    """Whether the node's lock is held by one of the flow's own steps that has ended."""
+    holder = Node.objects.filter(pk=node.pk).values_list("lock_operation_id", flat=True).first()
+    ended = Operation.objects.filter(pk=holder, parent_id=op.pk).exclude(
+        status__in=ACTIVE_OPERATION_STATUSES
+    )
+    return holder is not None and ended.exists()
 
 
 def sweep(older_than: float = 30.0) -> int:

@@ -13,6 +13,7 @@ from day2.recycle import PLAN
 from engine import plans
 from inventory import operations, starting
 from inventory.lifecycle import transition
+from inventory.locking import acquire, holder_of, release_for
 from inventory.models import Operation
 from rma import services as rma
 from rma.models import Case
@@ -149,3 +150,34 @@ def test_an_ended_operation_keeps_the_progress_it_ended_with():
     operations.report_progress(op, 60, "late word from a worker")  # the ending stays
     op.refresh_from_db()
     assert (op.status, op.progress, op.message) == ("failed", 40, "powering on")
+
+
+def test_a_next_step_held_off_by_its_own_ended_step_waits_and_the_sweep_starts_it():
+    """Under load a re-check of the drain ran twice: one run ended it, the other still held
+    the node when the chain moved on. The deploy waits (it failed the chain, seen in
+    make bench-converge) and the sweep starts it once the node is let go."""
+    node = NodeFactory(state="in_service")
+    DeploymentFactory(node=node, status="succeeded")
+    op = starting.start_action(node, "recycle", "user:alice", "XID 79")
+    step = op.children.get(kind="drain")
+    drained(op)
+    acquire(node, holder_of(step), op=step)  # the late run takes the node again
+    starting.advance(op.pk)
+    op.refresh_from_db()
+    assert op.status == "running", op.error
+    assert op.message.startswith(f"deploy: waiting for {node} is busy: locked by operation")
+    release_for(step)  # the late run ends
+    assert starting.sweep(older_than=0) == 1
+    assert list(op.children.order_by("pk").values_list("kind", flat=True)) == ["drain", "deploy"]
+
+
+def test_a_node_held_by_other_work_still_ends_the_chain_saying_why():
+    node = NodeFactory(state="in_service")
+    DeploymentFactory(node=node, status="succeeded")
+    op = starting.start_action(node, "recycle", "user:alice", "XID 79")
+    drained(op)
+    acquire(node, "operation 999 (power) requested by user:bob")
+    starting.advance(op.pk)
+    op.refresh_from_db()
+    assert op.status == "failed"
+    assert op.error.startswith(f"deploy could not start: {node} is busy: locked by operation 999")
