@@ -21,6 +21,7 @@ from rest_framework.serializers import *  # noqa: F403  (this module stands in f
 from rest_framework.serializers import (  # noqa: F401  (named for mypy: DRF is untyped here)
     ChoiceField,
     DateTimeField,
+    FileField,
     ListField,
     Serializer,
     SerializerMethodField,

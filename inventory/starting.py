@@ -269,10 +269,12 @@ def _start_step(
 def _held_by_own_ended_step(op: Operation, node: Node) -> bool:
     """Whether the node's lock is held by one of the flow's own steps that has ended."""
     holder = Node.objects.filter(pk=node.pk).values_list("lock_operation_id", flat=True).first()
+    if holder is None:
+        return False
     ended = Operation.objects.filter(pk=holder, parent_id=op.pk).exclude(
         status__in=ACTIVE_OPERATION_STATUSES
     )
-    return holder is not None and ended.exists()
+    return ended.exists()
 
 
 def sweep(older_than: float = 30.0) -> int:

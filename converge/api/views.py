@@ -3,6 +3,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from inventory.api.views import request_actor
@@ -46,7 +47,7 @@ class FirmwareArtifactViewSet(viewsets.ModelViewSet):
         },
     )
     @action(detail=False, methods=["post"], parser_classes=[MultiPartParser])
-    def upload(self, request):
+    def upload(self, request: Request) -> Response:
         """Upload a package (multipart field `file`, with name, version, component, fits,
         activation, sha256): accepted at once when its bytes are the sha256 given."""
         body = s.FirmwareUploadSerializer(data=request.data)

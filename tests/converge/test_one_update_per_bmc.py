@@ -62,6 +62,18 @@ def test_an_update_waits_while_another_runs_through_the_same_bmc(
     assert sent[0] == images
 
 
+def behind_another(api, node, sibling):  # noqa: F811
+    """An update runs through the BMC for `node`; one for its sibling is asked for through
+    the API: (the first operation, the second's id)."""
+    first = running(node)
+    operations.report_progress(first, 5, "updating BMC to 1.52.00")  # it holds the BMC
+    resp = api("technician").post(
+        f"/api/v1/nodes/{sibling.pk}/actions/apply_firmware/", {}, format="json"
+    )
+    assert resp.status_code == 202, resp.content
+    return first, resp.data["id"]
+
+
 def test_a_waiting_update_outlasts_the_bmc_retries_and_runs_once_its_turn_comes(
     api,
     updating_bmc,
@@ -70,13 +82,7 @@ def test_a_waiting_update_outlasts_the_bmc_retries_and_runs_once_its_turn_comes(
     images,
     celery_worker,
 ):
-    first = running(node)
-    operations.report_progress(first, 5, "updating BMC to 1.52.00")
-    resp = api("technician").post(
-        f"/api/v1/nodes/{sibling.pk}/actions/apply_firmware/", {}, format="json"
-    )
-    assert resp.status_code == 202, resp.content
-    second = resp.data["id"]
+    first, second = behind_another(api, node, sibling)
     # It is sent again each poll while the other runs (each send stamps `sent`), and
     # stays waiting, its attempts uncounted: the worker's two BMC retries
     # (tests/workers.py) would be spent by the third.
@@ -107,12 +113,7 @@ def test_a_wait_past_its_patience_fails_naming_what_it_waited_for(
     images,
     celery_worker,
 ):
-    first = running(node)
-    operations.report_progress(first, 5, "updating BMC to 1.52.00")
-    resp = api("technician").post(
-        f"/api/v1/nodes/{sibling.pk}/actions/apply_firmware/", {}, format="json"
-    )
-    second = resp.data["id"]
+    first, second = behind_another(api, node, sibling)
     wait_until(lambda: "waits for it" in Operation.objects.get(pk=second).message, timeout=30)
     # Five hours on: past CORRAL_CONVERGE_BMC_WAIT_SECONDS (4 h) at its next turn.
     started = Operation.objects.get(pk=second).started
