@@ -22,6 +22,7 @@ from django.db.models import Q
 from day2.kinds import Assessment
 from drift.services import expected_for_many
 from inventory.actions import get_action
+from inventory.choices import NodeState
 from inventory.facts import NODE_LEVEL
 from inventory.models import Fact, Node
 from provisioning import bios
@@ -60,16 +61,8 @@ def _changes(
     node: Node, expected: dict[str, tuple[str, ...]], now: dict[str, str], accepted: list[Any]
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """(the changes, in the order they run; components below target no artifact fits)."""
-    firmware_wanted = {
-        k.removeprefix(targets.FIRMWARE): v
-        for k, v in expected.items()
-        if k.startswith(targets.FIRMWARE) and v
-    }
-    firmware_now = {
-        k.removeprefix(targets.FIRMWARE): v
-        for k, v in now.items()
-        if k.startswith(targets.FIRMWARE)
-    }
+    firmware_wanted = targets.under(targets.FIRMWARE, expected)
+    firmware_now = targets.under(targets.FIRMWARE, now)
     changes: list[dict[str, Any]] = []
     missing: list[str] = []
     for name, was, want in targets.firmware_changes(firmware_wanted, firmware_now):
@@ -85,12 +78,8 @@ def _changes(
                     "artifact": artifact.pk,
                 }
             )
-    bios_wanted = {
-        k.removeprefix(bios.PREFIX): v
-        for k, v in expected.items()
-        if k.startswith(bios.PREFIX) and v
-    }
-    bios_now = {k.removeprefix(bios.PREFIX): v for k, v in now.items() if k.startswith(bios.PREFIX)}
+    bios_wanted = targets.under(bios.PREFIX, expected)
+    bios_now = targets.under(bios.PREFIX, now)
     for name in targets.bios_changes(bios_wanted, bios_now, {}):
         changes.append(
             {
@@ -105,7 +94,7 @@ def _changes(
 def _estimate(node: Node, changes: list[dict[str, Any]]) -> int:
     flashes = sum(c["component"].startswith(targets.FIRMWARE) for c in changes)
     settings = any(c["component"].startswith(bios.PREFIX) for c in changes)
-    in_service = node.state == "in_service"
+    in_service = node.state == NodeState.IN_SERVICE
     return flashes * UPDATE_S + (BIOS_S if settings else 0) + (SERVICE_S if in_service else 0)
 
 

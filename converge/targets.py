@@ -19,13 +19,19 @@ from provisioning.models import BiosRegistry
 BIOS = bios.PREFIX
 
 
+def under(prefix: str, components: Mapping[str, Any]) -> dict[str, Any]:
+    """The components named `prefix<Name>` (with a value), by Name: what a baseline
+    expects of them, or what a node's facts say of them."""
+    return {
+        key.removeprefix(prefix): value
+        for key, value in components.items()
+        if key.startswith(prefix) and value
+    }
+
+
 def wanted_bios(node: Node) -> dict[str, tuple[str, ...]]:
     """BIOS attribute name -> the values its baseline accepts (the first is the one set)."""
-    return {
-        key.removeprefix(BIOS): values
-        for key, values in expected_for(node).items()
-        if key.startswith(BIOS) and values
-    }
+    return under(BIOS, expected_for(node))
 
 
 def registry(node: Node) -> dict[str, Attribute]:
@@ -65,11 +71,7 @@ FIRST = ("BMC", "BIOS")
 def wanted_firmware(node: Node) -> dict[str, tuple[str, ...]]:
     """FirmwareInventory member -> the versions its baseline accepts (the first is the
     one an artifact must carry)."""
-    return {
-        key.removeprefix(FIRMWARE): values
-        for key, values in expected_for(node).items()
-        if key.startswith(FIRMWARE) and values
-    }
+    return under(FIRMWARE, expected_for(node))
 
 
 def update_order(component: str) -> tuple[int, str]:
