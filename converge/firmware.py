@@ -64,7 +64,10 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
         todo = targets.firmware_changes(wanted, now_running)
         if not todo:
             return {"updated": {}, "note": "already at its baseline"}
-        plan = [(n, now, want, targets.artifact_for(node, n, want)) for n, now, want in todo]
+        accepted = targets.accepted_artifacts()  # read once for every component
+        plan = [
+            (n, now, want, targets.artifact_for(node, n, want, accepted)) for n, now, want in todo
+        ]
         missing = [f"{name} {want[0]}" for name, _now, want, artifact in plan if artifact is None]
         if missing:
             raise UpdateFailed(

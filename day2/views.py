@@ -37,6 +37,7 @@ def campaign_list(request):
     if request.method == "POST":
         require_somewhere(request, ACT)  # and each selected node below
         form = CampaignForm(request.POST, user=request.user)
+        form.fields["name"].required = "plan" not in request.POST  # a plan needs no name yet
         if form.is_valid():
             data = form.cleaned_data
             try:

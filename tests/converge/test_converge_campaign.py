@@ -182,7 +182,7 @@ def test_from_a_drifted_column_of_the_matrix_to_a_planned_converge_campaign(
         "max_unavailable_pct": 10,
         "pause_failed_pct": 20,
     }
-    planned = client.post("/campaigns/", {**body, "plan": "1"})
+    planned = client.post("/campaigns/", {**body, "name": "", "plan": "1"})  # no name yet
     page = planned.content.decode()
     assert planned.status_code == 200 and 'id="campaign-plan"' in page
     assert "fx-old" in page and "fx-new" not in page  # only the node drifted on it
