@@ -1,10 +1,11 @@
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
-from core import egress
+from core import egress, signing
 from provisioning.models.images import NAME, SHA256
 
 
@@ -50,6 +51,11 @@ class FirmwareArtifact(models.Model):
         help_text="Where Corral downloads it from (blank: it was uploaded).",
     )
     sha256 = models.CharField(max_length=64, validators=[SHA256])
+    signature = models.TextField(
+        blank=True,
+        help_text="Base64 detached ed25519 signature of the artifact's manifest "
+        "(docs/converge.md), checked against CORRAL_FIRMWARE_SIGNING_KEYS.",
+    )
     size = models.BigIntegerField(null=True, blank=True, editable=False)
     state = models.CharField(
         max_length=10, choices=ArtifactState.choices, default=ArtifactState.PENDING, editable=False
@@ -71,6 +77,7 @@ class FirmwareArtifact(models.Model):
         return reverse("api:firmware-artifact-detail", args=[self.pk])
 
     def clean(self) -> None:
+        self._check_signature()
         # The check downloads it: the egress policy's (core.egress), checked again at
         # every hop of the download. An upload has no URL (its bytes were checked then).
         if not self.url:
@@ -79,6 +86,27 @@ class FirmwareArtifact(models.Model):
             egress.check_url(self.url, egress.IMAGE)
         except egress.Refused as exc:
             raise egress.validation_error("url", exc) from None
+
+    def _check_signature(self) -> None:
+        """Checked before any byte is fetched: the manifest names the sha256 the bytes
+        must then have, so a bad or missing signature costs no download."""
+        try:
+            signing.check(
+                self.signature,
+                self.manifest(),
+                settings.CORRAL_FIRMWARE_SIGNING_KEYS,
+                settings.CORRAL_REQUIRE_SIGNED_FIRMWARE,
+                keys_setting="CORRAL_FIRMWARE_SIGNING_KEYS",
+                required_setting="CORRAL_REQUIRE_SIGNED_FIRMWARE",
+            )
+        except signing.Refused as exc:
+            raise ValidationError({"signature": str(exc)}) from None
+
+    def manifest(self) -> bytes:
+        """The bytes its signature covers: what it is, what it fits, how it activates, and
+        its content's sha256 (not where it came from: an upload has no URL)."""
+        fields = ("name", "version", "component", "fits", "activation", "sha256")
+        return signing.canonical({f: getattr(self, f) for f in fields})
 
     @property
     def path(self) -> Path:

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+from core import signing
 from fleet.env import env
 
 # Settings that are durations or intervals: zero or less stops a heartbeat, a sweep or a
@@ -36,6 +37,11 @@ POSITIVE = (
     "CORRAL_OPERATION_DEADLINE_DEFAULT",
     "CELERY_TASK_SOFT_TIME_LIMIT",
     "CELERY_TASK_TIME_LIMIT",
+)
+# (the public keys, the switch that refuses what is unsigned) of each signed kind of thing.
+SIGNING = (
+    ("CORRAL_IMAGE_SIGNING_KEYS", "CORRAL_REQUIRE_SIGNED_IMAGES"),
+    ("CORRAL_FIRMWARE_SIGNING_KEYS", "CORRAL_REQUIRE_SIGNED_FIRMWARE"),
 )
 NOT_NEGATIVE = ("CORRAL_BMC_RETRIES", "CORRAL_LOCK_WAIT_RETRIES", "CORRAL_POWER_ON_STAGGER")
 
@@ -69,6 +75,13 @@ def problems(s: Mapping[str, Any]) -> list[str]:
             f"({hard}): the soft limit lets a task end its operation with the reason before "
             "the hard one kills it"
         )
+    for keys, required in SIGNING:
+        out += signing.key_problems(keys, s[keys])
+        if s[required] and not s[keys]:
+            out.append(
+                f"{required} is on but {keys} is empty: every package would be refused "
+                "as unverifiable; give the public keys your releases are signed with"
+            )
     deadlines = s["CORRAL_OPERATION_DEADLINES"]
     out += [
         f"the deadline of {kind} operations is {seconds} s: it must be more than 0"

@@ -13,6 +13,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 CORRAL_ARTIFACT_DIR = Path(env.str("CORRAL_ARTIFACT_DIR", default=str(BASE_DIR / "artifacts")))
 # The largest firmware artifact Corral downloads (bytes): a GPU tray bundle is ~1 GiB.
 CORRAL_FIRMWARE_MAX_BYTES = env.int("CORRAL_FIRMWARE_MAX_BYTES", default=4 * 1024**3)
+# Firmware packages may carry a detached ed25519 signature over their manifest (checked
+# like images'); these are the keys that verify it (default: the image signing keys), and
+# with CORRAL_REQUIRE_SIGNED_FIRMWARE on an unsigned package is refused.
+CORRAL_FIRMWARE_SIGNING_KEYS = env.list(
+    "CORRAL_FIRMWARE_SIGNING_KEYS", default=env.list("CORRAL_IMAGE_SIGNING_KEYS", default=[])
+)
+CORRAL_REQUIRE_SIGNED_FIRMWARE = env.bool("CORRAL_REQUIRE_SIGNED_FIRMWARE", default=False)
 # Converging firmware: how often a BMC's update task is asked where it stands, and how long
 # an update (its task, the BMC's restart after it) may take before the step fails.
 CORRAL_CONVERGE_POLL_SECONDS = env.float("CORRAL_CONVERGE_POLL_SECONDS", default=5.0)

@@ -10,19 +10,15 @@ image is written, and again at every redirect hop and connection of the download
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from core import egress, egress_http
+from core import egress, egress_http, signing
 from core.errors import DomainConflict
 from core.urlsafe import redact_url
 from inventory import operations
@@ -51,7 +47,7 @@ def manifest(image: Image) -> bytes:
         "cmdline": image.cmdline,
         "baseline": image.baseline,
     }
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    return signing.canonical(doc)
 
 
 def create_image(**fields: Any) -> Image:
@@ -111,25 +107,17 @@ def _download_sha256(name: str, url: str, keep: list[bytes] | None = None) -> st
 
 
 def verify_signature(image: Image) -> None:
-    keys = settings.CORRAL_IMAGE_SIGNING_KEYS
-    if not image.signature:
-        if settings.CORRAL_REQUIRE_SIGNED_IMAGES:
-            raise VerifyError("signature: unsigned, and CORRAL_REQUIRE_SIGNED_IMAGES is on")
-        return
-    if not keys:
-        raise VerifyError("signature: present but no CORRAL_IMAGE_SIGNING_KEYS configured")
     try:
-        signature = base64.b64decode(image.signature, validate=True)
-    except ValueError:
-        raise VerifyError("signature: not valid base64") from None
-    data = manifest(image)
-    for key in keys:
-        try:
-            Ed25519PublicKey.from_public_bytes(base64.b64decode(key)).verify(signature, data)
-            return
-        except (InvalidSignature, ValueError, TypeError):
-            continue
-    raise VerifyError("signature: does not verify against any configured signing key")
+        signing.check(
+            image.signature,
+            manifest(image),
+            settings.CORRAL_IMAGE_SIGNING_KEYS,
+            settings.CORRAL_REQUIRE_SIGNED_IMAGES,
+            keys_setting="CORRAL_IMAGE_SIGNING_KEYS",
+            required_setting="CORRAL_REQUIRE_SIGNED_IMAGES",
+        )
+    except signing.Refused as exc:
+        raise VerifyError(f"signature: {exc}") from None
 
 
 def verify_and_publish(op: Operation) -> dict:

@@ -3,6 +3,7 @@ naming what to change; and every environment variable the settings read is docum
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
@@ -64,6 +65,24 @@ def test_a_zero_or_negative_interval_is_refused_before_any_pair_is_compared():
     assert found == [
         "CORRAL_HEARTBEAT_SECONDS is 0.0: it must be more than 0",
         "CORRAL_BMC_RETRIES is -1: it must be 0 or more",
+    ]
+
+
+def test_a_signing_key_that_is_not_one_is_refused_and_so_is_requiring_signatures_unkeyed():
+    """Found at start-up, not when the first package is checked (and every one refused)."""
+    good = base64.b64encode(bytes(32)).decode()
+    found = problems(
+        current(
+            CORRAL_IMAGE_SIGNING_KEYS=[good, "not-a-key"],
+            CORRAL_FIRMWARE_SIGNING_KEYS=[],
+            CORRAL_REQUIRE_SIGNED_FIRMWARE=True,
+        )
+    )
+    assert found == [
+        "CORRAL_IMAGE_SIGNING_KEYS: key 2 is not a raw 32-byte ed25519 public key in base64",
+        "CORRAL_REQUIRE_SIGNED_FIRMWARE is on but CORRAL_FIRMWARE_SIGNING_KEYS is empty: every "
+        "package would be refused as unverifiable; give the public keys your releases are "
+        "signed with",
     ]
 
 

@@ -19,6 +19,7 @@ class FirmwareArtifactSerializer(serializers.ModelSerializer):
             "activation",
             "url",
             "sha256",
+            "signature",
             "size",
             "state",
             "reason",
@@ -43,4 +44,13 @@ class FirmwareUploadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = FirmwareArtifact
-        fields = ["file", "name", "version", "component", "fits", "activation", "sha256"]
+        fields = [
+            "file",
+            "name",
+            "version",
+            "component",
+            "fits",
+            "activation",
+            "sha256",
+            "signature",
+        ]
