@@ -54,6 +54,7 @@ TRACKED: dict[str, dict[str, Any]] = {
     # Who added or removed a firmware package BMCs are flashed with; its check's outcome
     # (state, reason, size) is the machinery's.
     "converge.firmwareartifact": {"exclude_fields": ["created", "state", "reason", "size"]},
+    "converge.baselineartifact": {"exclude_fields": ["created"]},
     "webhooks.webhooksubscription": {
         "mask_fields": ["secret", "url"],  # a URL may hold the receiver's credential
         "mask_callable": "audit.redact.redact_secret_or_url",

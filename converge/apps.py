@@ -6,13 +6,16 @@ class ConvergeConfig(AppConfig):
     or a campaign of many (docs/converge.md)."""
 
     name = "converge"
-    site_scopes = {"firmwareartifact": "fleet"}  # inventory.scope: one repository
+    # inventory.scope: one repository, and baselines are fleet-wide
+    site_scopes = {"firmwareartifact": "fleet", "baselineartifact": "fleet"}
     verbose_name = "Converge"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
         from day2 import kinds
         from engine import plans
+        from inventory.panels import Panel
+        from inventory.panels import register as register_panel
 
         from . import actions, campaign, events, plan
 
@@ -21,3 +24,5 @@ class ConvergeConfig(AppConfig):
         # Many nodes at a time: a campaign kind, paced like a rolling reimage.
         kinds.register(kinds.Kind("converge", "Converge", "converge", campaign.assess))
         events.register()  # the webhook event types it sends
+        # On a baseline's page: the package each firmware component is flashed from.
+        register_panel(Panel("baseline", "artifacts", "converge:baseline_panel", 10, reloads=False))

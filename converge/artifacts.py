@@ -19,8 +19,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import ProtectedError
 
 from core import egress, egress_http
+from core.errors import DomainConflict
 
 from .models import ArtifactState, FirmwareArtifact
 
@@ -132,10 +134,28 @@ def upload(fields: dict[str, Any], chunks: Iterable[bytes], actor: str) -> Firmw
             os.unlink(temporary)
 
 
+class NamedByBaseline(DomainConflict):
+    """An artifact a baseline names cannot go: the baseline would name nothing."""
+
+    def __init__(self, artifact: FirmwareArtifact, names: list[str]) -> None:
+        super().__init__(
+            f"{artifact} is named by {', '.join(names)}; name another artifact there (or "
+            "remove the choice) first"
+        )
+
+
 def delete(artifact: FirmwareArtifact) -> None:
-    """Forget the artifact; its file goes too unless another artifact has the same bytes."""
+    """Forget the artifact; its file goes too unless another artifact has the same bytes.
+    Refused while a baseline names it."""
     path, sha256 = artifact.path, artifact.sha256
-    artifact.delete()
+    try:
+        with transaction.atomic():
+            artifact.delete()
+    except ProtectedError:
+        choices = artifact.named_by.select_related("baseline")
+        raise NamedByBaseline(
+            artifact, [f"baseline {c.baseline} for {c.component}" for c in choices]
+        ) from None
     shared = FirmwareArtifact.objects.filter(sha256=sha256, state=ArtifactState.ACCEPTED)
     if not shared.exists() and path.exists():
         path.unlink()

@@ -27,7 +27,7 @@ from inventory.facts import NODE_LEVEL
 from inventory.models import Fact, Node
 from provisioning import bios
 
-from . import targets
+from . import pins, targets
 
 UPDATE_S = 600
 BIOS_S = 300
@@ -40,15 +40,16 @@ def assess(nodes: list[Node], image: Any) -> dict[int, Assessment]:
     expected = expected_for_many(nodes)
     now = _facts([n.pk for n in nodes])
     accepted = targets.accepted_artifacts()
+    named = pins.for_nodes(nodes)
     found: dict[int, Assessment] = {}
     for node in nodes:
         if node.state not in action.allowed_states:
             found[node.pk] = Assessment(f"{node.state}: a converge cannot start there")
             continue
-        changes, missing = _changes(node, expected[node.pk], now.get(node.pk, {}), accepted)
-        if missing:
-            model = node.model or "this model"
-            why = f"no accepted firmware artifact fits {model} for {', '.join(missing)}"
+        changes, why = _changes(
+            node, expected[node.pk], now.get(node.pk, {}), accepted, named[node.pk]
+        )
+        if why:
             found[node.pk] = Assessment(why)
         elif not changes:
             found[node.pk] = Assessment("already at its baseline")
@@ -58,26 +59,28 @@ def assess(nodes: list[Node], image: Any) -> dict[int, Assessment]:
 
 
 def _changes(
-    node: Node, expected: dict[str, tuple[str, ...]], now: dict[str, str], accepted: list[Any]
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """(the changes, in the order they run; components below target no artifact fits)."""
+    node: Node,
+    expected: dict[str, tuple[str, ...]],
+    now: dict[str, str],
+    accepted: list[Any],
+    named: dict[str, Any],
+) -> tuple[list[dict[str, Any]], str]:
+    """(the changes, in the order they run; why some component below target cannot be
+    updated, "" when every one can)."""
     firmware_wanted = targets.under(targets.FIRMWARE, expected)
     firmware_now = targets.under(targets.FIRMWARE, now)
     changes: list[dict[str, Any]] = []
-    missing: list[str] = []
-    for name, was, want in targets.firmware_changes(firmware_wanted, firmware_now):
-        artifact = targets.artifact_for(node, name, want, accepted)
-        if artifact is None:
-            missing.append(f"{name} {want[0]}")
-        else:
-            changes.append(
-                {
-                    "component": f"{targets.FIRMWARE}{name}",
-                    "from": was,
-                    "to": want[0],
-                    "artifact": artifact.pk,
-                }
-            )
+    todo = targets.firmware_changes(firmware_wanted, firmware_now)
+    chosen, why = targets.artifacts_for(node, todo, accepted, named)
+    for name, was, _want, artifact in chosen:
+        changes.append(
+            {
+                "component": f"{targets.FIRMWARE}{name}",
+                "from": was,
+                "to": artifact.version,
+                "artifact": artifact.pk,
+            }
+        )
     bios_wanted = targets.under(bios.PREFIX, expected)
     bios_now = targets.under(bios.PREFIX, now)
     for name in targets.bios_changes(bios_wanted, bios_now, {}):
@@ -88,7 +91,7 @@ def _changes(
                 "to": bios_wanted[name][0],
             }
         )
-    return changes, missing
+    return changes, why
 
 
 def _estimate(node: Node, changes: list[dict[str, Any]]) -> int:

@@ -43,7 +43,7 @@ from provisioning.runner import Busy, bmc_io
 from provisioning.services import bmc_settings
 from webhooks import outbox
 
-from . import targets
+from . import pins, targets
 from .models import Activation
 from .views import download_path
 
@@ -65,22 +65,17 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
         if not todo:
             return {"updated": {}, "note": "already at its baseline"}
         accepted = targets.accepted_artifacts()  # read once for every component
-        plan = [
-            (n, now, want, targets.artifact_for(node, n, want, accepted)) for n, now, want in todo
-        ]
-        missing = [f"{name} {want[0]}" for name, _now, want, artifact in plan if artifact is None]
-        if missing:
-            raise UpdateFailed(
-                f"no accepted firmware artifact fits {node.model or 'this model'} for "
-                + ", ".join(missing),
-                address=driver.address,
-            )
+        named = pins.for_nodes([node])[node.pk]
+        plan, why_not = targets.artifacts_for(node, todo, accepted, named)
+        if why_not:
+            raise UpdateFailed(why_not, address=driver.address)
         updated: dict[str, list[str | None]] = {}
         for index, (name, now, want, artifact) in enumerate(plan):
             share = 100 // len(plan)
             # Never back to 0: progress above 0 marks the BMC as this update's.
-            operations.report_progress(op, max(1, index * share), f"updating {name} to {want[0]}")
-            said = {"component": name, "from_version": now, "to_version": want[0]}
+            to = artifact.version
+            operations.report_progress(op, max(1, index * share), f"updating {name} to {to}")
+            said = {"component": name, "from_version": now, "to_version": to}
             _emit("firmware.update_started", node, artifact, said)
             try:
                 _update(driver, name, artifact, members[name].uri)
@@ -88,7 +83,7 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
                 if not any(same(after or "", v) for v in want):
                     raise UpdateFailed(
                         f"the BMC reported the {name} update done but {name} reads "
-                        f"{after!r}, not {want[0]!r}",
+                        f"{after!r}, not {to!r}",
                         address=driver.address,
                     )
             except BMCFatalError as exc:

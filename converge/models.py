@@ -111,3 +111,35 @@ class FirmwareArtifact(models.Model):
     @property
     def path(self) -> Path:
         return settings.CORRAL_ARTIFACT_DIR / self.sha256
+
+
+class BaselineArtifact(models.Model):
+    """The artifact a baseline names for one of its firmware components: the package that
+    brings a node there, chosen by an admin rather than found by pattern and model.
+
+    Kept beside the baseline (drift names no converge model): checked when named
+    (converge.pins), and again when a converge plans, since the baseline may change after.
+    """
+
+    baseline = models.ForeignKey(
+        "drift.Baseline", on_delete=models.CASCADE, related_name="artifact_choices"
+    )
+    component = models.CharField(
+        max_length=100, help_text='One of the baseline\'s components, e.g. "firmware.BMC".'
+    )
+    artifact = models.ForeignKey(
+        FirmwareArtifact, on_delete=models.PROTECT, related_name="named_by"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=200, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["baseline", "component"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["baseline", "component"], name="baseline_artifact_one_per_component"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.baseline}: {self.component} from {self.artifact}"

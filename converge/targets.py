@@ -7,6 +7,7 @@ overlay the drift matrix shows) and, for BIOS attributes, what the BMC reports n
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 from drift.services import expected_for
@@ -15,6 +16,9 @@ from inventory.models import Node
 from provisioning import bios
 from provisioning.drivers.updates import Attribute, coerce
 from provisioning.models import BiosRegistry
+
+from . import pins
+from .models import ArtifactState, FirmwareArtifact
 
 BIOS = bios.PREFIX
 
@@ -93,8 +97,6 @@ def firmware_changes(
 
 
 def accepted_artifacts() -> list[Any]:
-    from .models import ArtifactState, FirmwareArtifact
-
     return list(FirmwareArtifact.objects.filter(state=ArtifactState.ACCEPTED).order_by("-created"))
 
 
@@ -104,8 +106,6 @@ def artifact_for(
     """The accepted artifact that brings `component` to the first accepted version on this
     node's model (one naming the model before one for any model); None: none fits.
     `accepted`: the accepted artifacts, read once for many nodes."""
-    from fnmatch import fnmatchcase
-
     found = [
         a
         for a in (accepted_artifacts() if accepted is None else accepted)
@@ -114,3 +114,35 @@ def artifact_for(
         and (not a.fits or fnmatchcase(node.model, a.fits))
     ]
     return sorted(found, key=lambda a: not a.fits)[0] if found else None
+
+
+Todo = tuple[str, str | None, tuple[str, ...]]  # (component, version now, versions accepted)
+
+
+def artifacts_for(
+    node: Node, todo: list[Todo], accepted: list[Any], named: Mapping[str, Any]
+) -> tuple[list[tuple[str, str | None, tuple[str, ...], Any]], str]:
+    """(each component of `todo` with the artifact that updates it, in order; why some
+    component cannot be updated, "" when every one can). The artifact is the one the
+    node's baseline names (converge.pins; `named`: by component) if any, else the one that
+    fits (artifact_for). `accepted`: the accepted artifacts, read once for many nodes."""
+    chosen, missing, named_problems = [], [], []
+    for name, now, want in todo:
+        choice = named.get(name)
+        if choice is not None:
+            why = pins.problem(choice, node, want)
+            if why:
+                named_problems.append(why)
+            else:
+                chosen.append((name, now, want, choice.artifact))
+            continue
+        artifact = artifact_for(node, name, want, accepted)
+        if artifact is None:
+            missing.append(f"{name} {want[0]}")
+        else:
+            chosen.append((name, now, want, artifact))
+    if missing:
+        model = node.model or "this model"
+        said = f"no accepted firmware artifact fits {model} for {', '.join(missing)}"
+        named_problems.insert(0, said)
+    return chosen, "; ".join(named_problems)

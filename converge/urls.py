@@ -9,4 +9,6 @@ urlpatterns = [
         views.download,
         name="download",
     ),
+    path("baselines/<int:baseline_pk>/artifacts/", views.baseline_panel, name="baseline_panel"),
+    path("baselines/<int:baseline_pk>/artifacts/name/", views.name_artifact, name="name_artifact"),
 ]

@@ -58,8 +58,9 @@ DOMAINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "converge",
-        "Bringing nodes to their baseline: the firmware artifacts BMCs are updated from.",
-        ("firmware-artifacts/",),
+        "Bringing nodes to their baseline: the firmware artifacts BMCs are updated from, "
+        "and the one a baseline names for a component.",
+        ("firmware-artifacts/", "baseline-artifacts/"),
     ),
     (
         "health",

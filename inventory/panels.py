@@ -1,6 +1,6 @@
-"""The panels other apps provide on inventory's pages (on a node: gates, boot,
-attestation, RMA, drift, health, changes; on a rack: changes), registered by those apps
-from their `ready()`.
+"""The panels other apps provide on another app's pages (on a node: gates, boot,
+attestation, RMA, drift, health, changes; on a rack: changes; on a baseline: its firmware
+packages), registered by those apps from their `ready()`.
 
 Each panel is a slot the page fills over HTMX from the app's own URL, so inventory's
 templates name no higher app: adding a panel touches only the app that draws it. The
@@ -23,7 +23,7 @@ def _pk(obj: Any) -> tuple:
 
 @dataclass(frozen=True)
 class Panel:
-    page: str  # "node" or "rack": the page it is drawn on
+    page: str  # "node", "rack" or "baseline": the page it is drawn on
     name: str  # the slot's id is "<name>-panel-slot"
     url_name: str  # the app's view that draws the panel
     order: int

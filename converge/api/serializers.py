@@ -1,6 +1,7 @@
 from core import strict as serializers
 
-from ..models import FirmwareArtifact
+from .. import pins
+from ..models import BaselineArtifact, FirmwareArtifact
 
 
 class FirmwareArtifactSerializer(serializers.ModelSerializer):
@@ -54,3 +55,22 @@ class FirmwareUploadSerializer(serializers.ModelSerializer):
             "sha256",
             "signature",
         ]
+
+
+class BaselineArtifactSerializer(serializers.ModelSerializer):
+    """The artifact a baseline names for one of its firmware components (docs/converge.md):
+    checked against the baseline's expected versions and model, and the artifact's
+    component pattern, when named."""
+
+    class Meta:
+        model = BaselineArtifact
+        fields = ["id", "baseline", "component", "artifact", "created", "created_by"]
+        read_only_fields = ["created", "created_by"]
+
+    def validate(self, data: dict) -> dict:
+        # A create has all three (required); a PATCH changes some of the instance's.
+        given = {f: data[f] if f in data else getattr(self.instance, f) for f in pins.NAMED}
+        found = pins.problems(given["baseline"], given["component"], given["artifact"])
+        if found:
+            raise serializers.ValidationError(found)
+        return data

@@ -10,7 +10,7 @@ from inventory.api.views import request_actor
 from inventory.permissions import ADMIN
 
 from .. import artifacts, tasks
-from ..models import FirmwareArtifact
+from ..models import BaselineArtifact, FirmwareArtifact
 from . import serializers as s
 
 
@@ -59,3 +59,19 @@ class FirmwareArtifactViewSet(viewsets.ModelViewSet):
         except artifacts.Refused as exc:
             raise ValidationError({exc.field: str(exc)}) from None
         return Response(s.FirmwareArtifactSerializer(made).data, status=status.HTTP_201_CREATED)
+
+
+class BaselineArtifactViewSet(viewsets.ModelViewSet):
+    """The artifact a baseline names for a firmware component: a converge of a node that
+    baseline matches flashes that one, and only that one (without a choice, it uses the
+    accepted artifact that fits). Checked when named and again when a converge plans.
+    Anyone may read; only admins write."""
+
+    serializer_class = s.BaselineArtifactSerializer
+    queryset = BaselineArtifact.objects.select_related("baseline", "artifact")
+    filterset_fields = ["baseline", "component", "artifact"]
+    ordering_fields = ["baseline", "component", "created"]
+    write_capability = ADMIN
+
+    def perform_create(self, serializer: s.BaselineArtifactSerializer) -> None:
+        serializer.save(created_by=request_actor(self.request))

@@ -80,8 +80,10 @@ def pks(model: type[Model]) -> set[int]:
 
 
 def stored(obj: Model, fields) -> dict:
+    """The fields as the API writes them (a related object by its id)."""
     fresh = type(obj).objects.get(pk=obj.pk)
-    return {name: getattr(fresh, name) for name in fields}
+    values = {name: getattr(fresh, name) for name in fields}
+    return {name: v.pk if isinstance(v, Model) else v for name, v in values.items()}
 
 
 class ViewSetTests:

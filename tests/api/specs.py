@@ -20,7 +20,7 @@ from reports.models import GpuPrice
 from rma.models import Case
 from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
 from tests.attestation.specs import ATTESTATIONS, FIRMWARE_REFERENCES
-from tests.converge.specs import FIRMWARE_ARTIFACTS
+from tests.converge.specs import BASELINE_ARTIFACTS, FIRMWARE_ARTIFACTS
 from tests.drift.factories import BaselineFactory, DriftEventFactory
 from tests.factories import (
     SHIPPED_PROFILE,
@@ -73,7 +73,10 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     "audit-log": (D, D, D, D, D),
     "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
     # Evidence and what BMCs flash: admins.
-    **{s.basename: s.access for s in (ATTESTATIONS, FIRMWARE_REFERENCES, FIRMWARE_ARTIFACTS)},
+    **{
+        s.basename: s.access
+        for s in (ATTESTATIONS, FIRMWARE_REFERENCES, FIRMWARE_ARTIFACTS, BASELINE_ARTIFACTS)
+    },
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -389,6 +392,7 @@ SPECS = (
     ATTESTATIONS,
     FIRMWARE_REFERENCES,
     FIRMWARE_ARTIFACTS,
+    BASELINE_ARTIFACTS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

@@ -46,6 +46,7 @@ BUSINESS_RULE_400 = {
             "interfaces",
             "operations",
             "subnets",
+            "baseline-artifacts",
         )
     },
     **{
@@ -92,6 +93,12 @@ BUSINESS_RULE_400 = {
     "must pass the egress policy (docs/egress.md) and Django's URL rules",
     "POST /api/v1/firmware-artifacts/upload/": "the sha256 must be the uploaded file's (a "
     "generated one never is); name and version unique together",
+    **{
+        f"{method} /api/v1/baseline-artifacts/{path}": "the baseline and artifact must exist; "
+        "the artifact must be the component's and of a version the baseline expects "
+        "(converge.pins); one per component of a baseline"
+        for method, path in (("POST", ""), ("PUT", "{id}/"), ("PATCH", "{id}/"))
+    },
     "POST /api/v1/gate-profiles/": "the spec is a gate profile document (phases, checks) "
     "checked on load; one profile only is the default",
     "POST /api/v1/baselines/": "components are component names with versions",
