@@ -161,7 +161,8 @@ def _update(driver: Driver, name: str, artifact: Any, member: str | None) -> Non
     the BMC picks it from the image, as DSP0266 lets it."""
     image = f"{settings.CORRAL_PUBLIC_URL}{download_path(artifact)}"
     with bmc_io():
-        task = driver.updates.start(image, [member] if member else [])
+        # The local copy, for a BMC that takes images only pushed to it.
+        task = driver.updates.start(image, [member] if member else [], artifact.path)
     progress = _follow(driver, task)
     if progress.state == FAILED:
         said = "; ".join(progress.messages) or "no reason given"

@@ -53,7 +53,9 @@ def wait_operation(op_id: int, timeout: float = 60) -> Operation:
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) -> Iterator[Worker]:
+def celery_worker(
+    django_db_setup, django_db_blocker, tmp_path_factory, sshd, _artifacts_out_of_the_checkout
+) -> Iterator[Worker]:
     with django_db_blocker.unblock():
         url = database_url()
     env = {
@@ -71,6 +73,8 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory, sshd) ->
         # A task waiting on a node held elsewhere gives up after about 5 s, not 2 min.
         "CORRAL_LOCK_WAIT_RETRIES": "10",
         "CORRAL_LOCK_WAIT_SECONDS": "0.5",
+        # Firmware it pushes to a BMC is read from the session's artifact folder.
+        "CORRAL_ARTIFACT_DIR": str(settings.CORRAL_ARTIFACT_DIR),
         # A firmware update's task is asked where it stands every 0.1 s, not every 5 s.
         "CORRAL_CONVERGE_POLL_SECONDS": "0.1",
         # Worker rows come back within a second of a test flushing the tables.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from provisioning.drivers.base import BMCUnsupportedError
@@ -150,8 +151,12 @@ class UpdateInterface(abc.ABC):
     """Firmware updates and BIOS settings of one system."""
 
     @abc.abstractmethod
-    def start(self, image_uri: str, targets: Sequence[str] = ()) -> UpdateTask:
-        """Ask the BMC to fetch `image_uri` and apply it (Redfish SimpleUpdate)."""
+    def start(
+        self, image_uri: str, targets: Sequence[str] = (), image: Path | None = None
+    ) -> UpdateTask:
+        """Start applying an image: the BMC fetches it from `image_uri` (Redfish
+        SimpleUpdate) where it can, or it is pushed to the BMC from the local file
+        `image` (Redfish MultipartHttpPushUri) where the BMC takes images only that way."""
 
     @abc.abstractmethod
     def progress(self, task: UpdateTask) -> Progress:
@@ -187,7 +192,9 @@ class NoUpdates(UpdateInterface):
             address=self.address,
         )
 
-    def start(self, image_uri: str, targets: Sequence[str] = ()) -> UpdateTask:
+    def start(
+        self, image_uri: str, targets: Sequence[str] = (), image: Path | None = None
+    ) -> UpdateTask:
         raise self._refuse()
 
     def progress(self, task: UpdateTask) -> Progress:

@@ -8,10 +8,12 @@ applying the change anyway), with malformed JSON, or only after a delay.
 from __future__ import annotations
 
 import contextlib
+import email.policy
 import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -175,6 +177,20 @@ class FaultyRedfish:
         return False
 
 
+def multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
+    """A multipart/form-data body as {part name: its bytes}, read with the standard
+    library's MIME parser (a BMC's own parser is stricter than none)."""
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    if not message.is_multipart():
+        raise ValueError("not a multipart body")
+    return {
+        str(part.get_param("name", header="content-disposition")): part.get_payload(decode=True)
+        for part in message.iter_parts()
+    }
+
+
 def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -197,8 +213,12 @@ def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:
         def _handle(self, method: str) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            content_type = self.headers.get("Content-Type") or ""
             try:
-                body = json.loads(raw) if raw else None
+                if content_type.startswith("multipart/form-data"):
+                    body = multipart(content_type, raw)
+                else:
+                    body = json.loads(raw) if raw else None
             except ValueError:
                 body = raw.decode(errors="replace")
             path = self.path.split("?")[0].rstrip("/") or "/"

@@ -17,12 +17,20 @@ FirmwareInventory (BMC, BIOS, GPU0, NIC0) and tasks:
 - `ids`: a component's member Id, as a template of its version (Dell's iDRAC writes
   `Installed-159-2.19.1__BIOS.Setup.1-1`); `vendor` goes in the service root. A
   `Targets` entry that names no member of the inventory is a 400, as a BMC answers it.
+- `push=True`: the UpdateService offers no SimpleUpdate, only a `MultipartHttpPushUri`,
+  as the GB200/GH200 trays' BMCs and stock OpenBMC do (tests/corpus/redfish). A POST
+  there is multipart/form-data (DSP0266 "Multipart HTTP push updates"): the
+  `UpdateParameters` part JSON (`Targets`), the `UpdateFile` part the image, known by
+  its sha256 (`images`: sha256 -> (component, version)); then a task as above. A body
+  that is not that is a 400.
 - `restart_requests`: once the task ended, the BMC restarts and drops that many requests
   (connection closed, no answer), as a BMC does while it boots its new firmware.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +41,7 @@ from tests.peers.faulty_http import FaultyRedfish, serving
 
 UPDATE_SERVICE = "/redfish/v1/UpdateService"
 SIMPLE_UPDATE = f"{UPDATE_SERVICE}/Actions/UpdateService.SimpleUpdate"
+PUSH_URI = f"{UPDATE_SERVICE}/update-multipart"  # the GB200 compute tray's
 INVENTORY = f"{UPDATE_SERVICE}/FirmwareInventory"
 TASKS = "/redfish/v1/TaskService/Tasks"
 MONITORS = "/redfish/v1/TaskService/TaskMonitors"
@@ -65,6 +74,7 @@ class UpdatingRedfish(FaultyRedfish):
     dropping: int = 0
     ids: dict[str, str] = field(default_factory=dict)  # component -> Id template ({version})
     vendor: str = ""
+    push: bool = False  # MultipartHttpPushUri only (no SimpleUpdate)
 
     def _members(self) -> dict[str, str]:
         """Member Id -> the component it is."""
@@ -85,19 +95,20 @@ class UpdatingRedfish(FaultyRedfish):
             root = {**root, "UpdateService": {"@odata.id": UPDATE_SERVICE}}
             return {**root, "Vendor": self.vendor} if self.vendor else root
         if path == UPDATE_SERVICE:
-            return {
+            service = {
                 "@odata.id": UPDATE_SERVICE,
                 "Id": "UpdateService",
                 "Name": "Update Service",
                 "ServiceEnabled": True,
                 "FirmwareInventory": {"@odata.id": INVENTORY},
-                "Actions": {
-                    "#UpdateService.SimpleUpdate": {
-                        "target": SIMPLE_UPDATE,
-                        "TransferProtocol@Redfish.AllowableValues": ["HTTP", "HTTPS"],
-                    }
-                },
             }
+            if self.push:
+                return {**service, "MultipartHttpPushUri": PUSH_URI}
+            simple = {
+                "target": SIMPLE_UPDATE,
+                "TransferProtocol@Redfish.AllowableValues": ["HTTP", "HTTPS"],
+            }
+            return {**service, "Actions": {"#UpdateService.SimpleUpdate": simple}}
         if path == INVENTORY:
             members = [{"@odata.id": f"{INVENTORY}/{m}"} for m in self._members()]
             return {"Members": members, "Members@odata.count": len(members)}
@@ -115,8 +126,10 @@ class UpdatingRedfish(FaultyRedfish):
         return super().resource(path)
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, dict, Any] | None:
-        if method == "POST" and path == SIMPLE_UPDATE:
+        if method == "POST" and path == SIMPLE_UPDATE and not self.push:
             return self._start(body if isinstance(body, dict) else {})
+        if method == "POST" and path == PUSH_URI and self.push:
+            return self._pushed(body)
         task_id = path.rsplit("/", 1)[-1]
         if method == "GET" and path.startswith(MONITORS) and task_id in self.tasks:
             return self._monitor(task_id)
@@ -128,12 +141,27 @@ class UpdatingRedfish(FaultyRedfish):
         uri = str(body.get("ImageURI") or "")
         if uri not in self.images:
             return 400, {}, _error(f"The image at {uri} could not be downloaded.")
+        return self._begin(uri, body.get("Targets") or [])
+
+    def _pushed(self, parts: Any) -> tuple[int, dict, Any]:
+        if not isinstance(parts, dict) or "UpdateFile" not in parts:
+            return 400, {}, _error("The request is not multipart/form-data with an UpdateFile.")
+        try:
+            parameters = json.loads(parts.get("UpdateParameters") or b"{}")
+        except ValueError:
+            return 400, {}, _error("UpdateParameters is not JSON.")
+        digest = hashlib.sha256(parts["UpdateFile"]).hexdigest()
+        if digest not in self.images:
+            return 400, {}, _error("The image is not a valid firmware package.")
+        return self._begin(digest, parameters.get("Targets") or [])
+
+    def _begin(self, image: str, targets: list[str]) -> tuple[int, dict, Any]:
         known = {f"{INVENTORY}/{m}" for m in self._members()}
-        unknown = [t for t in body.get("Targets") or [] if t not in known]
+        unknown = [t for t in targets if t not in known]
         if unknown:
             return 400, {}, _error(f"The target {unknown[0]} is not in the firmware inventory.")
         task_id = str(len(self.tasks) + 1)
-        component, version = self.images[uri]
+        component, version = self.images[image]
         self.tasks[task_id] = {
             "state": "New",
             "polls": self.plan.polls,
