@@ -54,7 +54,8 @@ def main() -> int:
     parser.add_argument("--pct", type=int, default=10, help="max unavailable per rack, %")
     parser.add_argument("--polls", type=int, default=4, help="monitor polls per update")
     parser.add_argument("--poll-seconds", type=float, default=0.5)
-    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--concurrency", type=int, default=100, help="threads, all workers")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
     parser.add_argument("--admin-url", default=ADMIN_URL)
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/12")
     args = parser.parse_args()
@@ -107,10 +108,15 @@ def run(args: argparse.Namespace, work: Path, stack: ExitStack) -> int:
     }
     queues = f"corral,site.{SITE}"
     purge_queues(env, f"{queues},webhooks")
-    worker = start_worker(
-        env, work / "worker.log", "-B", "-c", str(args.concurrency), queues=queues
-    )
-    stack.callback(stop_worker, worker)
+    # One beat among them (-B on the first); the threads split between the processes.
+    workers = []
+    for index in range(args.workers):
+        beat = ("-B",) if index == 0 else ()
+        threads = str(max(1, args.concurrency // args.workers))
+        workers.append(
+            start_worker(env, work / f"worker{index}.log", *beat, "-c", threads, queues=queues)
+        )
+        stack.callback(stop_worker, workers[-1])
 
     one, many = arrange(args, bmcs)
     use_profile(gate_profile(sshd))
@@ -121,9 +127,9 @@ def run(args: argparse.Namespace, work: Path, stack: ExitStack) -> int:
     if single["failed"]:
         sys.exit(f"the single node did not converge: {single['errors']}")
     say(f"one node: {single['seconds']:.2f} s; now {len(many)} nodes")
-    before = cpu_seconds(worker.process.pid)
+    before = sum(cpu_seconds(w.process.pid) for w in workers)
     fleet = converge(many, args.pct)
-    cpu_ms = (cpu_seconds(worker.process.pid) - before) * 1000
+    cpu_ms = (sum(cpu_seconds(w.process.pid) for w in workers) - before) * 1000
     allowance = max(1, args.racks_of * args.pct // 100)
     waves = math.ceil(args.racks_of / allowance)
     critical = waves * single["seconds"]

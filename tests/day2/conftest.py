@@ -11,9 +11,16 @@ import pytest
 from django.conf import settings
 
 from tests.day2.scenario import worker_env
+from tests.factories import ImageFactory
 from tests.workers import Worker, database_url, start_worker, stop_worker
 
 SLURM_QUEUE = "site.slurm-hall"
+
+
+@pytest.fixture
+def image(db):
+    """A published image, for campaigns that reimage."""
+    return ImageFactory()
 
 
 @pytest.fixture(scope="session")

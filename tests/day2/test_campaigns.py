@@ -16,7 +16,6 @@ from inventory import operations, watchdog
 from inventory.models import Operation, SiteRole
 from tests.conftest import token_for
 from tests.factories import (
-    ImageFactory,
     NodeFactory,
     RackFactory,
     SiteFactory,
@@ -27,11 +26,6 @@ from tests.webhooks.factories import make_subscription
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def image(db):
-    return ImageFactory()
 
 
 def rack_of(n: int, name: str = "r01", site=None, state: str = "in_service"):
