@@ -2,10 +2,13 @@
 safe order (BMC, then BIOS, then the rest), from the artifact that fits.
 
 For each component the step starts the update (SimpleUpdate with the artifact's URL on
-Corral's artifact server), follows the BMC's task to its end (a BMC that restarts and
-stops answering is waited out, up to CORRAL_CONVERGE_UPDATE_SECONDS), restarts or
-power-cycles the node when the artifact's activation needs it, and reads the inventory
-again: a version that did not change fails the step, whatever the task said.
+Corral's artifact server, or the file pushed where the BMC takes only that), records it
+on the operation and lets go of its worker: it is run again every
+CORRAL_CONVERGE_POLL_SECONDS, holding its node, and asks the BMC's task once each time
+(a BMC that restarts and stops answering is waited out, up to
+CORRAL_CONVERGE_UPDATE_SECONDS). Once the task ended it restarts or power-cycles the node
+when the artifact's activation needs it, and reads the inventory again: a version that
+did not change fails the step, whatever the task said.
 
 It reads the versions before it acts, so running it again (a retry, a worker lost
 half-way) updates only what is still below target, never a component twice. Any failure
@@ -53,51 +56,134 @@ class UpdateFailed(BMCFatalError):
 
 
 def apply(node: Node, op: Operation) -> dict[str, Any]:
+    """One component per run: land the update under way (if its task ended), then start
+    the next one and let go of the worker while the BMC works (runner.Busy: run again
+    every poll). An update takes minutes on a real BMC; a thread held for each would
+    starve a site's worker of threads for everything else."""
     wanted = targets.wanted_firmware(node)
     if not wanted:
         return {"updated": {}, "note": "its baseline expects no firmware version"}
     _one_update_per_bmc(node, op)
     driver = get_driver(bmc_settings(node))
     try:
+        updated = dict((op.result or {}).get("updated") or {})
+        flight = (op.result or {}).get(IN_FLIGHT)
+        if flight:
+            updated[flight["component"]] = _land(driver, node, op, flight)
+            _keep(op, updated, None)
         members = _inventory(driver)
         now_running = {name: c.version for name, c in members.items()}
         todo = targets.firmware_changes(wanted, now_running)
         if not todo:
-            return {"updated": {}, "note": "already at its baseline"}
+            if not updated:
+                return {"updated": {}, "note": "already at its baseline"}
+            observed.record(node, node.bmc.protocol, _rows(driver), replace_prefix="firmware.")
+            return {"updated": updated}
         accepted = targets.accepted_artifacts()  # read once for every component
         named = pins.for_nodes([node])[node.pk]
         plan, why_not = targets.artifacts_for(node, todo, accepted, named)
         if why_not:
             raise UpdateFailed(why_not, address=driver.address)
-        updated: dict[str, list[str | None]] = {}
-        for index, (name, now, want, artifact) in enumerate(plan):
-            share = 100 // len(plan)
-            # Never back to 0: progress above 0 marks the BMC as this update's.
-            to = artifact.version
-            operations.report_progress(op, max(1, index * share), f"updating {name} to {to}")
-            said = {"component": name, "from_version": now, "to_version": to}
-            _emit("firmware.update_started", node, artifact, said)
-            try:
-                _update(driver, name, artifact, members[name].uri)
-                after = _versions(driver).get(name)
-                if not any(same(after or "", v) for v in want):
-                    raise UpdateFailed(
-                        f"the BMC reported the {name} update done but {name} reads "
-                        f"{after!r}, not {to!r}",
-                        address=driver.address,
-                    )
-            except BMCFatalError as exc:
-                ended = {"outcome": "failed", "version": None, "reason": str(exc)}
-                _emit("firmware.update_finished", node, artifact, {**said, **ended})
-                raise
-            ended = {"outcome": "succeeded", "version": after, "reason": ""}
-            _emit("firmware.update_finished", node, artifact, {**said, **ended})
-            updated[name] = [now, after]
-        observed.record(node, node.bmc.protocol, _rows(driver), replace_prefix="firmware.")
-        return {"updated": updated}
+        name, now, want, artifact = plan[0]
+        done = len(updated)
+        share = 100 // (done + len(plan))
+        # Never back to 0: progress above 0 marks the BMC as this update's.
+        operations.report_progress(
+            op, max(1, done * share), f"updating {name} to {artifact.version}"
+        )
+        flight = {
+            "component": name,
+            "from_version": now,
+            "to_version": artifact.version,
+            "accepted": list(want),
+            "artifact": artifact.pk,
+            "artifact_name": str(artifact),
+            "activation": artifact.activation,
+            "since": time.time(),
+        }
+        _emit("firmware.update_started", node, flight, _said(flight))
+        task = _start(driver, artifact, members[name].uri)
+        flight.update(monitor=task.monitor, image=task.image_uri, targets=list(task.targets))
+        _keep(op, updated, flight)
+        raise _waiting(flight, "started")
     finally:
         with bmc_io():
             driver.close()
+
+
+IN_FLIGHT = "in_flight"  # op.result's record of the update the BMC is running
+
+
+def _keep(op: Operation, updated: dict[str, Any], flight: dict[str, Any] | None) -> None:
+    """Record what is done and what runs on the operation, so the next run goes on from
+    there (a worker lost meanwhile included: the next one reads it too)."""
+    op.result = {"updated": updated, IN_FLIGHT: flight}
+    Operation.objects.filter(pk=op.pk).update(result=op.result)
+
+
+def _waiting(flight: dict[str, Any], how: str) -> Busy:
+    return Busy(
+        f"updating {flight['component']} to {flight['to_version']}: the BMC's task {how}",
+        seconds=settings.CORRAL_CONVERGE_POLL_SECONDS,
+        patience=float("inf"),  # each update has its own limit (_land)
+    )
+
+
+def _doing(progress: Progress | None) -> str:
+    if progress is None:
+        return "gets no answer yet (the BMC may be restarting)"
+    percent = f", {progress.percent} %" if progress.percent is not None else ""
+    return f"is {progress.task_state or 'running'}{percent}"
+
+
+def _said(flight: dict[str, Any]) -> dict[str, Any]:
+    return {k: flight[k] for k in ("component", "from_version", "to_version")}
+
+
+def _land(driver: Driver, node: Node, op: Operation, flight: dict[str, Any]) -> list[Any]:
+    """The update under way: still running, Busy (asked again in a poll); ended, the
+    node restarted if its activation needs it and the version read again. Returns
+    [version before, version now]."""
+    name = flight["component"]
+    task = UpdateTask(flight["monitor"], flight["image"], tuple(flight["targets"]))
+    try:
+        with bmc_io():
+            progress = driver.updates.progress(task)
+    except BMCTransientError:  # a BMC restarting on its new firmware does not answer
+        progress = None
+    try:
+        if progress is None or not progress.ended:
+            if time.time() - flight["since"] < settings.CORRAL_CONVERGE_UPDATE_SECONDS:
+                raise _waiting(flight, _doing(progress))
+            raise UpdateFailed(
+                f"the BMC's {name} update did not end within CORRAL_CONVERGE_UPDATE_SECONDS "
+                f"({settings.CORRAL_CONVERGE_UPDATE_SECONDS:.0f} s)",
+                address=driver.address,
+            )
+        if progress.state == FAILED:
+            said = "; ".join(progress.messages) or "no reason given"
+            raise UpdateFailed(
+                f"the BMC's {name} update ended {progress.task_state or 'failed'}: {said}",
+                address=driver.address,
+            )
+        if flight["activation"] == Activation.RESET:
+            _power(driver, ACTION_FORCE_RESTART)
+        elif flight["activation"] == Activation.AC_CYCLE:
+            _power(driver, ACTION_CYCLE)
+        after = _versions(driver).get(name)
+        if not any(same(after or "", v) for v in flight["accepted"]):
+            raise UpdateFailed(
+                f"the BMC reported the {name} update done but {name} reads "
+                f"{after!r}, not {flight['to_version']!r}",
+                address=driver.address,
+            )
+    except BMCFatalError as exc:
+        ended = {"outcome": "failed", "version": None, "reason": str(exc)}
+        _emit("firmware.update_finished", node, flight, {**_said(flight), **ended})
+        raise
+    ended = {"outcome": "succeeded", "version": after, "reason": ""}
+    _emit("firmware.update_finished", node, flight, {**_said(flight), **ended})
+    return [flight["from_version"], after]
 
 
 def _one_update_per_bmc(node: Node, op: Operation) -> None:
@@ -129,10 +215,10 @@ def _one_update_per_bmc(node: Node, op: Operation) -> None:
         operations.report_progress(op, 1, "reading the firmware inventory")
 
 
-def _emit(event: str, node: Node, artifact: Any, data: dict[str, Any]) -> None:
+def _emit(event: str, node: Node, flight: dict[str, Any], data: dict[str, Any]) -> None:
     payload = {
         "node": node_data(node),
-        "artifact": {"id": artifact.pk, "name": str(artifact)},
+        "artifact": {"id": flight["artifact"], "name": flight["artifact_name"]},
         **data,
     }
     outbox.emit(event, payload)
@@ -154,36 +240,15 @@ def _rows(driver: Driver) -> list:
         return observed.firmware_rows([c.to_dict() for c in driver.firmware.firmware()])
 
 
-def _update(driver: Driver, name: str, artifact: Any, member: str | None) -> None:
-    """Start and follow one update. Its Targets is the member's own address (a Dell Id
-    carries the version, so a path built from the name drift compares names nothing); a
-    component read from the system rather than the inventory (no address) gets none, and
-    the BMC picks it from the image, as DSP0266 lets it."""
+def _start(driver: Driver, artifact: Any, member: str | None) -> UpdateTask:
+    """Start one update. Its Targets is the member's own address (a Dell Id carries the
+    version, so a path built from the name drift compares names nothing); a component
+    read from the system rather than the inventory (no address) gets none, and the BMC
+    picks it from the image, as DSP0266 lets it."""
     image = f"{settings.CORRAL_PUBLIC_URL}{download_path(artifact)}"
     with bmc_io():
         # The local copy, for a BMC that takes images only pushed to it.
-        task = driver.updates.start(image, [member] if member else [], artifact.path)
-    progress = _follow(driver, task)
-    if progress.state == FAILED:
-        said = "; ".join(progress.messages) or "no reason given"
-        raise UpdateFailed(
-            f"the BMC's {name} update ended {progress.task_state or 'failed'}: {said}",
-            address=driver.address,
-        )
-    if artifact.activation == Activation.RESET:
-        _power(driver, ACTION_FORCE_RESTART)
-    elif artifact.activation == Activation.AC_CYCLE:
-        _power(driver, ACTION_CYCLE)
-
-
-def _follow(driver: Driver, task: UpdateTask) -> Progress:
-    """The task's answers until it ends (or the deadline passes: then its last answer)."""
-    deadline = time.monotonic() + settings.CORRAL_CONVERGE_UPDATE_SECONDS
-    while True:
-        progress = _patiently(lambda: driver.updates.progress(task), deadline)
-        if progress.ended or time.monotonic() >= deadline:
-            return progress
-        time.sleep(settings.CORRAL_CONVERGE_POLL_SECONDS)
+        return driver.updates.start(image, [member] if member else [], artifact.path)
 
 
 def _power(driver: Driver, action: str) -> None:
