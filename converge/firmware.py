@@ -56,59 +56,89 @@ class UpdateFailed(BMCFatalError):
 
 
 def apply(node: Node, op: Operation) -> dict[str, Any]:
-    """One component per run: land the update under way (if its task ended), then start
-    the next one and let go of the worker while the BMC works (runner.Busy: run again
-    every poll). An update takes minutes on a real BMC; a thread held for each would
-    starve a site's worker of threads for everything else."""
-    wanted = targets.wanted_firmware(node)
-    if not wanted:
-        return {"updated": {}, "note": "its baseline expects no firmware version"}
-    _one_update_per_bmc(node, op)
+    """Each component below target in turn: start its update, follow the BMC's task for
+    up to CORRAL_CONVERGE_HOLD_SECONDS of this run, then let go of the worker while the
+    BMC works on (runner.Busy: run again every poll, the update recorded on the
+    operation). A real update takes minutes: a thread held for each would starve a
+    site's worker of threads for everything else; a short one ends within the hold and
+    costs no extra run. A run that finds its update still running asks the BMC and
+    nothing else (it holds the BMC already)."""
+    updated = dict((op.result or {}).get("updated") or {})
+    flight = (op.result or {}).get(IN_FLIGHT)
+    if not flight:
+        _one_update_per_bmc(node, op)
     driver = get_driver(bmc_settings(node))
+    hold = time.monotonic() + settings.CORRAL_CONVERGE_HOLD_SECONDS
     try:
-        updated = dict((op.result or {}).get("updated") or {})
-        flight = (op.result or {}).get(IN_FLIGHT)
         if flight:
-            updated[flight["component"]] = _land(driver, node, op, flight)
+            updated[flight["component"]] = _follow(driver, node, flight, hold)
             _keep(op, updated, None)
-        members = _inventory(driver)
-        now_running = {name: c.version for name, c in members.items()}
-        todo = targets.firmware_changes(wanted, now_running)
-        if not todo:
-            if not updated:
-                return {"updated": {}, "note": "already at its baseline"}
-            observed.record(node, node.bmc.protocol, _rows(driver), replace_prefix="firmware.")
-            return {"updated": updated}
-        accepted = targets.accepted_artifacts()  # read once for every component
-        named = pins.for_nodes([node])[node.pk]
-        plan, why_not = targets.artifacts_for(node, todo, accepted, named)
-        if why_not:
-            raise UpdateFailed(why_not, address=driver.address)
-        name, now, want, artifact = plan[0]
-        done = len(updated)
-        share = 100 // (done + len(plan))
-        # Never back to 0: progress above 0 marks the BMC as this update's.
-        operations.report_progress(
-            op, max(1, done * share), f"updating {name} to {artifact.version}"
-        )
-        flight = {
-            "component": name,
-            "from_version": now,
-            "to_version": artifact.version,
-            "accepted": list(want),
-            "artifact": artifact.pk,
-            "artifact_name": str(artifact),
-            "activation": artifact.activation,
-            "since": time.time(),
-        }
-        _emit("firmware.update_started", node, flight, _said(flight))
-        task = _start(driver, artifact, members[name].uri)
-        flight.update(monitor=task.monitor, image=task.image_uri, targets=list(task.targets))
-        _keep(op, updated, flight)
-        raise _waiting(flight, "started")
+        wanted = targets.wanted_firmware(node)
+        if not wanted:
+            return {"updated": updated, "note": "its baseline expects no firmware version"}
+        while True:
+            members = _inventory(driver)
+            now_running = {name: c.version for name, c in members.items()}
+            todo = targets.firmware_changes(wanted, now_running)
+            if not todo:
+                break
+            accepted = targets.accepted_artifacts()  # read once for every component
+            named = pins.for_nodes([node])[node.pk]
+            plan, why_not = targets.artifacts_for(node, todo, accepted, named)
+            if why_not:
+                raise UpdateFailed(why_not, address=driver.address)
+            flight = _begin(driver, node, op, updated, plan, members)
+            updated[flight["component"]] = _follow(driver, node, flight, hold)
+            _keep(op, updated, None)
+        if not updated:
+            return {"updated": {}, "note": "already at its baseline"}
+        observed.record(node, node.bmc.protocol, _rows(driver), replace_prefix="firmware.")
+        return {"updated": updated}
     finally:
         with bmc_io():
             driver.close()
+
+
+def _begin(
+    driver: Driver,
+    node: Node,
+    op: Operation,
+    updated: dict[str, Any],
+    plan: list[Any],
+    members: dict[str, FirmwareComponent],
+) -> dict[str, Any]:
+    """Start the first update of `plan` and record it on the operation."""
+    name, now, want, artifact = plan[0]
+    done = len(updated)
+    share = 100 // (done + len(plan))
+    # Never back to 0: progress above 0 marks the BMC as this update's.
+    operations.report_progress(op, max(1, done * share), f"updating {name} to {artifact.version}")
+    flight = {
+        "component": name,
+        "from_version": now,
+        "to_version": artifact.version,
+        "accepted": list(want),
+        "artifact": artifact.pk,
+        "artifact_name": str(artifact),
+        "activation": artifact.activation,
+        "since": time.time(),
+    }
+    _emit("firmware.update_started", node, flight, _said(flight))
+    task = _start(driver, artifact, members[name].uri)
+    flight.update(monitor=task.monitor, image=task.image_uri, targets=list(task.targets))
+    _keep(op, updated, flight)
+    return flight
+
+
+def _follow(driver: Driver, node: Node, flight: dict[str, Any], hold: float) -> list[Any]:
+    """The update landed (_land), asked every poll until the hold ends; then Busy."""
+    while True:
+        try:
+            return _land(driver, node, flight)
+        except Busy:
+            if time.monotonic() + settings.CORRAL_CONVERGE_POLL_SECONDS > hold:
+                raise
+            time.sleep(settings.CORRAL_CONVERGE_POLL_SECONDS)
 
 
 IN_FLIGHT = "in_flight"  # op.result's record of the update the BMC is running
@@ -140,7 +170,7 @@ def _said(flight: dict[str, Any]) -> dict[str, Any]:
     return {k: flight[k] for k in ("component", "from_version", "to_version")}
 
 
-def _land(driver: Driver, node: Node, op: Operation, flight: dict[str, Any]) -> list[Any]:
+def _land(driver: Driver, node: Node, flight: dict[str, Any]) -> list[Any]:
     """The update under way: still running, Busy (asked again in a poll); ended, the
     node restarted if its activation needs it and the version read again. Returns
     [version before, version now]."""

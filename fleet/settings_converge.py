@@ -24,6 +24,9 @@ CORRAL_REQUIRE_SIGNED_FIRMWARE = env.bool("CORRAL_REQUIRE_SIGNED_FIRMWARE", defa
 # an update (its task, the BMC's restart after it) may take before the step fails.
 CORRAL_CONVERGE_POLL_SECONDS = env.float("CORRAL_CONVERGE_POLL_SECONDS", default=5.0)
 CORRAL_CONVERGE_UPDATE_SECONDS = env.float("CORRAL_CONVERGE_UPDATE_SECONDS", default=3600.0)
+# How long one run of a firmware step follows an update before it lets go of its worker
+# thread and is run again every poll instead (0: at once). A short update ends within it.
+CORRAL_CONVERGE_HOLD_SECONDS = env.float("CORRAL_CONVERGE_HOLD_SECONDS", default=60.0)
 # How long a node's firmware update waits for its turn on a BMC it shares with other nodes
 # (a multi-node chassis: one update through a BMC at a time) before it fails saying so.
 CORRAL_CONVERGE_BMC_WAIT_SECONDS = env.float("CORRAL_CONVERGE_BMC_WAIT_SECONDS", default=14400.0)

@@ -77,6 +77,8 @@ def celery_worker(
         "CORRAL_ARTIFACT_DIR": str(settings.CORRAL_ARTIFACT_DIR),
         # A firmware update's task is asked where it stands every 0.1 s, not every 5 s.
         "CORRAL_CONVERGE_POLL_SECONDS": "0.1",
+        # ... and followed for a second before it lets go of its thread (both paths run).
+        "CORRAL_CONVERGE_HOLD_SECONDS": "1",
         # Worker rows come back within a second of a test flushing the tables.
         "CORRAL_WORKER_HEARTBEAT_SECONDS": "0.5",
         # EK certificates are checked against the session's swtpm CA (tests/peers/swtpm.py

@@ -1,11 +1,14 @@
-"""Firmware packages for converge tests: accepted artifacts made directly (their check is
-tests/converge/test_artifacts.py's business)."""
+"""Firmware packages and nodes for converge tests: accepted artifacts made directly
+(their check is tests/converge/test_artifacts.py's business), and a ready FX-1 (the test
+BMC's system Model) on a site the test worker listens to."""
 
 from __future__ import annotations
 
 import hashlib
 
 from converge.models import FirmwareArtifact
+from inventory.models import Node
+from tests.factories import NodeFactory, RackFactory, SiteFactory
 
 
 def package(name: str, version: str = "1.52.00", component: str = "BMC", **fields):
@@ -17,4 +20,14 @@ def package(name: str, version: str = "1.52.00", component: str = "BMC", **field
     }
     return FirmwareArtifact.objects.create(
         name=name, version=version, component=component, **{**defaults, **fields}
+    )
+
+
+def ready_fx1(bmc) -> Node:
+    return NodeFactory(
+        rack=RackFactory(site=SiteFactory(slug="dc1")),
+        model="FX-1",
+        state="ready",
+        bmc__address=bmc.address,
+        bmc__system_id="sys1",
     )

@@ -13,7 +13,7 @@ from converge.models import BaselineArtifact, FirmwareArtifact
 from converge.views import download_path
 from drift import baselines
 from inventory.models import Fact
-from tests.converge.packages import package
+from tests.converge.packages import package, ready_fx1
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.updating_bmc import SIMPLE_UPDATE
 from tests.workers import wait_operation
@@ -120,13 +120,7 @@ def test_a_choice_gone_stale_skips_the_node_with_the_reason_not_another_package(
 
 @pytest.mark.django_db(transaction=True)
 def test_the_converge_flashes_the_named_package(api, updating_bmc, baseline, celery_worker):
-    node = NodeFactory(
-        rack=RackFactory(site=SiteFactory(slug="dc1")),
-        model="FX-1",
-        state="ready",
-        bmc__address=updating_bmc.address,
-        bmc__system_id="sys1",
-    )
+    node = ready_fx1(updating_bmc)
     # Without the choice, the package naming the model would be picked.
     found = package("fx1-bmc", fits="FX-*")
     chosen = package("fx1-bmc-rebuilt")

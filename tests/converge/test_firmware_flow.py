@@ -10,7 +10,7 @@ from converge.models import FirmwareArtifact
 from converge.views import download_path
 from drift import baselines
 from inventory.models import Fact, Node
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.converge.packages import ready_fx1
 from tests.peers.updating_bmc import INVENTORY, SIMPLE_UPDATE
 from tests.workers import wait_operation
 
@@ -28,13 +28,7 @@ def node(updating_bmc):
         },
         "user:admin",
     )
-    return NodeFactory(
-        rack=RackFactory(site=SiteFactory(slug="dc1")),
-        model="FX-1",
-        state="ready",
-        bmc__address=updating_bmc.address,
-        bmc__system_id="sys1",
-    )
+    return ready_fx1(updating_bmc)
 
 
 def artifact(

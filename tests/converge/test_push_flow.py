@@ -11,7 +11,7 @@ from django.conf import settings
 
 from converge.models import FirmwareArtifact
 from drift import baselines
-from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.converge.packages import ready_fx1
 from tests.peers.updating_bmc import PUSH_URI
 from tests.workers import wait_operation
 
@@ -39,13 +39,7 @@ def test_a_push_only_bmc_is_sent_the_artifact_and_converges(api, updating_bmc, c
         {"name": "fx-1", "node_model": "FX-1", "components": {"firmware.BMC": "1.52.00"}},
         "user:admin",
     )
-    node = NodeFactory(
-        rack=RackFactory(site=SiteFactory(slug="dc1")),
-        model="FX-1",
-        state="ready",
-        bmc__address=updating_bmc.address,
-        bmc__system_id="sys1",
-    )
+    node = ready_fx1(updating_bmc)
 
     resp = api("technician").post(
         f"/api/v1/nodes/{node.pk}/actions/apply_firmware/", {}, format="json"

@@ -1,5 +1,6 @@
-"""While a BMC runs an update (minutes on a real one), the step lets go of its worker and
-is run again each poll, holding its node: a thread held per update would leave a site's
+"""While a BMC runs an update (minutes on a real one), the step follows it for
+CORRAL_CONVERGE_HOLD_SECONDS (1 s on the test worker), then lets go of its worker and is
+run again each poll, holding its node: a thread held per update would leave a site's
 worker no thread for anything else. Each update still has its limit."""
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def test_a_running_update_holds_no_worker_and_lands_when_its_task_ends(
 
 
 def test_an_update_past_its_limit_fails_saying_so(slow, node, settings):  # noqa: F811
+    settings.CORRAL_CONVERGE_HOLD_SECONDS = 0  # lets go at once: each run asks once
     op = services.start_action(node, "apply_firmware", actor="user:tech")
     assert operations.begin_operation(op, worker="celery@w pid 1")
     with pytest.raises(Busy):
