@@ -8,7 +8,7 @@ from attestation.models import FirmwareReference
 from day2.models import Campaign, CampaignNode
 from reports.models import GpuPrice
 from tests.attestation.factories import make_attestation, make_reference
-from tests.converge.specs import make_artifact
+from tests.converge.specs import make_artifact, make_choice
 from tests.drift.factories import BaselineFactory
 from tests.factories import (
     DraftImageFactory,
@@ -56,6 +56,7 @@ def build_world(slug: str = "hall-a") -> dict:
         "firmware-references": FirmwareReference.objects.filter(platform="QEMU q35").first()
         or make_reference(),
         "firmware-artifacts": make_artifact(),
+        "baseline-artifacts": make_choice(),
     }
 
 
