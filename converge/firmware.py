@@ -124,7 +124,12 @@ def _begin(
         "since": time.time(),
     }
     _emit("firmware.update_started", node, flight, _said(flight))
-    task = _start(driver, artifact, members[name].uri)
+    try:
+        task = _start(driver, artifact, members[name].uri)
+    except BMCFatalError as exc:  # refused at once: the update ended before it began
+        ended = {"outcome": "failed", "version": None, "reason": str(exc)}
+        _emit("firmware.update_finished", node, flight, {**_said(flight), **ended})
+        raise
     flight.update(monitor=task.monitor, image=task.image_uri, targets=list(task.targets))
     _keep(op, updated, flight)
     return flight

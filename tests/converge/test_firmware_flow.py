@@ -179,3 +179,19 @@ def test_the_update_targets_the_member_by_its_own_address_where_its_id_carries_t
     targets = [b.get("Targets") for p, b in updating_bmc.sent("POST") if p == SIMPLE_UPDATE]
     assert targets == [[f"{INVENTORY}/Installed-159-2.19.1__BIOS.Setup.1-1"]]
     assert op.result["updated"] == {"BIOS.Setup.1-1": ["2.19.1", "2.21.2"]}
+
+
+def test_an_update_refused_at_its_start_is_announced_as_ended_too(
+    api, updating_bmc, node, images, celery_worker
+):
+    """A subscriber told an update started is always told it ended, even when the BMC
+    refuses the image at once."""
+    from tests.webhooks.factories import make_subscription
+    from webhooks.models import WebhookEvent
+
+    make_subscription(events=("firmware.update_started", "firmware.update_finished"))
+    updating_bmc.images.pop(images[0])
+    assert update(api, node).status == "failed"
+    sent = [(e.type, e.data) for e in WebhookEvent.objects.order_by("pk")]
+    assert [kind for kind, _ in sent] == ["firmware.update_started", "firmware.update_finished"]
+    assert sent[1][1]["outcome"] == "failed" and "could not be downloaded" in sent[1][1]["reason"]
