@@ -4,8 +4,10 @@ as it does for the API, so a page shows the API's messages."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django import forms
+from django.db import models
 
 from core import jsonsafe
 
@@ -28,6 +30,14 @@ IMAGE_FIELDS = [
 ]
 
 
+def _formfield(field: models.Field, **kwargs: Any) -> forms.Field | None:
+    """A URL typed without its scheme is taken as https (Django 6's default, said now
+    rather than left to a deprecation warning on every start)."""
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return field.formfield(**kwargs)
+
+
 class ImageForm(forms.ModelForm):
     """A draft image. The model's validators give the messages (as the API's serializer
     does); images.create_image validates again as it writes. The form turns the baseline's
@@ -42,6 +52,7 @@ class ImageForm(forms.ModelForm):
     class Meta:
         model = Image
         fields = IMAGE_FIELDS
+        formfield_callback = _formfield
         widgets = {"signature": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
