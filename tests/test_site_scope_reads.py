@@ -35,6 +35,8 @@ REFERENCE = {
     "baselines": "/api/v1/baselines/",
     "health-policies": "/api/v1/health-policies/",
     "firmware-references": "/api/v1/firmware-references/",
+    "firmware-artifacts": "/api/v1/firmware-artifacts/",
+    "baseline-artifacts": "/api/v1/baseline-artifacts/",
 }
 
 
