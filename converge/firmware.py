@@ -76,14 +76,14 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
         wanted = targets.wanted_firmware(node)
         if not wanted:
             return {"updated": updated, "note": "its baseline expects no firmware version"}
+        accepted = targets.accepted_artifacts()  # read once for every component
+        named = pins.for_nodes([node])[node.pk]
         while True:
             members = _inventory(driver)
             now_running = {name: c.version for name, c in members.items()}
             todo = targets.firmware_changes(wanted, now_running)
             if not todo:
                 break
-            accepted = targets.accepted_artifacts()  # read once for every component
-            named = pins.for_nodes([node])[node.pk]
             plan, why_not = targets.artifacts_for(node, todo, accepted, named)
             if why_not:
                 raise UpdateFailed(why_not, address=driver.address)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from fnmatch import fnmatchcase
 
+from drift.engine import accepted
 from drift.models import Baseline
 from drift.services import matching
 from drift.versions import same
@@ -24,13 +25,6 @@ FIRMWARE = "firmware."
 NAMED = ("baseline", "component", "artifact")  # what a choice says
 
 
-def _expected(baseline: Baseline, component: str) -> list[str]:
-    value = baseline.components.get(component)
-    return (
-        [] if value is None else [str(v) for v in (value if isinstance(value, list) else [value])]
-    )
-
-
 def problems(baseline: Baseline, component: str, artifact: FirmwareArtifact) -> dict[str, str]:
     """field -> what to fix, for naming `artifact` for `component` of `baseline`."""
     if not component.startswith(FIRMWARE):
@@ -38,7 +32,7 @@ def problems(baseline: Baseline, component: str, artifact: FirmwareArtifact) -> 
             "component": f"{component!r} is not a firmware component: only firmware.<Id> "
             "components are flashed from an artifact (BIOS settings are written, not flashed)"
         }
-    versions = _expected(baseline, component)
+    versions = accepted(baseline.components.get(component))
     if not versions:
         return {
             "component": f"baseline {baseline} expects no {component}; add it to the "

@@ -66,7 +66,7 @@ def bios_changes(
     return changes
 
 
-FIRMWARE = "firmware."
+FIRMWARE = pins.FIRMWARE
 # The safe order (docs/converge.md): the BMC first (it runs every later update), then the
 # BIOS, then the rest in name order.
 FIRST = ("BMC", "BIOS")
