@@ -69,6 +69,9 @@ def name_artifact(request: HttpRequest, baseline_pk: int) -> HttpResponse:
         BaselineArtifact.objects.filter(baseline=baseline, component=component).delete()
         messages.success(request, f"{component}: any accepted package that fits is used.")
         return redirect(baseline)
+    if not chosen.isdigit():
+        messages.error(request, f"{component}: choose a package from the list")
+        return redirect(baseline)
     artifact = get_object_or_404(FirmwareArtifact, pk=chosen)
     problems = pins.problems(baseline, component, artifact)
     if problems:

@@ -66,3 +66,12 @@ def test_only_an_admin_names_a_package(client, users, baseline, role):
     resp = client.post(name, {"component": "firmware.BMC", "artifact": hotfix.pk})
     assert resp.status_code == 403
     assert not BaselineArtifact.objects.exists()
+
+
+def test_a_package_that_is_not_one_of_the_list_is_said_not_a_500(client, users, baseline):
+    client.force_login(users["admin"])
+    name = reverse("converge:name_artifact", args=[baseline.pk])
+    page = client.post(name, {"component": "firmware.BMC", "artifact": "fx1; drop"}, follow=True)
+    assert page.status_code == 200
+    assert "firmware.BMC: choose a package from the list" in page.content.decode()
+    assert not BaselineArtifact.objects.exists()
