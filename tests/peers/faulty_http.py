@@ -177,7 +177,13 @@ class FaultyRedfish:
         return False
 
 
-def multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
+class Part(bytes):
+    """One part's bytes, with the file name its Content-Disposition gave ("" if none)."""
+
+    filename: str = ""
+
+
+def multipart(content_type: str, raw: bytes) -> dict[str, Part]:
     """A multipart/form-data body as {part name: its bytes}, read with the standard
     library's MIME parser (a BMC's own parser is stricter than none)."""
     message = BytesParser(policy=email.policy.HTTP).parsebytes(
@@ -185,10 +191,12 @@ def multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
     )
     if not message.is_multipart():
         raise ValueError("not a multipart body")
-    return {
-        str(part.get_param("name", header="content-disposition")): part.get_payload(decode=True)
-        for part in message.iter_parts()
-    }
+    parts = {}
+    for part in message.iter_parts():
+        name = str(part.get_param("name", header="content-disposition"))
+        parts[name] = Part(part.get_payload(decode=True))
+        parts[name].filename = part.get_filename() or ""
+    return parts
 
 
 def _handler(peer: FaultyRedfish) -> type[BaseHTTPRequestHandler]:

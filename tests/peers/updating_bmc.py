@@ -75,6 +75,7 @@ class UpdatingRedfish(FaultyRedfish):
     ids: dict[str, str] = field(default_factory=dict)  # component -> Id template ({version})
     vendor: str = ""
     push: bool = False  # MultipartHttpPushUri only (no SimpleUpdate)
+    file_names: list[str] = field(default_factory=list)  # of the files pushed to it
 
     def _members(self) -> dict[str, str]:
         """Member Id -> the component it is."""
@@ -150,6 +151,7 @@ class UpdatingRedfish(FaultyRedfish):
             parameters = json.loads(parts.get("UpdateParameters") or b"{}")
         except ValueError:
             return 400, {}, _error("UpdateParameters is not JSON.")
+        self.file_names.append(getattr(parts["UpdateFile"], "filename", ""))
         digest = hashlib.sha256(parts["UpdateFile"]).hexdigest()
         if digest not in self.images:
             return 400, {}, _error("The image is not a valid firmware package.")

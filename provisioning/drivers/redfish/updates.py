@@ -50,6 +50,10 @@ PULL, PUSH = "pull", "push"
 PUSH_TIMEOUT = (10.0, 1800.0)
 
 
+def _file_name(image_uri: str, image: Path) -> str:
+    return urlsplit(image_uri).path.rstrip("/").rsplit("/", 1)[-1] or image.name
+
+
 def route(
     service: Mapping[str, Any], scheme: str, protocols: Sequence[str] | None = None
 ) -> tuple[str, str] | None:
@@ -81,10 +85,11 @@ class RedfishUpdates(UpdateInterface):
         with self.client.translate("starting a firmware update"):
             how, where = self._route(scheme)
         if how == PUSH:
-            if image is None:
+            if image is None or not image.is_file():
+                where_not = f" (none at {image})" if image is not None else ""
                 raise BMCUnsupportedError(
                     f"BMC at {self.client.address} takes firmware only pushed to it "
-                    f"({where}), and no local copy of the image was given",
+                    f"({where}), and this worker has no copy of the image{where_not}",
                     address=self.client.address,
                 )
             return self._push(where, image, image_uri, targets)
@@ -141,7 +146,12 @@ class RedfishUpdates(UpdateInterface):
             body = MultipartEncoder(
                 fields={
                     "UpdateParameters": (None, json.dumps(parameters), "application/json"),
-                    "UpdateFile": (image.name, stream, "application/octet-stream"),
+                    # The package's own file name (some BMCs judge it by its extension).
+                    "UpdateFile": (
+                        _file_name(image_uri, image),
+                        stream,
+                        "application/octet-stream",
+                    ),
                 }
             )
             url = urljoin(conn._url, uri)

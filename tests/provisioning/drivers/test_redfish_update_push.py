@@ -74,7 +74,7 @@ def test_a_service_with_neither_has_no_route():
 def tray(updating_bmc, tmp_path):
     """The test BMC in its GB200 shape, and a package it accepts (known by its bytes)."""
     updating_bmc.push = True
-    image = tmp_path / "gpu-tray.bin"
+    image = tmp_path / "0f1e2d"  # kept by its sha256, as the artifact store keeps it
     image.write_bytes(b"\x00GB200 tray bundle" * 4096)
     updating_bmc.images[hashlib.sha256(image.read_bytes()).hexdigest()] = ("BMC", "1.52.00")
     return updating_bmc, image
@@ -90,6 +90,7 @@ def test_a_push_sends_the_file_and_its_targets_and_is_followed_to_its_end(tray, 
         assert {c.id: c.version for c in driver.firmware.firmware()}["BMC"] == "1.52.00"
     [(_, parts)] = [(p, b) for p, b in bmc.sent("POST") if p == PUSH_URI]
     assert parts["UpdateFile"] == image.read_bytes()
+    assert bmc.file_names == ["gpu-tray.bin"]  # the package's name, not the file's on disk
     assert json.loads(parts["UpdateParameters"]) == {"Targets": [f"{INVENTORY}/BMC"]}
     assert task.monitor == "/redfish/v1/TaskService/TaskMonitors/1"
 
@@ -113,3 +114,17 @@ def test_a_push_only_bmc_with_no_local_copy_says_so(tray, redfish_settings):
     assert "takes firmware only pushed to it (/redfish/v1/UpdateService/update-multipart)" in str(
         e.value
     )
+
+
+def test_a_push_only_bmc_whose_image_this_worker_lacks_says_where_it_looked(
+    tray, redfish_settings, tmp_path
+):
+    bmc, _ = tray
+    missing = tmp_path / "elsewhere" / "0f1e2d"
+    with (
+        get_driver(redfish_settings(bmc, "sys1")) as driver,
+        pytest.raises(BMCUnsupportedError) as e,
+    ):
+        driver.updates.start(IMAGE, [f"{INVENTORY}/BMC"], missing)
+    assert f"this worker has no copy of the image (none at {missing})" in str(e.value)
+    assert bmc.tasks == {}
