@@ -5,7 +5,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ipmitool tpm2-tools \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --home /app corral
+ && useradd --system --home /app corral \
+ && install -d -o corral /var/lib/corral/artifacts
 WORKDIR /app
 COPY pyproject.toml constraints.txt ./
 RUN pip install -c constraints.txt .
@@ -16,6 +17,8 @@ USER corral
 EXPOSE 8000
 # fleet.serve runs granian on fleet.asgi; GRANIAN_* variables tune it (README).
 # Boot-storm mode on: /boot/ipxe answered from memory, boot records written in batches.
+# Firmware artifacts (a volume web and workers share: docker-compose.yml).
+ENV CORRAL_ARTIFACT_DIR=/var/lib/corral/artifacts
 ENV GRANIAN_HOST=0.0.0.0 GRANIAN_PORT=8000 GRANIAN_LOG_ACCESS_ENABLED=true \
     CORRAL_BOOT_CACHE_SECONDS=0.5 CORRAL_BOOT_LOG_FLUSH_SECONDS=0.5
 CMD ["python", "-m", "fleet.serve"]

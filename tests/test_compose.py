@@ -32,3 +32,30 @@ def test_compose_config_passes(tmp_path):
     assert {"postgres", "redis", "web", "worker", "beat"} <= set(config["services"])
     images = {config["services"][s].get("image") for s in ("web", "worker", "beat")}
     assert images == {"corral:latest"}  # one image for all three
+
+
+def test_the_web_server_and_the_workers_share_the_firmware_artifacts(tmp_path):
+    """A worker downloads and checks an artifact (or pushes it to a BMC), the web server
+    serves it to BMCs: without one folder for both, what was accepted answered 404."""
+    shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
+    (tmp_path / ".env").write_text("POSTGRES_PASSWORD=example\nSECRET_KEY=x\n")
+    result = subprocess.run(
+        [*compose_command(), "config"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    config = yaml.safe_load(result.stdout)
+    mounts = {
+        service: {_mount(v) for v in config["services"][service].get("volumes", [])}
+        for service in ("web", "worker")
+    }
+    assert mounts["web"] == mounts["worker"]
+    assert any(target == "/var/lib/corral/artifacts" for _, target in mounts["web"])
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "CORRAL_ARTIFACT_DIR=/var/lib/corral/artifacts" in dockerfile
+
+
+def _mount(volume) -> tuple[str, str]:
+    """(source, target) of a volume as either Compose tool writes it (long or short form)."""
+    if isinstance(volume, dict):
+        return volume["source"], volume["target"]
+    source, target = volume.split(":")[:2]
+    return source, target
