@@ -70,8 +70,9 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
     driver = get_driver(bmc_settings(node))
     hold = time.monotonic() + settings.CORRAL_CONVERGE_HOLD_SECONDS
     try:
+        read: list[FirmwareComponent] | None = None  # the inventory as last read
         if flight:
-            updated[flight["component"]] = _follow(driver, node, flight, hold)
+            updated[flight["component"]], read = _follow(driver, node, flight, hold)
             _keep(op, updated, None)
         wanted = targets.wanted_firmware(node)
         if not wanted:
@@ -79,7 +80,9 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
         accepted = targets.accepted_artifacts()  # read once for every component
         named = pins.for_nodes([node])[node.pk]
         while True:
-            members = _inventory(driver)
+            # The read that checked the last update decides the next one: a node read
+            # once before and once after each update, not twice more.
+            members = _by_name(read if read is not None else _inventory(driver))
             now_running = {name: c.version for name, c in members.items()}
             todo = targets.firmware_changes(wanted, now_running)
             if not todo:
@@ -88,11 +91,12 @@ def apply(node: Node, op: Operation) -> dict[str, Any]:
             if why_not:
                 raise UpdateFailed(why_not, address=driver.address)
             flight = _begin(driver, node, op, updated, plan, members)
-            updated[flight["component"]] = _follow(driver, node, flight, hold)
+            updated[flight["component"]], read = _follow(driver, node, flight, hold)
             _keep(op, updated, None)
-        if not updated:
-            return {"updated": {}, "note": "already at its baseline"}
-        observed.record(node, node.bmc.protocol, _rows(driver), replace_prefix="firmware.")
+        if not updated or read is None:
+            return {"updated": updated, "note": "already at its baseline"}
+        rows = observed.firmware_rows([c.to_dict() for c in read])
+        observed.record(node, node.bmc.protocol, rows, replace_prefix="firmware.")
         return {"updated": updated}
     finally:
         with bmc_io():
@@ -135,7 +139,9 @@ def _begin(
     return flight
 
 
-def _follow(driver: Driver, node: Node, flight: dict[str, Any], hold: float) -> list[Any]:
+def _follow(
+    driver: Driver, node: Node, flight: dict[str, Any], hold: float
+) -> tuple[list[Any], list[FirmwareComponent]]:
     """The update landed (_land), asked every poll until the hold ends; then Busy."""
     while True:
         try:
@@ -175,10 +181,12 @@ def _said(flight: dict[str, Any]) -> dict[str, Any]:
     return {k: flight[k] for k in ("component", "from_version", "to_version")}
 
 
-def _land(driver: Driver, node: Node, flight: dict[str, Any]) -> list[Any]:
+def _land(
+    driver: Driver, node: Node, flight: dict[str, Any]
+) -> tuple[list[Any], list[FirmwareComponent]]:
     """The update under way: still running, Busy (asked again in a poll); ended, the
     node restarted if its activation needs it and the version read again. Returns
-    [version before, version now]."""
+    [version before, version now] and the inventory it read."""
     name = flight["component"]
     task = UpdateTask(flight["monitor"], flight["image"], tuple(flight["targets"]))
     try:
@@ -205,7 +213,9 @@ def _land(driver: Driver, node: Node, flight: dict[str, Any]) -> list[Any]:
             _power(driver, ACTION_FORCE_RESTART)
         elif flight["activation"] == Activation.AC_CYCLE:
             _power(driver, ACTION_CYCLE)
-        after = _versions(driver).get(name)
+        read = _inventory(driver)
+        found = _by_name(read).get(name)
+        after = found.version if found is not None else None
         if not any(same(after or "", v) for v in flight["accepted"]):
             raise UpdateFailed(
                 f"the BMC reported the {name} update done but {name} reads "
@@ -218,7 +228,7 @@ def _land(driver: Driver, node: Node, flight: dict[str, Any]) -> list[Any]:
         raise
     ended = {"outcome": "succeeded", "version": after, "reason": ""}
     _emit("firmware.update_finished", node, flight, {**_said(flight), **ended})
-    return [flight["from_version"], after]
+    return [flight["from_version"], after], read
 
 
 def _one_update_per_bmc(node: Node, op: Operation) -> None:
@@ -259,20 +269,15 @@ def _emit(event: str, node: Node, flight: dict[str, Any], data: dict[str, Any]) 
     outbox.emit(event, payload)
 
 
-def _inventory(driver: Driver) -> dict[str, FirmwareComponent]:
-    """The inventory now by the name drift compares, waiting out a BMC that restarts (it
-    stops answering for a while after it flashed itself)."""
-    components = _patiently(lambda: driver.firmware.firmware())
+def _inventory(driver: Driver) -> list[FirmwareComponent]:
+    """The inventory now, waiting out a BMC that restarts (it stops answering for a while
+    after it flashed itself)."""
+    return list(_patiently(lambda: driver.firmware.firmware()))
+
+
+def _by_name(components: list[FirmwareComponent]) -> dict[str, FirmwareComponent]:
+    """The inventory by the name drift compares."""
     return {c.key or c.id: c for c in components}
-
-
-def _versions(driver: Driver) -> dict[str, str | None]:
-    return {name: c.version for name, c in _inventory(driver).items()}
-
-
-def _rows(driver: Driver) -> list:
-    with bmc_io():
-        return observed.firmware_rows([c.to_dict() for c in driver.firmware.firmware()])
 
 
 def _start(driver: Driver, artifact: Any, member: str | None) -> UpdateTask:
