@@ -2,29 +2,67 @@
 
     step            runs when                    ends when                        then
     drain           the node is in service       no jobs are left                 apply_firmware
-    apply_firmware  always                       each component reads its version apply_bios
-    apply_bios      always                       the BMC shows the settings       validate
+    apply_firmware  its baseline names versions  each component reads its version apply_bios
+    apply_bios      its baseline names settings  the BMC shows the settings       validate
     validate        the node is drained/failed   the gates judged it              (admission)
     admit           started by passing gates     the scheduler resumed it         done
 
 Firmware before BIOS settings: a BIOS update may reset its attributes.
 
-A node that was ready (never in service) ends after apply_bios: its deploy and gates are
-still ahead of it. A failed step ends the plan failed with the step's reason, and the
-node stays drained (or where the step left it): never back in service half-converged.
+A node that was ready (never in service) ends after apply_bios (or apply_firmware, when
+its baseline names no BIOS setting): its deploy and gates are still ahead of it. A step
+its baseline asks nothing of is not run at all (a Celery task, an operation and a BMC
+session saved per node: bench-converge).
+
+A failed step ends the plan failed with the step's reason, and the node stays drained
+(or where the step left it): never back in service half-converged.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from drift.services import expected_for
 from engine.plans import Facts, Plan, Step
 from inventory.choices import NodeState
 from inventory.models import Node, Operation
 
+from . import pins, targets
+
 KIND = "converge"
 
 
+class _Facts(Mapping[str, Any]):
+    """The node's state, and whether its baseline names firmware versions or BIOS
+    settings: the baseline is read only when a step's condition asks (the plan decides
+    at every step's end, and most decisions need only the state)."""
+
+    KEYS = ("state", "firmware", "bios")
+
+    def __init__(self, node: Node):
+        self.node = node
+        self._expected: dict[str, Any] | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "state":
+            return self.node.state
+        if key not in self.KEYS:
+            raise KeyError(key)
+        if self._expected is None:
+            self._expected = dict(expected_for(self.node))
+        prefix = pins.FIRMWARE if key == "firmware" else targets.BIOS
+        return bool(targets.under(prefix, self._expected))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.KEYS)
+
+    def __len__(self) -> int:
+        return len(self.KEYS)
+
+
 def _facts(op: Operation, node: Node) -> Facts:
-    return {"state": node.state}
+    return _Facts(node)
 
 
 PLAN = Plan(
@@ -37,8 +75,20 @@ PLAN = Plan(
             only="node in service",
             when=lambda f: f["state"] == NodeState.IN_SERVICE,
         ),
-        Step("apply_firmware", (20, 50), "every component reads its baseline's version"),
-        Step("apply_bios", (50, 60), "the BMC shows the baseline's BIOS settings"),
+        Step(
+            "apply_firmware",
+            (20, 50),
+            "every component reads its baseline's version",
+            only="its baseline names firmware versions",
+            when=lambda f: f["firmware"],
+        ),
+        Step(
+            "apply_bios",
+            (50, 60),
+            "the BMC shows the baseline's BIOS settings",
+            only="its baseline names BIOS settings",
+            when=lambda f: f["bios"],
+        ),
         Step(
             "validate",
             (60, 90),
@@ -57,5 +107,5 @@ PLAN = Plan(
         ),
     ),
     facts=_facts,
-    outcomes={"apply_bios": "converged", "admit": "in_service"},
+    outcomes={"apply_firmware": "converged", "apply_bios": "converged", "admit": "in_service"},
 )

@@ -71,11 +71,8 @@ def test_a_ready_node_is_brought_to_its_baseline_bios_and_left_as_it_was(api, bm
     op = converge(api, node)
 
     assert (op.status, op.result["outcome"]) == ("succeeded", "converged"), op.error
-    firmware, step = op.children.order_by("pk")
-    assert (firmware.kind, firmware.result["note"]) == (
-        "apply_firmware",
-        "its baseline expects no firmware version",
-    )
+    # Its baseline names no firmware version: no firmware step runs.
+    (step,) = op.children.order_by("pk")
     assert (step.kind, step.status) == ("apply_bios", "succeeded")
     assert step.result["changed"] == {"ProcTurboMode": ["Enabled", "Disabled"]}
     assert bios_of(bmc, system)["ProcTurboMode"] == "Disabled"
@@ -95,6 +92,17 @@ def test_a_ready_node_is_brought_to_its_baseline_bios_and_left_as_it_was(api, bm
     assert again.status == "succeeded"
     assert again.children.get(kind="apply_bios").result["note"] == "already at its baseline"
     assert bmc.requests_for(system, "PATCH") == [] and bmc.requests_for(system, "POST") == []
+
+
+def test_converging_a_ready_node_its_baseline_asks_nothing_of_is_refused(api, bmc):
+    node = ready_node(bmc, 1)
+    # No baseline matches its model: there is nothing to converge it to.
+
+    resp = api("technician").post(f"/api/v1/nodes/{node.pk}/actions/converge/", {}, format="json")
+
+    assert resp.status_code == 400, resp.content
+    assert "nothing to do" in str(resp.content)
+    assert not node.operations.exists()
 
 
 def test_a_technician_cannot_apply_bios_to_a_node_in_service(api, bmc):
