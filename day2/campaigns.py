@@ -24,13 +24,13 @@ from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from core.text import plural
 from inventory import operations, selectors
 from inventory import services as inventory
-from inventory.choices import NodeState, OperationStatus
+from inventory.choices import FINISHED_OPERATION_STATUSES, NodeState, OperationStatus
 from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
 from webhooks import outbox
@@ -152,19 +152,18 @@ def _member(campaign: Campaign, planned: planning.Planned) -> CampaignNode:
 
 
 def _rack_room(campaign: Campaign, rack_ids: Iterable[int | None]) -> dict[int | None, int]:
-    """How many more nodes each rack may lose: its allowance minus what is out now."""
+    """How many more nodes each rack may lose: its allowance minus what is out now
+    (counted by the database: a row per rack, not per node)."""
     ids = [r for r in rack_ids if r is not None]
-    sizes = Counter(
-        Node.objects.filter(rack_id__in=ids)
-        .exclude(state=NodeState.DECOMMISSIONED)
-        .values_list("rack_id", flat=True)
-    )
+
+    def per_rack(nodes: QuerySet[Node]) -> Counter[int]:
+        rows = nodes.order_by().values_list("rack_id").annotate(n=Count("id"))
+        return Counter(dict(rows))
+
+    in_racks = Node.objects.filter(rack_id__in=ids)
+    sizes = per_rack(in_racks.exclude(state=NodeState.DECOMMISSIONED))
     # Out of service, as the health limits count it too (inventory's one definition).
-    out = Counter(
-        selectors.out_of_service(Node.objects.filter(rack_id__in=ids)).values_list(
-            "rack_id", flat=True
-        )
-    )
+    out = per_rack(selectors.out_of_service(in_racks))
     room: dict[int | None, int] = {}
     for rack_id in ids:
         allowance = max(1, sizes[rack_id] * campaign.max_unavailable_pct // 100)
@@ -238,12 +237,16 @@ def _show(campaign: Campaign, counts: Counter[str]) -> None:
 
 
 def _collect(campaign: Campaign) -> None:
-    """Running members whose action ended take its outcome."""
-    running = CampaignNode.objects.filter(campaign=campaign, status=MemberStatus.RUNNING)
-    for member in running.select_related("operation"):
+    """Running members whose action ended take its outcome (only those are read: a
+    wave of a hundred running nodes is not read whole each time one of them ends)."""
+    ended = CampaignNode.objects.filter(
+        campaign=campaign,
+        status=MemberStatus.RUNNING,
+        operation__status__in=FINISHED_OPERATION_STATUSES,
+    )
+    for member in ended.select_related("operation"):
         op = member.operation
-        if op is None or not op.is_finished:
-            continue
+        assert op is not None  # the filter joined it
         member.status = OP_TO_MEMBER.get(op.status, MemberStatus.FAILED)
         member.message = op.error or str((op.result or {}).get("outcome", ""))
         member.finished = op.finished
@@ -272,25 +275,30 @@ def _maybe_pause(campaign: Campaign, counts: Counter[str]) -> None:
 
 def _launch(campaign: Campaign) -> None:
     """Start the waiting members that may start: every one not in service (it costs its
-    rack nothing), and in-service ones while their rack has room. Members of a full rack
-    are not read, only marked (once) as waiting for room."""
+    rack nothing), and in-service ones while their rack has room. Only as many members
+    as a rack has room for are read; the rest are marked (once) as waiting for room."""
     waiting = CampaignNode.objects.filter(campaign=campaign, status=MemberStatus.WAITING)
-    racks = set(waiting.order_by().values_list("node__rack_id", flat=True).distinct())
-    room = _rack_room(campaign, racks)
-    full = [rack for rack, left in room.items() if rack is not None and left <= 0]
-    in_full_rack = Q(node__state=NodeState.IN_SERVICE, node__rack_id__in=full)
-    waiting.filter(in_full_rack).exclude(message=WAITING_FOR_ROOM).update(message=WAITING_FOR_ROOM)
-    for member in waiting.exclude(in_full_rack).select_related("node"):
-        node = member.node  # read in tick's transaction, with the campaign row locked
-        costs = node.state == NodeState.IN_SERVICE
-        if costs and room.get(node.rack_id, 0) <= 0:
-            if member.message != WAITING_FOR_ROOM:  # written once, not on every tick
-                member.message = WAITING_FOR_ROOM
-                member.save(update_fields=["message"])
-            continue
+    for member in waiting.exclude(node__state=NodeState.IN_SERVICE).select_related("node"):
         _start(campaign, member)
-        if costs and member.status == MemberStatus.RUNNING:
-            room[node.rack_id] = room.get(node.rack_id, 0) - 1
+    serving = waiting.filter(node__state=NodeState.IN_SERVICE)
+    racks = set(serving.order_by().values_list("node__rack_id", flat=True).distinct())
+    room = _rack_room(campaign, racks)
+    for rack_id in racks:
+        if rack_id is None:
+            in_rack = serving.filter(node__rack__isnull=True)
+        else:
+            in_rack = serving.filter(node__rack_id=rack_id)
+        # A member that cannot start is skipped and gives its slot to the next one.
+        while room[rack_id] > 0:
+            batch = list(in_rack.select_related("node")[: room[rack_id]])
+            if not batch:
+                break
+            for member in batch:
+                _start(campaign, member)
+                room[rack_id] -= member.status == MemberStatus.RUNNING
+    full = [rack for rack, left in room.items() if rack is not None and left <= 0]
+    in_full = serving.filter(Q(node__rack_id__in=full) | Q(node__rack__isnull=True))
+    in_full.exclude(message=WAITING_FOR_ROOM).update(message=WAITING_FOR_ROOM)
 
 
 def _start(campaign: Campaign, member: CampaignNode) -> None:
