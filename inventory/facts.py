@@ -163,6 +163,7 @@ def record(
     now = at or timezone.now()
     with transaction.atomic():
         latest = {(k, g): v for k, g, v in rows}
+        gone: list[int] = []
         if replace_prefix is not None:
             stale = Fact.objects.filter(
                 node_id=node_id, source=source, key__startswith=replace_prefix
@@ -170,6 +171,8 @@ def record(
             gone = [pk for pk, key, gpu in stale if (key, gpu) not in latest]
             if gone:
                 Fact.objects.filter(pk__in=gone).delete()
+        if not latest and not gone:
+            return 0  # an empty report changes nothing: nobody needs to hear of it
         Fact.objects.bulk_create(
             [
                 Fact(node_id=node_id, key=k, gpu=g, value=v, source=source, observed_at=now)

@@ -47,6 +47,26 @@ def test_facts_recorded_update_the_cells_in_the_same_transaction(baseline, h100)
     assert NodeDrift.objects.get(node=h100).drifted == []
 
 
+def test_an_empty_report_is_not_heard_but_one_that_removes_a_part_is(baseline, h100):
+    """A gate run that reported no value does not make drift re-read the node (a converge
+    campaign ran one for each node); a re-read that lists a component no more does."""
+    heard = []
+
+    def hear(sender, node_ids, **kwargs):
+        heard.append(node_ids)
+
+    facts.facts_recorded.connect(hear)
+    try:
+        report(h100)
+        assert facts.record(h100, "gate", {}) == 0
+        assert heard == [[h100.pk]]
+        facts.record(h100, "redfish", [], replace_prefix="firmware.")
+        assert heard == [[h100.pk], [h100.pk]]
+    finally:
+        facts.facts_recorded.disconnect(hear)
+    assert cells(h100)[("firmware.BMC", -1)][0] == "unknown"  # no longer observed
+
+
 def test_one_odd_gpu_is_drift_with_history_and_one_webhook(baseline, h100):
     make_subscription(events=("drift.detected", "drift.resolved"))
     report(h100)
