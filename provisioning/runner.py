@@ -88,13 +88,26 @@ def run_node_operation(task: Task, op_id: int, work: Work) -> str:
         op=op,
     ):
         return "failed" if op.is_finished else "waiting"  # finish_operation updates op
+    return run_claimed(task, op, node, work)
+
+
+def run_claimed(task: Task, op: Operation, node: Node, work: Work) -> str:
+    """The run, once its task holds the node: claim the operation, then the work."""
     if not operations.begin_operation(op, worker=worker_name(task)):
         if lost_with_its_process(task, op):
             return "failed"
+        if op.is_finished:
+            # It ended between the load and the claim (a drain the beat's re-check found
+            # done): let go of the node just taken, or the flow's next step waits for the
+            # stale-lock sweep (a minute and more), and tell the flow it may go on.
+            release_for(op)
+            if op.parent_id:
+                operations.refresh_parent(op.parent_id)
+            return "skipped"
         # Another live run has it (a duplicate delivery of the same message): never twice.
         log.warning("operation %s: duplicate delivery skipped (%s)", op.pk, op.worker)
         return "duplicate"
-    with Heartbeat(node.pk, holder, op.pk):
+    with Heartbeat(node.pk, holder_of(op), op.pk):
         return _run(task, op, node, work)
 
 
