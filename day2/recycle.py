@@ -169,7 +169,7 @@ def cancel(op: Operation, actor: str) -> Operation:
     """Stop the chain where it stands (see the module docstring for what each step
     leaves behind). Raises CannotCancel once it is admitting or has ended."""
     with transaction.atomic():
-        op = Operation.objects.select_for_update().get(pk=op.pk)
+        op = Operation.objects.select_for_update(no_key=True).get(pk=op.pk)
         if op.is_finished:
             raise CannotCancel(f"recycle #{op.pk} already ended ({op.status})")
         last = op.children.order_by("-pk").first()

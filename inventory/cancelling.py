@@ -74,7 +74,7 @@ def cancel_operation(op: Operation, actor: str) -> Operation:
 
 def cancel_waiting(op: Operation, actor: str) -> Operation:
     with transaction.atomic():
-        row = Operation.objects.select_for_update().get(pk=op.pk)
+        row = Operation.objects.select_for_update(no_key=True).get(pk=op.pk)
         if row.is_finished:
             raise CannotCancel(f"operation {row.pk} already ended ({row.status})")
         if row.worker:

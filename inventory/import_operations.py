@@ -154,7 +154,7 @@ class OperationTracker(Tracker):
     def claim(self) -> None:
         """The write transaction's first step: lock the operation's row. A second delivery
         of the task waits here until the first commits, then finds it finished."""
-        locked = Operation.objects.select_for_update().filter(
+        locked = Operation.objects.select_for_update(no_key=True).filter(
             pk=self.op.pk, status__in=ACTIVE_OPERATION_STATUSES
         )
         if not list(locked.values_list("pk", flat=True)):

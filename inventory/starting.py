@@ -196,7 +196,7 @@ def begin(plan: plans.Plan, op: Operation, node: Node) -> None:
 def advance(op_id: int) -> None:
     """A child of the flow ended (or the sweep asks): do what the plan says comes next."""
     with transaction.atomic():
-        op = Operation.objects.select_for_update().filter(pk=op_id).first()
+        op = Operation.objects.select_for_update(no_key=True).filter(pk=op_id).first()
         plan = plans.plan_for(op.kind) if op is not None else None
         if op is None or plan is None or op.is_finished or op.node_id is None:
             return

@@ -89,8 +89,12 @@ def drain(node: Node, op: Operation) -> dict:
 
 
 def _active_drain(node: Node) -> Operation | None:
+    """The node's drain, locked against a second ending. FOR NO KEY UPDATE, as every
+    lock taken on an operation to serialize its ending: the drain task's transition
+    writes an event naming the operation (a foreign key takes KEY SHARE on it) after it
+    changed the node, and FOR UPDATE here made the two deadlock."""
     return (
-        Operation.objects.select_for_update()
+        Operation.objects.select_for_update(no_key=True)
         .filter(node=node, kind="drain", status__in=ACTIVE_OPERATION_STATUSES)
         .order_by("-pk")
         .first()
@@ -239,7 +243,7 @@ def cancel(op: Operation, actor: str) -> Operation:
     undrain action starts (it resumes the node in the scheduler). While a worker asks the
     scheduler (its first attempt) it is refused, naming the worker."""
     with transaction.atomic():
-        row = Operation.objects.select_for_update().get(pk=op.pk)
+        row = Operation.objects.select_for_update(no_key=True).get(pk=op.pk)
         if row.is_finished:
             raise inventory.CannotCancel(f"operation {row.pk} already ended ({row.status})")
         if row.worker:

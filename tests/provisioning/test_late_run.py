@@ -8,18 +8,22 @@ converge flow's next step waited for the stale-lock sweep, 70 to 100 s instead o
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 
 from drift import baselines
 from inventory import services
 from inventory.locking import acquire, holder_of
-from inventory.models import Node
+from inventory.models import LifecycleEvent, Node
 from provisioning import draining
 from provisioning.runner import load_operation, run_claimed
 from provisioning.schedulers.base import DrainStatus
 from provisioning.tasks import drain_node
 from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.peers.util import wait_until
 
 # The flow's hooks run after commits, as in a worker.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,3 +54,51 @@ def test_a_drain_task_later_than_the_recheck_frees_the_node_and_the_flow_goes_on
     assert node.lock_operation_id == step.pk  # the next step holds it, at once
     drain.refresh_from_db()
     assert drain.status == "succeeded"
+
+
+def test_the_recheck_and_the_drain_task_ending_one_drain_together_do_not_deadlock():
+    """The drain task's transition changes the node, then writes an event naming its
+    operation (a foreign key: PostgreSQL takes a KEY SHARE lock on the operation); the
+    re-check locked the operation, then changed the node. Locked FOR UPDATE, the two
+    waited on each other and PostgreSQL killed the re-check (3 times in one bench run)."""
+    node = NodeFactory(state="in_service")
+    op = services.start_action(node, "drain", actor="user:alice", reason="rack 12 work")
+    node.refresh_from_db()
+    assert node.state == "draining"
+    node_locked, failed = threading.Event(), []
+
+    def drain_task() -> None:  # what lifecycle.transition writes, in its order
+        try:
+            with transaction.atomic():
+                Node.objects.filter(pk=node.pk).update(updated=timezone.now())
+                node_locked.set()
+                wait_until(lambda: _someone_waits(), what="the re-check waiting on the node")
+                LifecycleEvent.objects.create(
+                    node_id=node.pk,
+                    from_state="draining",
+                    to_state="draining",
+                    event="note",
+                    actor="system",
+                    operation_id=op.pk,
+                )
+        except Exception as exc:  # the deadlock, had it happened here
+            failed.append(exc)
+        finally:
+            connection.close()
+
+    task = threading.Thread(target=drain_task)
+    task.start()
+    assert node_locked.wait(10)
+    try:
+        ended = draining.complete_drain(Node.objects.get(pk=node.pk), DrainStatus(drained=True))
+    finally:
+        task.join(30)
+    assert failed == [] and ended
+    op.refresh_from_db()
+    assert op.status == "succeeded"
+
+
+def _someone_waits() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+        return cursor.fetchone()[0] > 0
