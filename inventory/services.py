@@ -224,8 +224,19 @@ def fail_node(node: Node, reason: str, actor: str = "system", op: Operation | No
 def fail_operation(op: Operation, reason: str, node_fields: dict | None = None) -> bool:
     """End `op` failed and move its node out of a transitional state, in one transaction, so
     nobody reads one ended and the other not. `node_fields` are written to the node too
-    (the BMC's message). False if the operation had already ended (the first ending wins)."""
+    (the BMC's message). False if the operation had already ended (the first ending wins):
+    then neither is touched (a late run of a drain the re-check ended must not fail a
+    node the flow has moved on, nor leave its message on it)."""
     with transaction.atomic():
+        active = (
+            Operation.objects.select_for_update(no_key=True)
+            .filter(pk=op.pk, status__in=ACTIVE_OPERATION_STATUSES)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if active is None:
+            op.refresh_from_db(fields=["status", "finished", "error", "progress", "result"])
+            return False
         node = Node.objects.filter(pk=op.node_id).first() if op.node_id else None
         if node is not None:
             if node_fields:

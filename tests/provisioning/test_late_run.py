@@ -102,3 +102,23 @@ def _someone_waits() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
         return cursor.fetchone()[0] > 0
+
+
+def test_a_late_failure_of_an_ended_operation_leaves_its_node_alone():
+    """The drain task that arrives after the re-check drained the node finds it drained
+    (not draining) and fails its run; by then the flow's next step may have the node in
+    a transitional state. The drain ended first: that failure changes nothing."""
+    node = NodeFactory(state="in_service")
+    op = services.start_action(node, "drain", actor="user:alice", reason="rack 12 work")
+    assert draining.complete_drain(Node.objects.get(pk=node.pk), DrainStatus(drained=True))
+    Node.objects.filter(pk=node.pk).update(state="validating", bmc_message="")  # moved on
+
+    failed = services.fail_operation(
+        op, "drain could not finish: it is now drained", node_fields={"bmc_message": "late"}
+    )
+
+    assert not failed
+    node.refresh_from_db()
+    assert (node.state, node.bmc_message) == ("validating", "")
+    op.refresh_from_db()
+    assert op.status == "succeeded"
