@@ -105,5 +105,8 @@ def test_shift_lead_reads_the_night_and_filters_activity(corral_web, page, shot,
     expect(page.locator("#activity-count")).to_have_text("10 entries")
     expect(page.locator("#activity-rows")).to_contain_text("4 nodes: 3 ok 1 running")
     shot(page, "activity-02-activity")
+    # Four filters changed in a row: a swap still in flight would replace the row under
+    # the click (once seen in a full run). Click once HTMX has settled.
+    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-settling')")
     page.click("#activity-rows >> text=gpu-000")
     expect(page.locator("h1")).to_have_text("gpu-000")
