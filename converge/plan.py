@@ -23,12 +23,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from drift.services import expected_for
 from engine.plans import Facts, Plan, Step
 from inventory.choices import NodeState
 from inventory.models import Node, Operation
 
-from . import pins, targets
+from . import targets
 
 KIND = "converge"
 
@@ -38,27 +37,21 @@ class _Facts(Mapping[str, Any]):
     settings: the baseline is read only when a step's condition asks (the plan decides
     at every step's end, and most decisions need only the state)."""
 
-    KEYS = ("state", "firmware", "bios")
+    ASKS = {"firmware": targets.wanted_firmware, "bios": targets.wanted_bios}
 
     def __init__(self, node: Node):
         self.node = node
-        self._expected: dict[str, Any] | None = None
 
     def __getitem__(self, key: str) -> Any:
         if key == "state":
             return self.node.state
-        if key not in self.KEYS:
-            raise KeyError(key)
-        if self._expected is None:
-            self._expected = dict(expected_for(self.node))
-        prefix = pins.FIRMWARE if key == "firmware" else targets.BIOS
-        return bool(targets.under(prefix, self._expected))
+        return bool(self.ASKS[key](self.node))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.KEYS)
+        return iter(("state", *self.ASKS))
 
     def __len__(self) -> int:
-        return len(self.KEYS)
+        return 1 + len(self.ASKS)
 
 
 def _facts(op: Operation, node: Node) -> Facts:
