@@ -25,7 +25,7 @@ from provisioning.models import Deployment
 from provisioning.models.deployments import DeploymentStatus
 from webhooks import outbox
 
-from . import tpm
+from . import metrics, tpm
 from .models import Attestation, AttestationStatus, FirmwareReference, TPMIdentity
 from .verify import Evidence, Expected, Report, verify
 
@@ -169,6 +169,7 @@ def _record(
         Attestation.objects.filter(pk=att.pk).update(
             status=status, reason=reason, verified=now, **found
         )
+        transaction.on_commit(lambda: metrics.RESULTS.labels(status).inc())
         if ok and report is not None:
             ek = report.ek_fingerprint
             identity, created = TPMIdentity.objects.get_or_create(

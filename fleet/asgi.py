@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from a2wsgi import WSGIMiddleware
@@ -34,6 +35,7 @@ from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
 from inventory.macs import is_mac  # noqa: E402
 from provisioning.bootserver import cache, records, serve  # noqa: E402
+from provisioning.metrics import BOOT_ANSWER_SECONDS  # noqa: E402
 
 django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THREADS)
 _boot_pool = ThreadPoolExecutor(
@@ -70,15 +72,18 @@ async def boot_ipxe(scope: dict, send) -> None:
     base_url = serve.base_url_for(scope.get("scheme", "http"), host)
     client = _header(scope, b"user-agent")
     remote_addr = (scope.get("client") or (None,))[0]
+    start, source = time.perf_counter(), "memory"
     script = serve.memory_script(mac, arch, base_url, client, remote_addr)
     if script is None:
         if not is_mac(mac):  # a MAC the copy knows was valid: no cost there
             await _respond(send, 400, bootfront.BAD_MAC)
             return
+        source = "database"
         script = await asyncio.get_running_loop().run_in_executor(
             _boot_pool, boot_ipxe_script, mac, arch, base_url, client, remote_addr
         )
     await _respond(send, 200, script.encode())
+    BOOT_ANSWER_SECONDS.labels(source).observe(time.perf_counter() - start)
 
 
 def _final_flush() -> None:

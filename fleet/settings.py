@@ -308,8 +308,10 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 from fleet.settings_egress import *  # noqa: E402, F403  (docs/egress.md)
+from fleet.settings_metrics import *  # noqa: E402, F403  (docs/metrics.md)
 from fleet.settings_sso import *  # noqa: E402, F403  (docs/sso.md)
 
+INSTALLED_APPS += ["metrics"]  # /metrics reads every app; none imports it
 INSTALLED_APPS += ["converge", "sso"]  # sso's backend idles while CORRAL_OIDC_ISSUER is unset
 AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]
 

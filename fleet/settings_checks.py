@@ -9,7 +9,9 @@ twice), a worker taken for dead while it works, a task killed before it could cl
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -98,6 +100,26 @@ def problems(s: Mapping[str, Any]) -> list[str]:
         for state, seconds in s["CORRAL_STATE_DEADLINES"].items()
         if seconds <= 0
     ]
+    out += metrics_problems(s)
+    return out
+
+
+def metrics_problems(s: Mapping[str, Any]) -> list[str]:
+    from fleet.settings_metrics import metrics_networks
+
+    _, bad = metrics_networks(s["CORRAL_METRICS_ALLOW"])
+    out = [
+        f"CORRAL_METRICS_ALLOW names {entry!r}: it must be an address or a network "
+        "(10.0.0.0/8, ::1/128), separated by commas"
+        for entry in bad
+    ]
+    folder = s["PROMETHEUS_MULTIPROC_DIR"]
+    if folder and not (Path(folder).is_dir() and os.access(folder, os.W_OK)):
+        out.append(
+            f"PROMETHEUS_MULTIPROC_DIR is {folder!r}: it must be a folder this process can "
+            "write (every web and worker process keeps its counters there); create it, "
+            "empty, when the deployment starts"
+        )
     return out
 
 

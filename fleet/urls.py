@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from attestation.urls import boot_urlpatterns as attest_urlpatterns
+from metrics import views as metrics_views
 from provisioning.urls import boot_urlpatterns
 from sso import login as sso_login
 
@@ -52,6 +53,7 @@ urlpatterns = [
     path("boot/", include(boot_urlpatterns)),
     path("boot/", include(attest_urlpatterns)),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics_views.scrape, name="metrics"),  # docs/metrics.md
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
 ]

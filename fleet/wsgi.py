@@ -8,6 +8,7 @@ Django.
 """
 
 import os
+import time
 
 from django.core.wsgi import get_wsgi_application
 
@@ -19,6 +20,7 @@ from django.db import close_old_connections  # noqa: E402  (after Django is set 
 from fleet import bootfront  # noqa: E402
 from inventory.macs import is_mac  # noqa: E402
 from provisioning.bootserver import serve  # noqa: E402
+from provisioning.metrics import BOOT_ANSWER_SECONDS  # noqa: E402
 
 
 def boot_ipxe_script(
@@ -40,6 +42,7 @@ def boot_ipxe(environ, start_response):
     if not is_mac(mac):
         start_response("400 Bad Request", bootfront.HEADERS)
         return [bootfront.BAD_MAC]
+    start = time.perf_counter()
     script = boot_ipxe_script(
         mac,
         arch,
@@ -49,6 +52,7 @@ def boot_ipxe(environ, start_response):
     )
     body = script.encode()
     start_response("200 OK", [*bootfront.HEADERS, ("Content-Length", str(len(body)))])
+    BOOT_ANSWER_SECONDS.labels("database").observe(time.perf_counter() - start)
     return [body]
 
 

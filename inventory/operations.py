@@ -15,7 +15,7 @@ import os
 import socket
 from typing import Any
 
-from celery import current_app
+from celery import current_app, current_task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum, Value
@@ -24,6 +24,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from core.text import plural
+from engine import metrics as engine_metrics
 from engine import outbox as engine_outbox
 from engine import plans
 from webhooks import outbox
@@ -172,14 +173,23 @@ def begin_operation(op: Operation, worker: str = "") -> bool:
     """
     now = timezone.now()
     claimable = Q(status=OperationStatus.PENDING) | Q(status=OperationStatus.RUNNING, worker="")
-    return bool(
-        Operation.objects.filter(claimable, pk=op.pk).update(
-            status=OperationStatus.RUNNING,
-            started=Coalesce(F("started"), Value(now)),
-            heartbeat=now,
-            worker=worker[:200],
-        )
+    taken = Operation.objects.filter(claimable, pk=op.pk).update(
+        status=OperationStatus.RUNNING,
+        started=Coalesce(F("started"), Value(now)),
+        heartbeat=now,
+        worker=worker[:200],
     )
+    if taken:
+        engine_metrics.operation_taken(_delivered_from(), op.sent or op.created, now)
+    return bool(taken)
+
+
+def _delivered_from() -> str:
+    """The queue the running task came from (the broker's routing key: corral or
+    site.<slug>), read from Celery rather than the database; "none" outside a worker."""
+    request = getattr(current_task, "request", None)
+    info = getattr(request, "delivery_info", None) or {}
+    return str(info.get("routing_key") or "none")
 
 
 def wait_operation(op: Operation, progress: int, message: str) -> None:
@@ -228,6 +238,10 @@ def finish_operation(
             for key, value in fields.items():
                 setattr(op, key, value)
             outbox.emit("operation.finished", lambda: operation_data(op))
+            began = op.started or op.created
+            transaction.on_commit(
+                lambda: engine_metrics.operation_ended(op.kind, status, began, now)
+            )
     if not ended:
         op.refresh_from_db(fields=["status", "finished", "error", "progress", "result"])
         return False
@@ -281,7 +295,13 @@ def refresh_parent(parent_id: int) -> None:
             message=bulk_summary(total - failed - skipped, failed, skipped),
             result={"succeeded": total - failed - skipped, "failed": failed, "skipped": skipped},
         )
-        Operation.objects.filter(pk=parent_id).update(**fields)
+        parent = Operation.objects.filter(pk=parent_id)
+        if parent.exclude(status__in=finished).update(**fields):  # it ends now: counted
+            times = parent.values("started", "created").first()
+            began = (times["started"] or times["created"]) if times else None
+            engine_metrics.operation_ended(kind or "", fields["status"], began, fields["finished"])
+        else:  # already ended: its summary brought up to date, as before
+            parent.update(**fields)
         return
     # Children finishing together each refresh after their own commit; one that read its
     # siblings before another committed would write "running" over the parent the other

@@ -40,6 +40,7 @@ from .drivers import (
     BMCTransientError,
     get_driver,
 )
+from .metrics import vendor_label
 from .runner import bmc_io
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ def bmc_settings(node: Node) -> BMCSettings:
         except egress.Refused as exc:
             raise _refused(found.address, str(exc)) from None
 
-    return replace(found, http_adapter=egress_http.GuardedAdapter(check))
+    vendor = vendor_label((node.hardware_facts or {}).get("manufacturer"))
+    return replace(found, http_adapter=egress_http.GuardedAdapter(check), vendor=vendor)
 
 
 def _refused(address: str, why: str) -> BMCFatalError:

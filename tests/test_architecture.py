@@ -9,6 +9,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # import them all. A lower app never reaches a higher one, not even by a dotted string:
 # the higher app registers what the lower one runs (actions, plans, panels, hooks) from
 # its ready().
+# The kernel every domain app stands on (docs/architecture.md).
+KERNEL = frozenset({"inventory", "engine", "webhooks", "core"})
 MAY_IMPORT = {
     "core": set(),
     # Outbound webhooks: the outbox every app emits into, the deliveries and their pumps.
@@ -16,65 +18,36 @@ MAY_IMPORT = {
     # The work engine knows no domain; the apps above register their parts with it.
     "engine": {"webhooks", "core"},
     "inventory": {"engine", "webhooks", "core"},
-    "provisioning": {"inventory", "engine", "webhooks", "core"},
+    "provisioning": {*KERNEL},
     # Attestation judges what provisioning booted; the gate (validation) runs it as a check.
     # Provisioning announces a phone-home by signal, so it never imports attestation.
-    "attestation": {"inventory", "provisioning", "engine", "webhooks", "core"},
-    "validation": {"inventory", "provisioning", "attestation", "engine", "webhooks", "core"},
-    "rma": {"inventory", "provisioning", "validation", "engine", "webhooks", "core"},
+    "attestation": {*KERNEL, "provisioning"},
+    "validation": {*KERNEL, "provisioning", "attestation"},
+    "rma": {*KERNEL, "provisioning", "validation"},
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
-    "drift": {
-        "inventory",
-        "provisioning",
-        "attestation",
-        "validation",
-        "engine",
-        "webhooks",
-        "core",
-    },
+    "drift": {*KERNEL, "provisioning", "attestation", "validation"},
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
-    "reports": {"inventory", "provisioning", "validation", "rma", "engine", "webhooks", "core"},
+    "reports": {*KERNEL, "provisioning", "validation", "rma"},
     # The day-2 loop chains the actions of every layer below (drain, deploy, gates, RMA);
     # nothing imports it back: it registers its action and its plan from its ready().
-    "day2": {"inventory", "provisioning", "validation", "rma", "engine", "webhooks", "core"},
-    # The audit trail registers and reads every app's models; nothing imports it back (the
-    # object pages load its Changes panel over HTMX).
+    "day2": {*KERNEL, "provisioning", "validation", "rma"},
     # Health reads the XID catalog (validation), listens to the BMC refresher's signal
     # (provisioning) and starts actions through inventory; nothing imports it back.
-    "health": {"inventory", "provisioning", "validation", "engine", "webhooks", "core"},
+    "health": {*KERNEL, "provisioning", "validation"},
     # Converge brings nodes to their baseline (drift) through the BMC (provisioning) and
     # the gates, many at a time as a campaign kind (day2); nothing imports it back: it
     # registers its actions, its plan and its campaign kind.
-    "converge": {
-        "inventory",
-        "provisioning",
-        "attestation",
-        "validation",
-        "drift",
-        "day2",
-        "engine",
-        "webhooks",
-        "core",
-    },
+    "converge": {*KERNEL, "provisioning", "attestation", "validation", "drift", "day2"},
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
-    "sso": {"inventory", "engine", "webhooks", "core"},
-    "audit": {
-        "inventory",
-        "attestation",
-        "provisioning",
-        "validation",
-        "rma",
-        "drift",
-        "reports",
-        "day2",
-        "health",
-        "converge",
-        "engine",
-        "webhooks",
-        "core",
-    },
+    "sso": {*KERNEL},
+    # /metrics reads every app's tables and declares their counters; nothing imports it.
+    "metrics": {*KERNEL, "attestation", "provisioning", "validation", "rma", "drift"},
+    # The audit trail registers and reads every app's models; nothing imports it back (the
+    # object pages load its Changes panel over HTMX).
+    "audit": {*KERNEL, "attestation", "provisioning", "validation", "rma", "drift", "reports"}
+    | {"day2", "health", "converge"},
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools")

@@ -31,7 +31,7 @@ from provisioning.models import DeploymentStatus
 from provisioning.selectors import latest_deployment
 from webhooks import outbox
 
-from . import attest, ssh, steps
+from . import attest, metrics, ssh, steps
 from .models import CheckResult, GateProfile, GateRun, NodeHostKey, RunStatus
 from .verdicts import NodeContext, Verdict, classify_run, judge_output, parse_profile
 from .verdicts.model import FAIL, RUN_PASS, RUN_RMA, CheckSpec, PhaseSpec, ProfileSpec
@@ -285,8 +285,10 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
     node = run.node
     now = timezone.now()
     gate_facts: dict[str, Any] = {}
+    checks = []
     for result in run.results.all():
         gate_facts.update(result.facts or {})
+        checks.append((result.tool, result.status))
     facts = {**(node.observed_facts or {}), **gate_facts}
     with transaction.atomic():
         GateRun.objects.filter(pk=run.pk).update(
@@ -301,6 +303,7 @@ def _finish(run: GateRun, status: str, reason: str) -> str:
         )
         Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
         observed.record(node, "gate", observed.lenient(gate_facts), at=now)
+        transaction.on_commit(lambda: metrics.run_ended(status, run.started, now, checks))
         node.refresh_from_db()
         try:
             if status == RunStatus.PASSED:

@@ -27,7 +27,7 @@ from standardwebhooks import Webhook
 
 from core.urlsafe import redact_url
 
-from . import backoff
+from . import backoff, metrics
 from .delivery import Outcome, post
 from .models import Delivery, DeliveryStatus, WebhookSubscription
 from .outbox import send_pump
@@ -189,6 +189,7 @@ class Pump:
             settings.CORRAL_WEBHOOK_TIMEOUT_SECONDS,
         )
         self.sent += 1
+        metrics.attempted(outcome)
         now = timezone.now()
         self._note(delivery, now, outcome)
         if outcome.refused:
@@ -228,6 +229,7 @@ class Pump:
 
     def _give_up(self, delivery: Delivery, now: datetime, why: str) -> None:
         delivery.status = DeliveryStatus.FAILED
+        metrics.GAVE_UP.inc()
         delivery.last_error = (why + delivery.last_error)[:300]
         if delivery not in self.results:
             delivery.last_attempt = delivery.last_attempt or now

@@ -33,6 +33,7 @@ from ..boot import (
     render_ipxe_local,
     render_ipxe_unknown,
 )
+from ..metrics import BOOT_ANSWERS
 from ..models import Deployment
 from . import records
 
@@ -188,6 +189,7 @@ def answer(
             script, kind = FALLBACK_SCRIPT, "error"
             if state == NodeState.DEPLOYING:
                 fail_node(Node.objects.get(pk=found.node_id), f"cannot render a boot script: {exc}")
+    BOOT_ANSWERS.labels(kind).inc()
     records.record(
         node_id=found.node_id if found else None,
         mac=mac[:17],

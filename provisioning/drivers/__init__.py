@@ -49,6 +49,7 @@ from provisioning.drivers.base import (
     ManagementInterface,
     PowerInterface,
 )
+from provisioning.drivers.metered import metered
 from provisioning.drivers.results import (
     GPU,
     NIC,
@@ -125,7 +126,7 @@ def get_driver(settings: BMCSettings) -> Driver:
     if settings.protocol == PROTOCOL_REDFISH:
         from provisioning.drivers import redfish
 
-        return redfish.build_driver(settings)
+        return metered(redfish.build_driver(settings), settings.vendor)
     from provisioning.drivers import ipmi
 
-    return ipmi.build_driver(settings)
+    return metered(ipmi.build_driver(settings), settings.vendor)

@@ -231,6 +231,8 @@ class BMCSettings:
     # hops included: the caller's egress policy (core.egress_http.GuardedAdapter). None:
     # requests' own.
     http_adapter: Any = field(default=None, repr=False, compare=False)
+    # Not a setting: the label its calls are counted under (provisioning.metrics.vendor_label).
+    vendor: str = field(default="unknown", compare=False)
 
     @classmethod
     def from_mapping(cls, protocol: str, mapping: Mapping[str, Any]) -> BMCSettings:

@@ -1,0 +1,65 @@
+"""GET /metrics: the Prometheus text format, for a scraper from an allowed network or one
+that bears the metrics token (CORRAL_METRICS_ALLOW, CORRAL_METRICS_TOKEN). Not behind the
+login: Prometheus has no session, and the people who use Corral have no need of it."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from functools import lru_cache
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from core import metrics as core_metrics
+
+from .fleet import FleetCollector
+from .work import WorkCollector
+
+REFUSED = (
+    "Scraping /metrics needs a request from a network in CORRAL_METRICS_ALLOW, or "
+    "'Authorization: Bearer <CORRAL_METRICS_TOKEN>'.\n"
+)
+
+
+def allowed(request: HttpRequest) -> bool:
+    token = settings.CORRAL_METRICS_TOKEN
+    given = request.headers.get("Authorization", "")
+    if token and hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return True
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR") or "")
+    except ValueError:
+        return False
+    return any(address in network for network in _networks(tuple(settings.CORRAL_METRICS_ALLOW)))
+
+
+@lru_cache(maxsize=8)
+def _networks(allow: tuple[str, ...]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    # Each entry is a network: fleet.settings_checks refused the start-up otherwise.
+    return [ipaddress.ip_network(entry, strict=False) for entry in allow]
+
+
+def registry() -> CollectorRegistry:
+    """Every process's counters (or this one's alone), and the database's gauges."""
+    found = CollectorRegistry(auto_describe=False)
+    if core_metrics.MULTIPROC_DIR:
+        MultiProcessCollector(found, path=core_metrics.MULTIPROC_DIR)
+    else:
+        found.register(core_metrics.ThisProcess())
+    found.register(FleetCollector())
+    found.register(WorkCollector())
+    return found
+
+
+@require_GET
+def scrape(request: HttpRequest) -> HttpResponse:
+    if not allowed(request):
+        return HttpResponse(REFUSED, status=403, content_type="text/plain; charset=utf-8")
+    # The classic text format: every name here is a classic one, so the body is the same,
+    # and Prometheus 2.x (Debian 12 ships 2.42) knows this version by name.
+    return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_PLAIN_0_0_4)
