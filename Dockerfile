@@ -6,7 +6,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends ipmitool tpm2-tools \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home /app corral \
- && install -d -o corral /var/lib/corral/artifacts
+ && install -d -o corral /var/lib/corral/artifacts /var/lib/corral/metrics
 WORKDIR /app
 COPY pyproject.toml constraints.txt ./
 RUN pip install -c constraints.txt .

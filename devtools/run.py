@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -197,12 +198,25 @@ def start_demo_peers(supervisor: Supervisor, port: dict[str, int], logs: Path) -
     return setup
 
 
+def fresh_counters(env: MutableMapping[str, str] = os.environ) -> Path | None:
+    """One empty folder for every process's counters (docs/metrics.md), so /metrics adds
+    up the web server's and the worker's, unless the person set PROMETHEUS_MULTIPROC_DIR."""
+    if env.get("PROMETHEUS_MULTIPROC_DIR"):
+        return None
+    folder = STATE / "metrics"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+    return folder
+
+
 def main() -> int:
     os.chdir(ROOT)
     ensure_env_file()
     port = ports()
     web_port, bmc_port = port["CORRAL_PORT"], port["CORRAL_DEMO_REDFISH_PORT"]
     set_public_url(web_port)  # before any process starts: they all inherit it
+    fresh_counters()  # the same: every process counts into one folder
     say("migrating the database")
     manage("migrate", "--noinput", "-v", "0")
     manage("collectstatic", "--noinput", "-v", "0")

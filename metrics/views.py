@@ -1,12 +1,12 @@
 """GET /metrics: the Prometheus text format, for a scraper from an allowed network or one
-that bears the metrics token (CORRAL_METRICS_ALLOW, CORRAL_METRICS_TOKEN). Not behind the
+that bears the metrics token (CORRAL_METRICS_ALLOW, CORRAL_METRICS_TOKEN). The client's
+address is core.clientaddr's: behind a proxy Corral trusts, the one it forwarded, so a
+proxy on the same host does not make every browser a loopback scraper. Not behind the
 login: Prometheus has no session, and the people who use Corral have no need of it."""
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
-from functools import lru_cache
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -16,6 +16,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from core import metrics as core_metrics
+from core.clientaddr import client_address, in_networks
 
 from .fleet import FleetCollector
 from .work import WorkCollector
@@ -31,17 +32,7 @@ def allowed(request: HttpRequest) -> bool:
     given = request.headers.get("Authorization", "")
     if token and hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
         return True
-    try:
-        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR") or "")
-    except ValueError:
-        return False
-    return any(address in network for network in _networks(tuple(settings.CORRAL_METRICS_ALLOW)))
-
-
-@lru_cache(maxsize=8)
-def _networks(allow: tuple[str, ...]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    # Each entry is a network: fleet.settings_checks refused the start-up otherwise.
-    return [ipaddress.ip_network(entry, strict=False) for entry in allow]
+    return in_networks(client_address(request), settings.CORRAL_METRICS_ALLOW)
 
 
 def registry() -> CollectorRegistry:

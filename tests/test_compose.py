@@ -59,3 +59,19 @@ def _mount(volume) -> tuple[str, str]:
         return volume["source"], volume["target"]
     source, target = volume.split(":")[:2]
     return source, target
+
+
+def test_the_web_server_and_the_workers_count_into_one_folder(tmp_path):
+    """/metrics on the web server adds up every process's counters (docs/metrics.md): the
+    worker's BMC calls are only there if both count into one folder."""
+    shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
+    (tmp_path / ".env").write_text("POSTGRES_PASSWORD=example\nSECRET_KEY=x\n")
+    result = subprocess.run(
+        [*compose_command(), "config"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    config = yaml.safe_load(result.stdout)
+    for service in ("web", "worker"):
+        folder = config["services"][service]["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+        targets = {_mount(v)[1] for v in config["services"][service]["volumes"]}
+        assert folder in targets, service
+    assert config["volumes"]["metrics"]["driver_opts"]["type"] == "tmpfs"

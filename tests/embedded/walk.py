@@ -26,10 +26,12 @@ NAMED_ARGS: dict[str, list[str]] = {
     "label": ["inventory.node"],
 }
 # Routes for machines, not people or integrators (node-facing boot protocol, the firmware
-# BMCs download: tests/converge/test_artifacts.py), and the format-suffix twins of DRF
-# routes: walked through their plain form. Logging out ends the walk's session (a POST).
+# BMCs download: tests/converge/test_artifacts.py, the scrape of Prometheus, which is
+# allowed by network or token, not by role: tests/metrics), and the format-suffix twins of
+# DRF routes: walked through their plain form. Logging out ends the walk's session (a POST).
 SKIP = re.compile(
-    r"^(admin/|boot/|static/|logout/|artifacts/)|\(\?P<format>|<drf_format_suffix:format>"
+    r"^(admin/|boot/|static/|logout/|artifacts/|metrics$)"
+    r"|\(\?P<format>|<drf_format_suffix:format>"
 )
 NOT_FOLLOWED = re.compile(r"^/(static/|logout/|admin/logout/|boot/|artifacts/)")
 PER_ROUTE = 3  # distinct URLs of one route (ids, filters, pages) worth loading
