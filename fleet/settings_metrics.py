@@ -16,3 +16,11 @@ CORRAL_METRICS_TOKEN = env.str("CORRAL_METRICS_TOKEN", default="")
 # its counters, so a scrape of one web process adds up all of them (core/metrics.py). Read
 # here to be refused at start-up when it is not a folder; the library reads it itself.
 PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default="")
+
+# BMC sensors (provisioning.sensors): how long the per-node history behind the node page's
+# chart is kept, and the GPU temperature over which the health policy is told (kind
+# thermal, code gpu_over_temperature). 87 °C: NVIDIA's data-centre GPUs slow themselves
+# down from about 90 °C (nvidia-smi -q's "GPU Slowdown Temp").
+CORRAL_SENSOR_HISTORY_HOURS = env.float("CORRAL_SENSOR_HISTORY_HOURS", default=24.0)
+CORRAL_SENSOR_PRUNE_SECONDS = env.float("CORRAL_SENSOR_PRUNE_SECONDS", default=3600.0)
+CORRAL_GPU_TEMPERATURE_LIMIT_C = env.float("CORRAL_GPU_TEMPERATURE_LIMIT_C", default=87.0)

@@ -17,4 +17,4 @@ class MetricsConfig(AppConfig):
         from validation import metrics as _validation  # noqa: F401
         from webhooks import metrics as _webhooks  # noqa: F401
 
-        from . import fleet, work  # noqa: F401  (their gauges' declarations)
+        from . import fleet, sensors, work  # noqa: F401  (their gauges' declarations)

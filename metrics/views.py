@@ -19,6 +19,7 @@ from core import metrics as core_metrics
 from core.clientaddr import client_address, in_networks
 
 from .fleet import FleetCollector
+from .sensors import SensorCollector
 from .work import WorkCollector
 
 REFUSED = (
@@ -44,6 +45,7 @@ def registry() -> CollectorRegistry:
         found.register(core_metrics.ThisProcess())
     found.register(FleetCollector())
     found.register(WorkCollector())
+    found.register(SensorCollector())
     return found
 
 

@@ -9,6 +9,8 @@ class ProvisioningConfig(AppConfig):
         "image": "fleet",
         "subnet": "site",
         "biosregistry": "fleet",  # a model's registry, the same at every site
+        "nodesensors": "node__rack__site",
+        "sensorsample": "node__rack__site",
     }
     verbose_name = "Provisioning"
 
@@ -21,7 +23,7 @@ class ProvisioningConfig(AppConfig):
         from inventory.panels import Panel
         from inventory.panels import register as register_panel
 
-        from . import actions, draining, signals, tasks
+        from . import actions, draining, sensors, signals, tasks
         from .plans import deploy_steps
 
         # A node that leaves deploying has no deployment waiting any more.
@@ -39,7 +41,15 @@ class ProvisioningConfig(AppConfig):
             "Asks the scheduler once about every draining node; ends the drains whose jobs "
             "are gone and says on the others what they still wait for.",
         )
-        # Its panel on the node page.
+        sweep.register(
+            "sensors.prune",
+            sensors.prune,
+            "CORRAL_SENSOR_PRUNE_SECONDS",
+            "Drops the BMC sensor samples older than CORRAL_SENSOR_HISTORY_HOURS.",
+        )
+        # Its panels on the node page and the rack page.
         register_panel(Panel("node", "boot", "provisioning:node_boot_panel", 20))
+        register_panel(Panel("node", "sensors", "provisioning:node_sensors_panel", 25))
+        register_panel(Panel("rack", "power", "provisioning:rack_power_panel", 10))
         # Its entries in the navigation bar.
         register_nav(NavItem("Images", "provisioning:image_list", 50))

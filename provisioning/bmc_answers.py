@@ -15,7 +15,7 @@ from django.utils import timezone
 from inventory.choices import PowerState
 from inventory.models import Node
 
-from . import signals
+from . import sensors, signals
 from .drivers import BMCError, Driver
 from .drivers.results import Health
 from .runner import bmc_io
@@ -42,6 +42,8 @@ def record(node: Node, state: str | None, health: Health | None) -> None:
     if health is not None:
         fields["bmc_health"], fields["bmc_health_at"] = health.status, now
     Node.objects.filter(pk=node.pk).update(**fields)
+    if health is not None:
+        sensors.record(node, health.sensors, at=now)
     if health is not None and health.status != node.bmc_health:
         signals.bmc_health_changed.send_robust(
             sender=Node,

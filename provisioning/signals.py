@@ -26,6 +26,9 @@ from .models import Deployment, DeploymentStatus
 # Sent with node, old and new (health roll-ups: ok, warning, critical, unknown) and detail
 # (the sensors behind a non-ok roll-up, for a technician), after the new one is stored.
 bmc_health_changed = Signal()
+# Sent with node and detail ("GPU 3 Temp: 91 °C, over the limit of 87 °C ...") when a GPU
+# temperature the BMC reports goes over CORRAL_GPU_TEMPERATURE_LIMIT_C (provisioning.sensors).
+gpu_too_hot = Signal()
 # Sent with deployment and report (the node's phone-home JSON) inside the transaction that
 # closes the deployment: attestation keeps the TPM evidence the report carries.
 phoned_home = Signal()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import sensor_views, views
 from .bootserver import endpoints
 
 # Mounted at /boot/ by fleet.urls, outside the app namespace: machines, not people.
@@ -22,4 +22,10 @@ urlpatterns = [
     path("images/<int:pk>/publish/", views.image_publish, name="image_publish"),
     path("images/<int:pk>/deprecate/", views.image_deprecate, name="image_deprecate"),
     path("nodes/<int:pk>/boot-panel/", views.node_boot_panel, name="node_boot_panel"),
+    path(
+        "nodes/<int:pk>/sensors-panel/",
+        sensor_views.node_sensors_panel,
+        name="node_sensors_panel",
+    ),
+    path("racks/<int:pk>/power-panel/", sensor_views.rack_power_panel, name="rack_power_panel"),
 ]

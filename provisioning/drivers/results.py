@@ -101,12 +101,19 @@ class FirmwareComponent(_Serializable):
     uri: str | None = None
 
 
+# What a sensor measures (Sensor.kind), for the node's telemetry (provisioning.sensors).
+TEMPERATURE, FAN, POWER = "temperature", "fan", "power"
+
+
 @dataclass
 class Sensor(_Serializable):
     name: str
     reading: float | None
     units: str | None
     status: str = HEALTH_UNKNOWN
+    kind: str | None = None  # TEMPERATURE, FAN, POWER, or None for anything else
+    # Where it sits (Redfish PhysicalContext: Intake, CPU, GPU, PowerSupply, Chassis, ...).
+    context: str | None = None
 
 
 @dataclass

@@ -2,6 +2,7 @@ from .bios import BiosRegistry
 from .deployments import BootRequest, Deployment, DeploymentStatus
 from .images import Image, ImageState
 from .networks import Subnet
+from .sensors import NodeSensors, SensorSample
 
 __all__ = [
     "BiosRegistry",
@@ -10,5 +11,7 @@ __all__ = [
     "DeploymentStatus",
     "Image",
     "ImageState",
+    "NodeSensors",
+    "SensorSample",
     "Subnet",
 ]

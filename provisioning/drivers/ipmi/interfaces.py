@@ -37,7 +37,7 @@ from provisioning.drivers.base import (
     check_power_action,
 )
 from provisioning.drivers.ipmi.session import IPMIConnection
-from provisioning.drivers.results import FirmwareComponent, Health, Sensor
+from provisioning.drivers.results import FAN, POWER, TEMPERATURE, FirmwareComponent, Health, Sensor
 
 _POWER_ACTIONS = {
     ACTION_ON: "on",
@@ -151,12 +151,20 @@ def _sensor(reading: Any) -> Sensor:
     else:
         status = HEALTH_WARNING
     value = getattr(reading, "value", None)
+    units = _text(getattr(reading, "units", None))
     return Sensor(
         name=str(getattr(reading, "name", "")),
         reading=float(value) if isinstance(value, int | float) else None,
-        units=_text(getattr(reading, "units", None)),
+        units=units,
         status=status,
+        kind=_KINDS.get((units or "").strip()),
+        context=_text(getattr(reading, "type", None)),  # the SDR's sensor type: Temperature...
     )
+
+
+# pyghmi's names for the SDR's unit codes (pyghmi.ipmi.sdr.unit_types; its "C" is the
+# coulomb): what telemetry keeps.
+_KINDS = {"°C": TEMPERATURE, "RPM": FAN, "W": POWER}
 
 
 def _text(value: Any) -> str | None:

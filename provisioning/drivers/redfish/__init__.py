@@ -6,7 +6,8 @@ from provisioning.drivers.base import PROTOCOL_REDFISH, Driver
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
 from provisioning.drivers.redfish.firmware import RedfishFirmware
-from provisioning.drivers.redfish.inventory import RedfishHealth, RedfishInspect
+from provisioning.drivers.redfish.inventory import RedfishInspect
+from provisioning.drivers.redfish.sensors import RedfishHealth
 from provisioning.drivers.redfish.updates import RedfishUpdates
 from provisioning.drivers.settings import BMCSettings
 

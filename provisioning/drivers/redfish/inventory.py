@@ -1,4 +1,4 @@
-"""Redfish hardware inventory and health (firmware: firmware.py, GPUs: gpus.py).
+"""Redfish hardware inventory (sensors.py: health; firmware.py; gpus.py: GPUs).
 
 Resources are read as JSON through sushy's connector rather than sushy's typed
 resources: vendors differ in which optional links they fill, and one missing or odd
@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sushy import exceptions as sushy_exc
-
 from inventory.macs import mac_or_none
 from provisioning.drivers.base import (
     HEALTH_CRITICAL,
     HEALTH_OK,
     HEALTH_UNKNOWN,
     HEALTH_WARNING,
-    HealthInterface,
     InspectInterface,
 )
 from provisioning.drivers.redfish import rules
@@ -29,8 +26,6 @@ from provisioning.drivers.results import (
     NIC,
     Drive,
     HardwareFacts,
-    Health,
-    Sensor,
 )
 
 _HEALTH = {"OK": HEALTH_OK, "Warning": HEALTH_WARNING, "Critical": HEALTH_CRITICAL}
@@ -192,74 +187,3 @@ def _cpus(facts: HardwareFacts, system: dict[str, Any], processors: list[dict[st
     threads: list[Any] = [p.get("TotalThreads") for p in cpus]
     facts.cpu_cores = sum(cores) if cpus and all(isinstance(c, int) for c in cores) else None
     facts.cpu_threads = sum(threads) if cpus and all(isinstance(t, int) for t in threads) else None
-
-
-class RedfishHealth(HealthInterface):
-    def __init__(self, client: RedfishClient) -> None:
-        self.client = client
-
-    def health(self) -> Health:
-        with self.client.translate("reading health and sensors"):
-            system = self.client.get_json(self.client.system_path)
-            statuses = [_health(system, rollup=True)]
-            sensors: list[Sensor] = []
-            for chassis in (system.get("Links") or {}).get("Chassis") or []:
-                data = self.client.get_json(chassis["@odata.id"])
-                statuses.append(_health(data, rollup=True))
-                sensors.extend(self._sensors(data))
-        statuses.extend(s.status for s in sensors)
-        known = [s for s in statuses if s != HEALTH_UNKNOWN]
-        return Health(status=worst(known), sensors=sensors)
-
-    def _sensors(self, chassis: dict[str, Any]) -> list[Sensor]:
-        path = link(chassis, "Sensors")
-        if path:
-            readings = (
-                self._sensor(self.client.get_json(p))
-                for p in self.client.members(path)[:MAX_SENSORS]
-            )
-            return [sensor for sensor in readings if sensor is not None]
-        return self._legacy_thermal(chassis)
-
-    @staticmethod
-    def _sensor(data: dict[str, Any]) -> Sensor | None:
-        if absent(data):
-            return None
-        return Sensor(
-            name=data.get("Name") or str(data.get("Id")),
-            reading=_number(data.get("Reading")),
-            units=data.get("ReadingUnits"),
-            status=_health(data),
-        )
-
-    def _legacy_thermal(self, chassis: dict[str, Any]) -> list[Sensor]:
-        """Thermal (deprecated in Redfish, still the only source on many BMCs)."""
-        path = link(chassis, "Thermal")
-        if not path:
-            return []
-        try:
-            thermal = self.client.get_json(path)
-        except sushy_exc.ResourceNotFoundError:
-            return []
-        sensors = []
-        for temp in thermal.get("Temperatures") or []:
-            if not absent(temp) and "ReadingCelsius" in temp:
-                sensors.append(
-                    Sensor(
-                        name=temp.get("Name") or "",
-                        units="Cel",
-                        reading=_number(temp.get("ReadingCelsius")),
-                        status=_health(temp),
-                    )
-                )
-        for fan in thermal.get("Fans") or []:
-            if not absent(fan) and "Reading" in fan:
-                sensors.append(
-                    Sensor(
-                        name=fan.get("Name") or fan.get("FanName") or "",
-                        reading=_number(fan.get("Reading")),
-                        units=fan.get("ReadingUnits"),
-                        status=_health(fan),
-                    )
-                )
-        return sensors
