@@ -33,24 +33,34 @@ class Summary:
     gpu_hottest: str  # the GPU sensor's name, for the health event's message
 
 
+def _where(sensor: Sensor) -> str:
+    """Its place, one spelling for both protocols: Redfish's PhysicalContext
+    ("PowerSupply") and the IPMI SDR's sensor type ("Power Supply") alike."""
+    return (sensor.context or "").lower().replace(" ", "")
+
+
 def _is_gpu(sensor: Sensor) -> bool:
-    return (sensor.context or "").lower() == "gpu" or "gpu" in sensor.name.lower()
+    return _where(sensor) == "gpu" or "gpu" in sensor.name.lower()
+
+
+def _is_intake(sensor: Sensor) -> bool:
+    # IPMI's sensor type says only "Temperature": the inlet is known by its name there.
+    name = sensor.name.lower()
+    return _where(sensor) == "intake" or "inlet" in name or "intake" in name
 
 
 def summarize(sensors: list[Sensor]) -> Summary:
     """The figures kept per refresh. Power: the chassis' draw where the BMC gives one,
-    else the sum of its power supplies' input; intake: the coolest Intake sensor (the
+    else the sum of its power supplies' input; intake: the coolest intake sensor (the
     room's, where it has none); hottest: of every temperature."""
     temps = [s for s in sensors if s.kind == TEMPERATURE and s.reading is not None]
     power = [s for s in sensors if s.kind == POWER and s.reading is not None]
-    chassis = [s.reading for s in power if (s.context or "").lower() == "chassis"]
+    chassis = [s.reading for s in power if _where(s) == "chassis"]
     supplies = [
-        s.reading
-        for s in power
-        if (s.context or "").lower() == "powersupply" and "input" in s.name.lower()
+        s.reading for s in power if _where(s) == "powersupply" and "input" in s.name.lower()
     ]
-    intake = [s.reading for s in temps if (s.context or "").lower() == "intake"]
-    intake = intake or [s.reading for s in temps if (s.context or "").lower() == "room"]
+    intake = [s.reading for s in temps if _is_intake(s)]
+    intake = intake or [s.reading for s in temps if _where(s) == "room"]
     gpus = sorted((s for s in temps if _is_gpu(s)), key=lambda s: s.reading or 0.0)
     return Summary(
         power_w=chassis[0] if chassis else (sum(supplies) if supplies else None),  # type: ignore[arg-type]

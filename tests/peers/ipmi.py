@@ -17,13 +17,14 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import pytest
 
+from tests.peers.ipmi_sdr import SimSensor, emu_lines
 from tests.peers.util import LOOPBACK, free_port, stop_process, wait_until
 
 CHASSIS_PROGRAM = Path(__file__).with_name("chassis_control.sh")
@@ -105,12 +106,13 @@ def fru_bytes(fru: FRUIdentity) -> bytes:
     return bytes(header) + chassis + board + product
 
 
-def _emu_commands(fru: FRUIdentity | None) -> str:
-    if fru is None:
-        return EMU_COMMANDS.format(fru="")
-    data = fru_bytes(fru)
-    line = f"mc_add_fru_data 0x20 0 {len(data):#x} data " + " ".join(f"{b:#04x}" for b in data)
-    return EMU_COMMANDS.format(fru=line + "\n")
+def _emu_commands(fru: FRUIdentity | None, sensors: Sequence[SimSensor] = ()) -> str:
+    extra = emu_lines(list(sensors))
+    if fru is not None:
+        data = fru_bytes(fru)
+        extra += f"mc_add_fru_data 0x20 0 {len(data):#x} data "
+        extra += " ".join(f"{b:#04x}" for b in data) + "\n"
+    return EMU_COMMANDS.format(fru=extra)
 
 
 @dataclass
@@ -200,10 +202,12 @@ def run_ipmi_sim(
     password: str = "password",
     name: str = "gpu001",
     fru: FRUIdentity | None | Literal["default"] = "default",
+    sensors: Sequence[SimSensor] = (),
 ) -> Iterator[IPMISim]:
     """Start one ipmi_sim BMC on a free loopback UDP port; stop it on exit.
 
     ``fru`` defaults to an identity with serial ``SIM-<NAME>``; None leaves FRU 0 empty.
+    ``sensors`` go into its SDR repository with their readings (tests/peers/ipmi_sdr.py).
     """
     if fru == "default":
         fru = FRUIdentity(serial=f"SIM-{name.upper()}")
@@ -212,7 +216,7 @@ def run_ipmi_sim(
     sim_state = workdir / "sim-state"
     chassis_dir.mkdir(parents=True, exist_ok=True)
     sim_state.mkdir(exist_ok=True)
-    (workdir / "gpu.emu").write_text(_emu_commands(fru))
+    (workdir / "gpu.emu").write_text(_emu_commands(fru, sensors))
     for _attempt in range(3):
         port = free_port(kind=socket.SOCK_DGRAM)
         (workdir / "lan.conf").write_text(
@@ -275,7 +279,7 @@ IPMISimFactory = Callable[..., IPMISim]
 @pytest.fixture(scope="session")
 def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMISimFactory]:
     """Start extra BMCs: ``factory(username="admin", password="password", name="gpu001",
-    fru="default")`` (see ``run_ipmi_sim`` for ``fru``).
+    fru="default", sensors=())`` (see ``run_ipmi_sim`` for ``fru`` and ``sensors``).
 
     One ipmi_sim process per BMC (~4 MB each); all are stopped at session end.
     """
@@ -286,9 +290,10 @@ def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMIS
         password: str = "password",
         name: str = "gpu001",
         fru: FRUIdentity | None | Literal["default"] = "default",
+        sensors: Sequence[SimSensor] = (),
     ) -> IPMISim:
         workdir = tmp_path_factory.mktemp("ipmi-sim")
-        return stack.enter_context(run_ipmi_sim(workdir, username, password, name, fru))
+        return stack.enter_context(run_ipmi_sim(workdir, username, password, name, fru, sensors))
 
     with stack:
         yield start

@@ -1,0 +1,36 @@
+"""IPMI sensors through pyghmi against ipmi_sim with an SDR repository of its own
+(tests/peers/ipmi_sdr.py): temperatures, fans and power as the node's telemetry keeps them.
+Expected values are the records' own (raw x M, in the record's base unit)."""
+
+from __future__ import annotations
+
+from provisioning.drivers import get_driver
+from provisioning.sensors import summarize
+from tests.peers.ipmi_sdr import CELSIUS, FAN, POWER_SUPPLY, RPM, TEMPERATURE, WATTS, SimSensor
+
+from .test_ipmi import settings_for
+
+SENSORS = [
+    SimSensor(1, "Inlet Temp", TEMPERATURE, CELSIUS, raw=24),
+    SimSensor(2, "GPU3 Temp", TEMPERATURE, CELSIUS, raw=71),
+    SimSensor(3, "CPU1 Temp", TEMPERATURE, CELSIUS, raw=55),
+    SimSensor(4, "Fan1", FAN, RPM, raw=90, m=100),
+    SimSensor(5, "PSU1 Input Power", POWER_SUPPLY, WATTS, raw=150, m=20),
+]
+
+
+def test_the_sdr_sensors_are_read_with_their_kinds(ipmi_sim_factory):
+    bmc = ipmi_sim_factory(name="sensors01", password="ipmi-Test-pw", sensors=SENSORS)
+    with get_driver(settings_for(bmc)) as driver:
+        health = driver.health.health()
+    found = {s.name: s for s in health.sensors}
+    assert {name: (s.kind, s.reading, s.units) for name, s in found.items()} == {
+        "Inlet Temp": ("temperature", 24.0, "°C"),
+        "GPU3 Temp": ("temperature", 71.0, "°C"),
+        "CPU1 Temp": ("temperature", 55.0, "°C"),
+        "Fan1": ("fan", 9000.0, "RPM"),
+        "PSU1 Input Power": ("power", 3000.0, "W"),
+    }
+    summary = summarize(health.sensors)
+    assert (summary.power_w, summary.intake_c) == (3000.0, 24.0)
+    assert (summary.hottest_c, summary.gpu_hottest_c) == (71.0, 71.0)
