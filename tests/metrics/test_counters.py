@@ -79,3 +79,45 @@ def test_vendor_labels_are_a_closed_set():
     assert vendor_label("NVIDIA") == "nvidia"
     assert vendor_label("Acme Servers Ltd") == "other"
     assert vendor_label(None) == "unknown" and vendor_label("") == "unknown"
+
+
+def test_a_gate_run_that_ends_counts_its_result_and_its_checks(
+    client, django_capture_on_commit_callbacks
+):
+    from tests.factories import CheckResultFactory, GateRunFactory
+    from validation import services as gates
+
+    run = GateRunFactory(status="running")
+    CheckResultFactory(run=run, tool="nccl-tests", status="pass")
+    CheckResultFactory(run=run, tool="dcgmi", status="fail")
+    runs = _count(client, "corral_gate_runs_total", result="failed")
+    checks = _count(client, "corral_gate_checks_total", tool="dcgmi", result="fail")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        gates.abort_run(run.pk, "the step's time limit passed")
+
+    assert _count(client, "corral_gate_runs_total", result="failed") == runs + 1
+    assert _count(client, "corral_gate_checks_total", tool="dcgmi", result="fail") == checks + 1
+
+
+@pytest.mark.django_db(transaction=True)  # the boot front closes its connection, as served
+def test_boot_answers_by_kind_and_their_latency():
+    from tests.metrics.scrape import samples
+    from tests.test_wsgi import call_wsgi
+
+    def counts() -> tuple[float, float]:
+        from prometheus_client import generate_latest
+
+        from metrics.views import registry
+
+        found = samples(generate_latest(registry()).decode())
+        unknown = found.get(("corral_boot_answers_total", (("kind", "unknown"),)), 0.0)
+        timed = found.get(
+            ("corral_boot_answer_duration_seconds_count", (("source", "database"),)), 0.0
+        )
+        return unknown, timed
+
+    before = counts()
+    status, _ = call_wsgi("/boot/ipxe", "mac=52:54:00:ff:ee:01")
+    assert status.startswith("200")
+    assert counts() == (before[0] + 1, before[1] + 1)
