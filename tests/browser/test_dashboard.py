@@ -5,22 +5,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.login import log_in
 from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def login(page, base: str, username: str) -> None:
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "pw-for-tests-123")
-    page.click("button[type=submit]")
-    # The production hasher (PBKDF2) is CPU-bound by design: on two cores shared with the
-    # suite's other process (make test: -n 2) the login can outlast the 5 s default.
-    # Logged in: the navigation names the user (a manager lands on the dashboards,
-    # everyone else on the fleet overview).
-    expect(page.locator("nav .navbar-text")).to_contain_text(username, timeout=20_000)
-    expect(page).not_to_have_url(re.compile(r"/login/"))
 
 
 def test_technician_filters_opens_a_node_and_drains_it(
@@ -43,7 +31,7 @@ def test_technician_filters_opens_a_node_and_drains_it(
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tina")
 
-    login(page, corral_web, "tina")
+    log_in(page, corral_web, "tina")
     shot(page, "01-fleet-overview")
     expect(page.locator("#overview-table")).to_contain_text("r01")
 

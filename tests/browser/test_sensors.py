@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from provisioning import sensors
 from provisioning.drivers.results import Sensor
+from tests.browser.login import log_in
 from tests.factories import NodeFactory, RackFactory, user_in
 
 from .test_dashboards import wait_drawn
@@ -33,11 +34,7 @@ def test_a_technician_sees_the_sensor_history_drawn(corral_web, page, shot, sett
         sensors.record(node, readings(gpu, watts), at=now - timedelta(minutes=minutes))
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tess")
-    page.goto(f"{corral_web}/login/")
-    page.fill("#id_username", "tess")
-    page.fill("#id_password", "pw-for-tests-123")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{corral_web}/**", timeout=20_000)
+    log_in(page, corral_web, "tess")
 
     page.goto(f"{corral_web}/nodes/{node.pk}/")
     expect(page.locator("#sensors-power")).to_have_text("10150 W", timeout=20_000)
