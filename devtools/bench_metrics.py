@@ -2,7 +2,7 @@
 
 Not a test. Builds a fleet on a database of its own (five sites, three GPU models, nodes
 in every state, drift on a fifth of them, RMA cases, a hundred thousand ended operations
-and a few thousand active ones, pending webhook deliveries, live workers) and, as a
+and a few thousand active ones, every node's latest BMC sensors, live workers) and, as a
 deployment would have them, the counter files of sixteen processes (web and workers) in a
 PROMETHEUS_MULTIPROC_DIR. Then times GET /metrics (median of 7, through Django's test
 client, so server time) with a tenth of the fleet and with all of it: the series should
@@ -79,6 +79,7 @@ def grow(start: int, end: int) -> None:
     from drift.models import DriftCell
     from engine.models import Operation
     from inventory.models import Node, Rack, Site
+    from provisioning.models import NodeSensors
     from rma.models import Case
 
     now = timezone.now()
@@ -123,6 +124,21 @@ def grow(start: int, end: int) -> None:
         ]
         if n % 4 == 0:
             ops.append(Operation(kind="inspect", node=node, status="pending", actor="b"))
+    NodeSensors.objects.bulk_create(
+        [
+            NodeSensors(
+                node=node,
+                at=now,
+                power_w=10200.0,
+                intake_c=24.0,
+                hottest_c=71.0,
+                gpu_hottest_c=71.0 + n % 20,
+                gpu_over_limit=n % 20 > 16,
+            )
+            for n, node in enumerate(nodes)
+        ],
+        batch_size=5000,
+    )
     DriftCell.objects.bulk_create(cells, batch_size=5000)
     Case.objects.bulk_create(cases, batch_size=2000)
     Operation.objects.bulk_create(ops, batch_size=5000)
@@ -157,7 +173,10 @@ def main() -> int:
 
     sites = [Site.objects.create(name=s, slug=s) for s in SITES]
     Rack.objects.bulk_create(
-        [Rack(site=sites[i % len(sites)], name=f"r{i:04d}", u_height=48) for i in range(720)]
+        [
+            Rack(site=sites[i % len(sites)], name=f"r{i:04d}", u_height=48, power_budget_kw=132)
+            for i in range(720)
+        ]
     )
     for i, site in enumerate(SITES):
         workers.record(f"bench-{i} pid {i}", [f"site.{site}", "corral"])
