@@ -91,6 +91,9 @@ def test_prometheus_counts_what_corral_did_and_sees_a_worker_die(
         assert calls and float(calls[0]["value"][1]) > 0
         ended = prometheus.query('corral_operations_finished_total{kind="inspect"}')
         assert {r["metric"]["status"]: float(r["value"][1]) for r in ended} == {"succeeded": 2}
+        # Each inspection waited in its site's queue; the worker knew which from the broker.
+        waited = prometheus.query(f'corral_operation_queue_wait_seconds_count{{queue="{QUEUE}"}}')
+        assert waited and float(waited[0]["value"][1]) == 2
         live = f'corral_workers_live{{queue="{QUEUE}"}}'
         prometheus.wait_for(live, lambda r: bool(r) and float(r[0]["value"][1]) == 1)
 
