@@ -9,7 +9,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from inventory.models import Operation
-from tests.browser.test_dashboard import login
+from tests.browser.login import log_in
 from tests.factories import (
     LifecycleEventFactory,
     NodeFactory,
@@ -70,7 +70,7 @@ def test_shift_lead_reads_the_night_and_filters_activity(corral_web, page, shot,
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("manager", "lead")
     page.set_viewport_size({"width": 1440, "height": 900})
-    login(page, corral_web, "lead")  # waits for the login to land before moving on
+    log_in(page, corral_web, "lead")  # waits for the login to land before moving on
     page.goto(f"{corral_web}/fleet/")
     expect(page.locator("#running-now")).to_contain_text("Power on (bulk)")
     expect(page.locator("#latest-failures")).to_contain_text("bus bandwidth 310 GB/s < 380")

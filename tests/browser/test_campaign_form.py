@@ -5,9 +5,8 @@ rack field over HTMX with that site's racks only, under the page's Content Secur
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.login import log_in
 from tests.factories import ImageFactory, RackFactory, SiteFactory, user_in
-
-from .test_dashboard import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -21,7 +20,7 @@ def test_choosing_a_site_narrows_the_racks(corral_web, page, shot, settings):
     ImageFactory()
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tina")
-    login(page, corral_web, "tina")
+    log_in(page, corral_web, "tina")
 
     page.goto(f"{corral_web}/campaigns/")
     racks = page.locator("#id_rack option:not([value=''])")

@@ -5,9 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from inventory.models import BMC, Node, SiteRole
+from tests.browser.login import log_in
 from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
-
-from .test_dashboard import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -30,13 +29,13 @@ def test_fixing_a_multi_system_bmc_then_every_edit_page(corral_web, page, shot, 
     SiteRole.objects.create(user=tina, role="integration", site=site)
     page.set_viewport_size({"width": 1440, "height": 900})
 
-    login(page, corral_web, "tom")
+    log_in(page, corral_web, "tom")
     page.goto(f"{corral_web}/nodes/{node.pk}/")
     expect(page.locator("h1")).to_have_text("gpu-blade")
     expect(page.locator("#edit-bmc")).to_have_count(0)
     page.context.clear_cookies()
 
-    login(page, corral_web, "tina")
+    log_in(page, corral_web, "tina")
     page.goto(f"{corral_web}/nodes/{node.pk}/")
     page.click("#edit-bmc")
     expect(page.locator("h1")).to_have_text("BMC of gpu-blade")
@@ -81,7 +80,7 @@ def test_fixing_a_multi_system_bmc_then_every_edit_page(corral_web, page, shot, 
     page.context.clear_cookies()
 
     user_in("admin", "ada")
-    login(page, corral_web, "ada")
+    log_in(page, corral_web, "ada")
     for path, title, name in [
         ("/sites/new/", "New site", "edit-09-site-new"),
         (f"/sites/{site.pk}/edit/", "Edit site DC one", "edit-10-site"),

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from devtools.bench_import import rack_names, synthetic_csv
 from inventory.models import Node
-from tests.browser.test_dashboard import login
+from tests.browser.login import log_in
 from tests.factories import RackFactory, SiteFactory, user_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -23,7 +23,7 @@ def test_a_large_import_shows_its_progress_then_its_result(
         RackFactory(site=site, name=name)
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("integration", "ines")
-    login(page, corral_web, "ines")
+    log_in(page, corral_web, "ines")
 
     page.goto(f"{corral_web}/nodes/import/")
     data = synthetic_csv("dc1", ROWS).encode()

@@ -4,7 +4,7 @@ page fills the hardware panel when it ends, with no reload."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_dashboard import login
+from tests.browser.login import log_in
 from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -26,7 +26,7 @@ def test_an_inspect_fills_the_hardware_panel_without_a_reload(
     )
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tina")
-    login(page, corral_web, "tina")
+    log_in(page, corral_web, "tina")
     page.goto(f"{corral_web}{node.get_absolute_url()}")
     expect(page.locator("#node-state")).to_contain_text("Enrolled")
     expect(page.locator("#node-inventory")).to_have_count(0)

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from inventory.models import NetworkInterface
-from tests.browser.test_dashboard import login
+from tests.browser.login import log_in
 from tests.factories import NodeFactory, RackFactory, SiteFactory, user_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,7 @@ def test_filter_sort_select_and_drain_from_the_node_list(
     user_in("technician", "tina")
 
     page.set_viewport_size({"width": 1440, "height": 900})
-    login(page, corral_web, "tina")
+    log_in(page, corral_web, "tina")
     page.goto(f"{corral_web}/nodes/")
     expect(page.locator("#node-count")).to_have_text("5 nodes")
     page.evaluate("window.__stillHere = true")  # survives an HTMX swap, not a page load

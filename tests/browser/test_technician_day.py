@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from inventory.models import Node
 from provisioning.models import Deployment
 from tests.browser.conftest import settle
-from tests.browser.test_dashboard import login
+from tests.browser.login import log_in
 from tests.factories import (
     GateRunFactory,
     ImageFactory,
@@ -56,7 +56,7 @@ def test_an_admin_publishes_an_image_and_a_technician_deploys_five_nodes(
     user_in("technician", "tina")
     page.set_viewport_size({"width": 1440, "height": 900})
 
-    login(page, corral_web, "ada")
+    log_in(page, corral_web, "ada")
     page.goto(f"{corral_web}/images/")
     page.click("#new-image")
     page.fill("#id_name", "ubuntu-gpu")
@@ -76,7 +76,7 @@ def test_an_admin_publishes_an_image_and_a_technician_deploys_five_nodes(
     shot(page, "day-01-image-published")
     log_out(page)
 
-    login(page, corral_web, "tina")
+    log_in(page, corral_web, "tina")
     page.goto(f"{corral_web}/nodes/")
     expect(page.locator("#node-count")).to_have_text("5 nodes")
     page.check("#bulk-all")
@@ -108,7 +108,7 @@ def test_every_page_at_1440x900(corral_web, page, shot, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("admin", "ada")
     page.set_viewport_size({"width": 1440, "height": 900})
-    login(page, corral_web, "ada")
+    log_in(page, corral_web, "ada")
     pages = {
         "overview": reverse("fleet:overview"),
         "dashboards": reverse("reports:dashboards"),

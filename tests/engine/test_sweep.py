@@ -104,6 +104,7 @@ def test_the_apps_register_every_sweep_that_re_drives_work_and_beat_runs_only_th
         "drains.recheck",
         "plans.advance",
         "day2.campaigns",
+        "sensors.prune",
     }
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert "engine.tasks.sweep" in tasks

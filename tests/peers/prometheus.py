@@ -14,7 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.peers.util import LOOPBACK, REPO_ROOT, free_port, stop_process_group, wait_for_port
+from tests.peers.util import (
+    LOOPBACK,
+    REPO_ROOT,
+    free_port,
+    stop_process_group,
+    wait_for_port,
+    wait_until,
+)
 
 RULES = REPO_ROOT / "deploy" / "prometheus" / "corral-rules.yml"
 
@@ -49,6 +56,15 @@ class Prometheus:
 
     def alerts(self) -> list[dict]:
         return self.api("alerts")["alerts"]
+
+
+def _ready(url: str) -> bool:
+    """Prometheus listens before its storage is open and answers its API 503 until then."""
+    try:
+        with urllib.request.urlopen(f"{url}/-/ready", timeout=5) as resp:
+            return resp.status == 200
+    except OSError:  # urllib's HTTPError (503) and URLError are OSErrors
+        return False
 
 
 @contextlib.contextmanager
@@ -90,6 +106,7 @@ def run_prometheus(workdir: Path, target: str, interval_ms: int = 1000) -> Itera
     server = Prometheus(f"http://{LOOPBACK}:{port}", proc, log)
     try:
         wait_for_port(port, timeout=30, proc=proc)
+        wait_until(lambda: _ready(server.url), timeout=30, what="Prometheus ready")
         yield server
     finally:
         stop_process_group(proc, timeout=15)
