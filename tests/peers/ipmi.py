@@ -162,7 +162,7 @@ class IPMISim:
         """Start the BMC again on the same port, keeping its chassis state."""
         if self.process is None:
             self.process = _spawn(self.argv, self.state_dir.parent / "ipmi_sim.log")
-            wait_until(lambda: _udp_bound(self.port), timeout=10, what="ipmi_sim listening")
+            wait_until(lambda: _answers(self.port), timeout=10, what="ipmi_sim answering")
 
     def reset(self, power_on: bool = False) -> None:
         """Known state for a test: power off (or on), no boot override, empty log."""
@@ -179,6 +179,25 @@ def _udp_bound(port: int) -> bool:
             line.split()[1] == needle for line in Path("/proc/net/udp").read_text().splitlines()[1:]
         )
     return False
+
+
+# IPMI 1.5 "Get Channel Authentication Capabilities" (channel E: this one, admin), outside
+# any session: what ipmitool sends first. RMCP header, session header (no auth, sequence 0,
+# session 0), then the message to the BMC (0x20) from a remote console (0x81).
+_GET_AUTH_CAPS = bytes.fromhex("0600ff07000000000000000000092018c88100380e0435")
+
+
+def _answers(port: int) -> bool:
+    """Whether the BMC answers an IPMI request yet. ipmi_sim binds its port before it has
+    run its command file (the FRU data, the SDRs, then mc_enable): a client that asks in
+    between gets nothing back and waits out its retries."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(0.3)
+        try:
+            sock.sendto(_GET_AUTH_CAPS, (LOOPBACK, port))
+            return bool(sock.recv(512))
+        except OSError:  # no answer in time, or refused
+            return False
 
 
 def _spawn(argv: list[str], log_path: Path) -> subprocess.Popen:
@@ -248,6 +267,7 @@ def run_ipmi_sim(
                 what="ipmi_sim listening",
             )
             if proc.poll() is None:
+                wait_until(lambda p=port: _answers(p), timeout=10, what="ipmi_sim answering")
                 break
         except TimeoutError:
             pass

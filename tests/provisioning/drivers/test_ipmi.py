@@ -3,6 +3,9 @@ the witness of power and boot requests."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -154,20 +157,38 @@ def test_bmcs_on_other_ports_get_their_own_sessions(ipmi_bmc, ipmi_sim_factory):
     assert other.sets() == ["set power 1"] and ipmi_bmc.sets() == []
 
 
-def test_unreachable_bmc_is_transient_within_the_timeout():
-    nowhere = BMCSettings(
-        protocol="ipmi",
-        address="127.0.0.1",
-        port=free_port(),
-        username="admin",
-        password="password",
-        timeout=1.5,
-    )
-    started = time.monotonic()
-    with get_driver(nowhere) as driver, pytest.raises(BMCTransientError) as caught:
+# Run in a process of its own: pyghmi keeps retrying the silent BMC's login in the
+# background for tens of seconds after the driver has given up on it, and while it does,
+# new logins in the same process to other BMCs can go unanswered past their timeout (seen
+# as 1 in 10 runs of this file: the next tests' fresh BMCs "did not answer").
+UNREACHABLE = """
+import sys, time
+import django
+django.setup()
+from provisioning.drivers import BMCSettings, BMCTransientError, get_driver
+nowhere = BMCSettings(protocol="ipmi", address="127.0.0.1", port=int(sys.argv[1]),
+                      username="admin", password="password", timeout=1.5)
+started = time.monotonic()
+try:
+    with get_driver(nowhere) as driver:
         driver.power.get_power_state()
-    assert time.monotonic() - started < 3
-    assert caught.value.retryable
+except BMCTransientError as exc:
+    print(f"transient {exc.retryable} {time.monotonic() - started:.2f}")
+"""
+
+
+def test_unreachable_bmc_is_transient_within_the_timeout():
+    result = subprocess.run(
+        [sys.executable, "-c", UNREACHABLE, str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "fleet.settings"},
+    )
+    assert result.returncode == 0, result.stderr
+    word, retryable, seconds = result.stdout.split()
+    assert (word, retryable) == ("transient", "True")
+    assert float(seconds) < 3
 
 
 def test_firmware_and_health(ipmi_bmc):
