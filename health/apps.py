@@ -18,10 +18,10 @@ class HealthConfig(AppConfig):
         from inventory.panels import register as register_panel
         from provisioning.signals import bmc_health_changed, gpu_too_hot
 
-        from . import events, sensors, services
+        from . import events, services
 
         bmc_health_changed.connect(services.on_bmc_health, dispatch_uid="health.on_bmc_health")
-        gpu_too_hot.connect(sensors.on_gpu_too_hot, dispatch_uid="health.on_gpu_too_hot")
+        gpu_too_hot.connect(services.on_gpu_too_hot, dispatch_uid="health.on_gpu_too_hot")
         events.register()  # the webhook event types it sends
         # Its panel on the node page.
         register_panel(Panel("node", "health", "health:node_panel", 60))

@@ -150,16 +150,23 @@ def on_bmc_health(
     event like any other (kind bmc, code critical), decided by the same table."""
     if new != HEALTH_CRITICAL or old == HEALTH_CRITICAL:
         return
+    message = detail or f"BMC health went from {old or 'unknown'} to {new}"
+    _bmc_event(node, Kind.BMC, HEALTH_CRITICAL, message)
+
+
+def _bmc_event(node: Node, kind: str, code: str, message: str) -> None:
     fresh = Node.objects.select_related("rack").get(pk=node.pk)
     record_events(
-        [
-            {
-                "node": fresh,
-                "source": "bmc",
-                "kind": Kind.BMC,
-                "code": HEALTH_CRITICAL,
-                "message": detail or f"BMC health went from {old or 'unknown'} to {new}",
-            }
-        ],
+        [{"node": fresh, "source": "bmc", "kind": kind, "code": code, "message": message}],
         reported_by="bmc",
     )
+
+
+GPU_OVER_TEMPERATURE = "gpu_over_temperature"
+
+
+def on_gpu_too_hot(sender: Any, node: Node, detail: str = "", **kwargs: Any) -> None:
+    """provisioning.signals.gpu_too_hot: a GPU the BMC reports over its temperature limit
+    is a thermal event, decided by the same table (docs/health.md: row 290 recycles it,
+    which drains it first)."""
+    _bmc_event(node, Kind.THERMAL, GPU_OVER_TEMPERATURE, detail)

@@ -5,7 +5,7 @@ the webhook backlog. The alert rules (deploy/prometheus/) read these."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Count, Min
@@ -96,18 +96,17 @@ class WorkCollector:
             .values_list("kind", "status")
             .annotate(n=Count("id"), first=Min("created"))
         )
-        first_of: dict[str, object] = {}
+        first_of: dict[str, datetime] = {}
         for kind, status, n, first in rows:
             active.add_metric([kind, status], n)
-            if kind not in first_of or first < first_of[kind]:  # type: ignore[operator]
-                first_of[kind] = first
+            first_of[kind] = min(first, first_of.get(kind, first))
         for kind, first in sorted(first_of.items()):
-            oldest.add_metric([kind], (now - first).total_seconds())  # type: ignore[operator]
+            oldest.add_metric([kind], (now - first).total_seconds())
             if not _has_deadline(kind):
                 continue
             cutoff = now - timedelta(seconds=deadline_seconds(kind))
             past = 0
-            if first < cutoff:  # type: ignore[operator]
+            if first < cutoff:
                 past = Operation.objects.filter(
                     kind=kind, status__in=ACTIVE_OPERATION_STATUSES, created__lt=cutoff
                 ).count()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import plotly.graph_objects as go
@@ -31,7 +32,7 @@ LINES = (  # (field, label, axis): temperatures on the left, power on the right
 def history_chart(node: Node) -> str:
     """The last CORRAL_SENSOR_HISTORY_HOURS of the node's samples as a small chart; "" if
     there are none."""
-    since = timezone.now() - timezone.timedelta(hours=settings.CORRAL_SENSOR_HISTORY_HOURS)
+    since = timezone.now() - timedelta(hours=settings.CORRAL_SENSOR_HISTORY_HOURS)
     rows = list(
         SensorSample.objects.filter(node=node, at__gte=since)
         .order_by("at")

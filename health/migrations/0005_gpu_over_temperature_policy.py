@@ -1,6 +1,7 @@
 """A default policy row for a GPU the BMC reports over its temperature limit
-(provisioning.sensors, health.sensors): recycle at once, which drains the node first, and
-whose gates' burn-in judges its cooling. Admins change it like any other row."""
+(provisioning.sensors, health.services.on_gpu_too_hot): recycle at once, which drains the
+node first, and whose gates' burn-in judges its cooling. Admins change it like any other
+row."""
 
 from django.db import migrations
 
