@@ -12,7 +12,11 @@ session back. Hence:
   broken session can be replaced by a fresh login instead of hanging;
 * every call runs in a helper thread with a deadline, because pyghmi retries a silent
   BMC for up to ~30 s; on timeout the cache slot is replaced so the next call logs in
-  afresh instead of queueing behind the stuck one;
+  afresh instead of queueing behind the stuck one. The deadline is the BMC's ``timeout``
+  *between answers*, as for Redfish, where it bounds each response: one call may be
+  many requests (a first sensor read walks the whole SDR repository, hundreds of
+  round trips on a real BMC), and a BMC that keeps answering is not a silent one. A
+  call still ends after ``LONGEST_CALL`` timeouts however steadily the BMC answers;
 * a forked child (Celery prefork) starts with an empty cache and pyghmi I/O state,
   since the parent's I/O thread and sockets do not survive the fork.
 """
@@ -24,8 +28,9 @@ import hmac
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pyghmi import exceptions as pyghmi_exc
 from pyghmi.ipmi import command as ipmi_command
@@ -45,6 +50,8 @@ from provisioning.drivers.settings import BMCSettings
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_PORT = 623
+# A call answered steadily still ends after this many timeouts (300 s at the default 10 s).
+LONGEST_CALL = 30
 
 _AUTH_MARKERS = ("password", "Unauthorized name", "RAKP", "privilege", "Kg")
 _TRANSIENT_MARKERS = (
@@ -64,12 +71,44 @@ _UNSUPPORTED_MARKERS = (
 )
 
 
+class _Command(ipmi_command.Command):
+    """pyghmi's Command, telling its caller each time the BMC answers a request.
+
+    pyghmi's own code (SDR walk, OEM handlers) sends every request through these two
+    methods; a request that raises got no answer and is not progress."""
+
+    answered: Callable[[], None] | None = None
+
+    def raw_command(self, *args: Any, **kwargs: Any) -> Any:
+        response = super().raw_command(*args, **kwargs)
+        if self.answered is not None:
+            self.answered()
+        return response
+
+    def xraw_command(self, *args: Any, **kwargs: Any) -> Any:
+        response = super().xraw_command(*args, **kwargs)
+        if self.answered is not None:
+            self.answered()
+        return response
+
+
+class _Progress:
+    """When one call started and when its BMC last answered (None: queued for the lock)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last: float | None = None
+
+    def answered(self) -> None:
+        self.last = time.monotonic()
+
+
 class _Slot:
     """The cached session of one (host, port, username) and the lock serialising it."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.command: ipmi_command.Command | None = None
+        self.command: _Command | None = None
         self.fingerprint: bytes | None = None
         self.abandoned = False
 
@@ -126,14 +165,16 @@ class IPMIConnection:
         """Keep the session: logging out would break pyghmi for this BMC (see module doc)."""
 
     def call(self, doing: str, fn: Callable[[ipmi_command.Command], T]) -> T:
-        """Run fn(command) on the cached session, bounded by the settings' timeout."""
+        """Run fn(command) on the cached session; give up when the BMC is silent for the
+        settings' timeout, or after LONGEST_CALL of them."""
         slot = self._slot()
         outcome: dict[str, object] = {}
         finished = threading.Event()
+        progress = _Progress()
 
         def work() -> None:
             try:
-                outcome["value"] = self._run(slot, doing, fn)
+                outcome["value"] = self._run(slot, doing, fn, progress)
             except BaseException as exc:  # handed to the caller's thread
                 outcome["error"] = exc
             finally:
@@ -141,12 +182,28 @@ class IPMIConnection:
 
         worker = threading.Thread(target=work, name=f"ipmi {self.address}", daemon=True)
         worker.start()
-        if not finished.wait(self.settings.timeout):
+        why = self._wait(finished, progress)
+        if why is not None:
             self._abandon(slot)
-            raise self.no_answer(f"no answer within {self.settings.timeout:g} s", doing)
+            raise self.no_answer(why, doing)
         if "error" in outcome:
             raise outcome["error"]  # type: ignore[misc]
         return outcome["value"]  # type: ignore[return-value]
+
+    def _wait(self, finished: threading.Event, progress: _Progress) -> str | None:
+        """None once the call has finished; otherwise why its caller gives up on it."""
+        limit = self.settings.timeout
+        longest = limit * LONGEST_CALL
+        while True:
+            now = time.monotonic()
+            if now - progress.started >= longest:
+                return f"still not done after {longest:g} s"
+            # Queued behind another call of this BMC: _run gives up on the lock itself.
+            idle = 0.0 if progress.last is None else now - progress.last
+            if idle >= limit:
+                return f"no answer within {limit:g} s"
+            if finished.wait(min(limit - idle, progress.started + longest - now)):
+                return None
 
     def _slot(self) -> _Slot:
         with _SLOTS_LOCK:
@@ -159,13 +216,22 @@ class IPMIConnection:
             if _SLOTS.get(self.key) is slot:
                 del _SLOTS[self.key]
 
-    def _run(self, slot: _Slot, doing: str, fn: Callable[[ipmi_command.Command], T]) -> T:
+    def _run(
+        self,
+        slot: _Slot,
+        doing: str,
+        fn: Callable[[ipmi_command.Command], T],
+        progress: _Progress,
+    ) -> T:
         if not slot.lock.acquire(timeout=self.settings.timeout):
             raise BMCTransientError(
                 f"BMC at {self.address} is busy with another request", address=self.address
             )
+        progress.answered()  # the clock for the first answer starts now
         try:
             command = self._command(slot)
+            progress.answered()  # logged in, or the cached session
+            command.answered = progress.answered
             try:
                 return fn(command)
             except BMCError:
@@ -175,13 +241,15 @@ class IPMIConnection:
                     slot.command = slot.fingerprint = None
                 raise self.to_bmc_error(exc, doing) from exc
         finally:
+            if slot.command is not None:
+                slot.command.answered = None
             if slot.abandoned and slot.command is not None:
                 # The caller gave up on this slot; do not leave its session behind.
                 _logout(slot.command, self.address, self.settings.password)
                 slot.command = slot.fingerprint = None
             slot.lock.release()
 
-    def _command(self, slot: _Slot) -> ipmi_command.Command:
+    def _command(self, slot: _Slot) -> _Command:
         fingerprint = _fingerprint(self.settings.password)
         current = slot.command
         if (
@@ -197,9 +265,9 @@ class IPMIConnection:
         slot.command, slot.fingerprint = command, fingerprint
         return command
 
-    def _login(self) -> ipmi_command.Command:
+    def _login(self) -> _Command:
         try:
-            return ipmi_command.Command(
+            return _Command(
                 bmc=self.host,
                 userid=self.settings.username,
                 password=self.settings.password,

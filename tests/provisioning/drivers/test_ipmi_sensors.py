@@ -7,6 +7,7 @@ from __future__ import annotations
 from provisioning.drivers import get_driver
 from provisioning.sensors import summarize
 from tests.peers.ipmi_sdr import CELSIUS, FAN, POWER_SUPPLY, RPM, TEMPERATURE, WATTS, SimSensor
+from tests.peers.udp_delay import udp_delay
 
 from .test_ipmi import settings_for
 
@@ -34,3 +35,24 @@ def test_the_sdr_sensors_are_read_with_their_kinds(ipmi_sim_factory):
     summary = summarize(health.sensors)
     assert (summary.power_w, summary.intake_c) == (3000.0, 24.0)
     assert (summary.hottest_c, summary.gpu_hottest_c) == (71.0, 71.0)
+
+
+def test_a_bmc_answering_slowly_but_steadily_is_read_to_the_end(ipmi_sim_factory):
+    """The timeout bounds the wait for each answer, not a whole call: a first sensor read
+    walks the SDR repository, and a real BMC's takes hundreds of requests. Here every
+    answer takes 0.4 s and the read at least nine of them, longer than the 2 s timeout."""
+    bmc = ipmi_sim_factory(name="sensors02", password="ipmi-Test-pw", sensors=SENSORS)
+    with (
+        udp_delay(bmc.port) as network,
+        get_driver(settings_for(bmc, timeout=2, port=network.port)) as driver,
+    ):
+        assert driver.power.get_power_state() == bmc.power()  # logged in over a fast path
+        network.delay = 0.2  # each way
+        health = driver.health.health()
+    assert {s.name: s.reading for s in health.sensors} == {
+        "Inlet Temp": 24.0,
+        "GPU3 Temp": 71.0,
+        "CPU1 Temp": 55.0,
+        "Fan1": 9000.0,
+        "PSU1 Input Power": 3000.0,
+    }
