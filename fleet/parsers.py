@@ -23,8 +23,8 @@ class PayloadTooLarge(APIException):
     default_code = "payload_too_large"
 
 
-def too_large_detail() -> str:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+def too_large_detail(limit: int | None = None) -> str:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE if limit is None else limit
     return f"The request body is larger than {limit} bytes; send less per request."
 
 
@@ -32,12 +32,13 @@ class SafeJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         parser_context = parser_context or {}
         encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        # A view that takes whole files (the fleet's plan and apply) says how much it takes.
+        limit = parser_context.get("max_bytes", settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
         # DRF reads the request's stream itself, where Django's own limit (checked when
         # request.body is read) does not apply.
         raw = stream.read(limit + 1) if limit is not None else stream.read()
         if limit is not None and len(raw) > limit:
-            raise PayloadTooLarge(too_large_detail())
+            raise PayloadTooLarge(too_large_detail(limit))
         try:
             text = codecs.decode(raw, encoding)
             return jsonsafe.loads(text, parse_constant=self._reject_constant)

@@ -77,6 +77,12 @@ DOMAINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("reports", "Managers' reports, and the GPU prices they use.", ("reports/",)),
     ("webhooks", "Webhook subscriptions and their deliveries (docs/webhooks.md).", ("webhooks/",)),
     ("audit", "The audit trail: who changed what, when (docs/audit.md).", ("audit-log/",)),
+    (
+        "fleet",
+        "The fleet as code: plan and apply fleet files, export them, their JSON Schema, "
+        "and the record of each apply (docs/fleet-as-code.md).",
+        ("fleet/",),
+    ),
     ("auth", "Your API token.", ("auth/",)),
 )
 PREFIXES = sorted(

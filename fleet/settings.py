@@ -308,11 +308,13 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 from fleet.settings_egress import *  # noqa: E402, F403  (docs/egress.md)
+from fleet.settings_fleetfile import *  # noqa: E402, F403  (docs/fleet-as-code.md)
 from fleet.settings_metrics import *  # noqa: E402, F403  (docs/metrics.md)
 from fleet.settings_sso import *  # noqa: E402, F403  (docs/sso.md)
 
 INSTALLED_APPS += ["metrics"]  # /metrics reads every app; none imports it
 INSTALLED_APPS += ["converge", "sso"]  # sso's backend idles while CORRAL_OIDC_ISSUER is unset
+INSTALLED_APPS += ["fleetfile"]  # the fleet as code: plan, apply, export
 AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]
 
 # Settings each valid alone but wrong together stop every process here, naming them all.

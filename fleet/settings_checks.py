@@ -41,6 +41,7 @@ POSITIVE = (
     "CORRAL_SENSOR_PRUNE_SECONDS",
     "CELERY_TASK_SOFT_TIME_LIMIT",
     "CELERY_TASK_TIME_LIMIT",
+    "CORRAL_FLEET_MAX_BYTES",
 )
 # (the public keys, the switch that refuses what is unsigned) of each signed kind of thing.
 SIGNING = (
@@ -52,6 +53,7 @@ NOT_NEGATIVE = (
     "CORRAL_LOCK_WAIT_RETRIES",
     "CORRAL_POWER_ON_STAGGER",
     "CORRAL_CONVERGE_HOLD_SECONDS",
+    "CORRAL_FLEET_IN_SERVICE_CHANGES",
 )
 
 

@@ -25,6 +25,7 @@ api_patterns = [
     path("", include("day2.api.urls")),
     path("", include("attestation.api.urls")),
     path("", include("converge.api.urls")),
+    path("", include("fleetfile.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 

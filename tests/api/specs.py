@@ -18,9 +18,8 @@ from inventory.models import LifecycleEvent, NetworkInterface, Node, Operation, 
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from reports.models import GpuPrice
 from rma.models import Case
+from tests.api.app_specs import APP_SPECS
 from tests.api.base import ACTORS, ADMINS, OPS, READERS, WRITERS, ViewSetSpec
-from tests.attestation.specs import ATTESTATIONS, FIRMWARE_REFERENCES
-from tests.converge.specs import BASELINE_ARTIFACTS, FIRMWARE_ARTIFACTS
 from tests.drift.factories import BaselineFactory, DriftEventFactory
 from tests.factories import (
     SHIPPED_PROFILE,
@@ -72,11 +71,8 @@ ACCESS: dict[str, tuple[frozenset[str], ...]] = {
     # Who changed credentials and roles, and when: admins only, and read-only for them too.
     "audit-log": (D, D, D, D, D),
     "campaign": (R, R, A, A, D),  # a rolling reimage is many actions: act
-    # Evidence and what BMCs flash: admins.
-    **{
-        s.basename: s.access
-        for s in (ATTESTATIONS, FIRMWARE_REFERENCES, FIRMWARE_ARTIFACTS, BASELINE_ARTIFACTS)
-    },
+    # Evidence and what BMCs flash (admins), the fleet's applies: in their apps' folders.
+    **{s.basename: s.access for s in APP_SPECS},
 }
 READ_ONLY = frozenset({"list", "retrieve"})
 
@@ -389,10 +385,7 @@ SPECS = (
     HEALTH_POLICIES,
     AUDIT_LOG,
     CAMPAIGNS,
-    ATTESTATIONS,
-    FIRMWARE_REFERENCES,
-    FIRMWARE_ARTIFACTS,
-    BASELINE_ARTIFACTS,
+    *APP_SPECS,
 )
 assert {s.basename for s in SPECS} == set(ACCESS) and all(
     len(r) == len(OPS) for r in ACCESS.values()

@@ -38,6 +38,7 @@ from tests.factories import (
     start_deploy,
     user_in,
 )
+from tests.fleetfile.specs import fleet_apply, fleet_export, fleet_plan, fleet_schema
 from tests.health.routes import breaker_close, breaker_state, node_health_events
 from tests.webhooks.factories import make_delivery, make_subscription
 from validation.models import GateRun
@@ -301,6 +302,10 @@ ROUTES = (
     Route("health-breaker-close", "post", breaker_close, ADMINS, 200),
     Route("attestation-sign-off", "post", sign_off, ADMINS, 201),
     Route("node-tpm-forget", "post", forget_tpm, ADMINS, 204),
+    Route("fleet-plan", "post", fleet_plan, WRITERS, 200, writes=False),
+    Route("fleet-apply", "post", fleet_apply, ADMINS, 200),
+    Route("fleet-export", "get", fleet_export, READERS, 200),
+    Route("fleet-schema", "get", fleet_schema, READERS, 200),
 )
 
 

@@ -103,6 +103,11 @@ BUSINESS_RULE_400 = {
     "checked on load; one profile only is the default",
     "POST /api/v1/baselines/": "components are component names with versions",
     "POST /api/v1/nodes/import/": "the file is CSV text with the import's columns",
+    **{
+        f"POST /api/v1/fleet/{verb}/": "each file is YAML or JSON following the fleet file's "
+        "own JSON Schema (docs/fleet-file.schema.json), its sites and racks exist"
+        for verb in ("plan", "apply")
+    },
     "POST /api/v1/nodes/actions/{name}/": "the nodes named must exist",
     "POST /api/v1/rma-cases/assign/": "the cases and the assignee must exist, and the "
     "assignee may work them (rma.selectors.assignable_users)",

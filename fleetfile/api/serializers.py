@@ -1,0 +1,83 @@
+"""The fleet API's bodies (docs/fleet-as-code.md)."""
+
+from __future__ import annotations
+
+from core import strict as serializers
+
+from ..models import FleetApply
+
+
+class FleetFileSerializer(serializers.Serializer):
+    name = serializers.CharField(
+        max_length=500, help_text="Its path in the repository, as problems will name it."
+    )
+    content = serializers.CharField(
+        allow_blank=True, trim_whitespace=False, help_text="The file's YAML or JSON text."
+    )
+
+
+class PlanRequestSerializer(serializers.Serializer):
+    files = serializers.ListField(child=FleetFileSerializer(), min_length=1)
+    secrets = serializers.DictField(
+        child=serializers.CharField(trim_whitespace=False),
+        required=False,
+        default=dict,
+        help_text="The value of each secret reference the files name (env:NAME, file:/path), "
+        "read where the client runs; the server never reads its own environment or files "
+        "for them. Never stored, returned or logged.",
+    )
+    prune = serializers.BooleanField(
+        default=False, help_text="Delete (or decommission) what the files do not name."
+    )
+
+
+class ApplyRequestSerializer(PlanRequestSerializer):
+    revision = serializers.CharField(
+        max_length=64,
+        required=False,
+        allow_blank=True,
+        help_text="Apply only if planning again gives this revision (from the plan); "
+        "otherwise 409, nothing written.",
+    )
+    allow_destructive = serializers.BooleanField(default=False)
+    commit = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    path = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class FieldChangeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    old = serializers.JSONField(allow_null=True)
+    new = serializers.JSONField(allow_null=True)
+
+
+class ChangeSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["site", "rack", "node"])
+    key = serializers.CharField()
+    action = serializers.ChoiceField(choices=["create", "update", "delete", "decommission"])
+    object = serializers.CharField()
+    where = serializers.CharField(allow_null=True, help_text="file:line, when in the files.")
+    fields = FieldChangeSerializer(many=True)
+
+
+class PlanSerializer(serializers.Serializer):
+    revision = serializers.CharField()
+    summary = serializers.DictField(child=serializers.IntegerField())
+    changes = ChangeSerializer(many=True)
+    kept = serializers.ListField(child=serializers.CharField())
+    refusals = serializers.ListField(child=serializers.CharField())
+    destructive = serializers.ListField(child=serializers.CharField())
+
+
+class ApplyResultSerializer(PlanSerializer):
+    applied = serializers.BooleanField(help_text="False: there was nothing to change.")
+    apply = serializers.IntegerField(allow_null=True, help_text="The apply's record.")
+
+
+class ExportSerializer(serializers.Serializer):
+    files = FleetFileSerializer(many=True)
+
+
+class FleetApplySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FleetApply
+        fields = ["id", "created", "actor", "revision", "commit", "path", "summary", "changes"]

@@ -1,0 +1,77 @@
+"""Export: today's fleet as fleet files, from which an apply changes nothing.
+
+Written as `sites.yaml`, `racks.yaml` and `nodes.yaml`, in the files' own form
+(fleetfile.forms), keys in the schema's order. An empty value is left out: a key left out
+of a file is left as it is, so leaving it out says the same and keeps the files short. No
+secret is written: a BMC's password is left out, which keeps the stored one; to manage it
+from the files, add `password: env:NAME` (or `file:/path`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inventory.choices import NodeState
+from inventory.models import Rack, Site
+
+from . import forms, schema
+
+_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+HEADER = (
+    "# Exported by Corral (docs/fleet-as-code.md). A key left out is left as it is; no\n"
+    "# secret is written: add `password: env:NAME` under a bmc to manage its password.\n"
+)
+
+
+def _tidy(value: Any, shape: dict[str, Any]) -> Any:
+    """`value` without its empty keys, except those the schema `shape` requires."""
+    if isinstance(value, list):
+        return [_tidy(v, shape.get("items", {})) for v in value]
+    if not isinstance(value, dict):
+        return value
+    required = set(shape.get("required", ()))
+    inner = shape.get("properties", {})
+    return {
+        k: _tidy(v, inner.get(k, {}))
+        for k, v in value.items()
+        if k in required or v not in (None, "", [], {})
+    }
+
+
+def documents() -> dict[str, dict[str, list]]:
+    """File name -> its document. Decommissioned nodes are not part of the fleet."""
+    sites = [_tidy(forms.site_form(s), schema.SITE) for s in Site.objects.order_by("slug")]
+    racks = [
+        _tidy(forms.rack_form(r), schema.RACK)
+        for r in Rack.objects.select_related("site").order_by("site__slug", "name")
+    ]
+    nodes = [
+        _tidy(forms.node_form(n), schema.NODE)
+        for n in forms.nodes_by_serial(None).values()
+        if n.state != NodeState.DECOMMISSIONED
+    ]
+    return {
+        "sites.yaml": {"sites": sites},
+        "racks.yaml": {"racks": racks},
+        "nodes.yaml": {"nodes": nodes},
+    }
+
+
+def texts() -> dict[str, str]:
+    return {
+        name: HEADER + yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+        for name, doc in documents().items()
+    }
+
+
+def write(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in texts().items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,209 @@
+"""Objects in the fleet file's own form, for both sides of a plan and for export.
+
+Every value is put in one canonical form before it is compared, so a file that says the
+same thing in other words (a MAC in upper case, `120` for `120.00` kW, a date for its
+midnight in UTC, a network not in canonical form) plans as no change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, time
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.utils.dateparse import parse_date, parse_datetime
+
+from core.egress import clean_networks
+from inventory.models import Node, Rack, Site
+from inventory.validators import normalise_mac
+
+SITE_KEYS = ("slug", "name", "description", "attestation", "bmc_networks")
+RACK_KEYS = (
+    "site",
+    "name",
+    "row",
+    "position",
+    "u_height",
+    "power_budget_kw",
+    "fabric",
+    "delivered",
+    "leaf_switches",
+)
+NODE_KEYS = (
+    "serial",
+    "hostname",
+    "site",
+    "rack",
+    "unit",
+    "u_height",
+    "model",
+    "gpu_model",
+    "gpu_count",
+    "role",
+    "fabric",
+    "labels",
+    "bmc",
+    "interfaces",
+)
+BMC_KEYS = ("protocol", "address", "port", "username", "verify_tls", "system_id", "gpu_system_id")
+NIC_KEYS = ("mac", "name", "ip", "boot", "fabric_rail")
+# File keys that are not the model field's name.
+NODE_FIELD = {"unit": "rack_unit"}
+
+
+class Unreadable(ValueError):
+    """A value the file gives that cannot be put in canonical form (its message says why)."""
+
+
+def kilowatts(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(Decimal(str(value)).quantize(Decimal("0.01")))
+    except InvalidOperation as exc:
+        raise Unreadable(f"{value!r} is not a number of kW") from exc
+
+
+def moment(value: Any) -> str | None:
+    """A date (its midnight, UTC) or an ISO 8601 time, as ISO 8601 in UTC."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, datetime):
+        found: datetime | None = value
+    else:
+        text = str(value)
+        found = parse_datetime(text)
+        if found is None and (day := parse_date(text)) is not None:
+            found = datetime.combine(day, time(), tzinfo=UTC)
+    if found is None:
+        raise Unreadable(f"{value!r} is not a date (2026-09-01) or an ISO 8601 time")
+    if found.tzinfo is None:
+        found = found.replace(tzinfo=UTC)
+    return found.astimezone(UTC).isoformat()
+
+
+def mac(value: str) -> str:
+    try:
+        return normalise_mac(value)
+    except ValueError as exc:
+        raise Unreadable(
+            f"{value!r} is not a MAC address; use six hex pairs such as 52:54:00:ab:cd:ef"
+        ) from exc
+
+
+def networks(value: list) -> list[str]:
+    from django.core.exceptions import ValidationError
+
+    try:
+        return clean_networks(value)
+    except ValidationError as exc:
+        raise Unreadable("; ".join(exc.messages)) from exc
+
+
+def site_form(site: Site) -> dict[str, Any]:
+    return {
+        "slug": site.slug,
+        "name": site.name,
+        "description": site.description,
+        "attestation": site.attestation,
+        "bmc_networks": list(site.bmc_networks or []),
+    }
+
+
+def rack_form(rack: Rack) -> dict[str, Any]:
+    return {
+        "site": rack.site.slug,
+        "name": rack.name,
+        "row": rack.row,
+        "position": rack.position,
+        "u_height": rack.u_height,
+        "power_budget_kw": kilowatts(rack.power_budget_kw),
+        "fabric": rack.fabric,
+        "delivered": moment(rack.delivered),
+        "leaf_switches": list(rack.leaf_switches or []),
+    }
+
+
+def nic_form(nic: Any) -> dict[str, Any]:
+    return {
+        "mac": nic.mac,
+        "name": nic.name,
+        "ip": nic.ip,
+        "boot": nic.boot,
+        "fabric_rail": nic.fabric_rail,
+    }
+
+
+def node_form(node: Node) -> dict[str, Any]:
+    """A node as a file gives it (its BMC's password is never in it)."""
+    rack = node.rack
+    found: dict[str, Any] = {
+        "serial": node.serial,
+        "hostname": node.hostname,
+        "site": rack.site.slug if rack is not None else None,
+        "rack": rack.name if rack is not None else None,
+        "unit": node.rack_unit,
+        "u_height": node.u_height,
+        "model": node.model,
+        "gpu_model": node.gpu_model,
+        "gpu_count": node.gpu_count,
+        "role": node.role,
+        "fabric": node.fabric,
+        "labels": sorted(label.name for label in node.labels.all()),
+        "interfaces": sorted((nic_form(n) for n in node.interfaces.all()), key=_by_mac),
+    }
+    bmc = getattr(node, "bmc", None)
+    if bmc is not None:
+        found["bmc"] = {key: getattr(bmc, key) for key in BMC_KEYS}
+    return found
+
+
+def _by_mac(nic: dict[str, Any]) -> str:
+    return str(nic["mac"])
+
+
+def wanted_site(data: dict[str, Any]) -> dict[str, Any]:
+    found = dict(data)
+    if "bmc_networks" in found:
+        found["bmc_networks"] = networks(found["bmc_networks"])
+    return found
+
+
+def wanted_rack(data: dict[str, Any]) -> dict[str, Any]:
+    found = dict(data)
+    if "power_budget_kw" in found:
+        found["power_budget_kw"] = kilowatts(found["power_budget_kw"])
+    if "delivered" in found:
+        found["delivered"] = moment(found["delivered"])
+    return found
+
+
+def wanted_node(data: dict[str, Any]) -> dict[str, Any]:
+    """The file's node in canonical form; `bmc.password` stays the reference it is."""
+    found = dict(data)
+    if "labels" in found:
+        found["labels"] = sorted({name.strip() for name in found["labels"] if name.strip()})
+    if "interfaces" in found:
+        nics = []
+        for nic in found["interfaces"]:
+            nic = {"name": "", "ip": None, "boot": False, "fabric_rail": None, **nic}
+            nic["mac"] = mac(nic["mac"])
+            nics.append(nic)
+        found["interfaces"] = sorted(nics, key=_by_mac)
+    return found
+
+
+def nodes_by_serial(serials: Iterable[str] | None) -> dict[str, Node]:
+    """The nodes with these serials (None: every node) with what node_form reads."""
+    query = Node.objects.select_related("rack__site", "bmc").prefetch_related(
+        "labels", "interfaces"
+    )
+    if serials is None:
+        serials = Node.objects.values_list("serial", flat=True)
+    wanted = sorted(set(serials))
+    found: dict[str, Node] = {}
+    for start in range(0, len(wanted), 5000):
+        chunk = wanted[start : start + 5000]
+        found.update((n.serial, n) for n in query.filter(serial__in=chunk))
+    return found

@@ -1,0 +1,156 @@
+"""The fleet file's JSON Schema: the shape of each document (docs/fleet-as-code.md).
+
+It says what a file may hold (keys, types, choices, that a secret is a reference); what a
+value means against the fleet (a hostname's form, a MAC, a unit taken, a site named) is
+checked by the same model rules as the API and the CSV import. The choices come from the
+models, and `docs/fleet-file.schema.json` is this, written by `manage.py fleet schema
+--write` and kept current by a test, so editors and pipelines can validate before a plan.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from inventory.choices import AttestationPolicy, BMCProtocol, NodeRole
+
+SCHEMA_ID = "https://corral.dev/schemas/fleet-file.schema.json"
+PUBLISHED = Path(__file__).resolve().parent.parent / "docs" / "fleet-file.schema.json"
+# The kinds a file may list, in the order they are applied (a rack needs its site).
+KINDS = ("sites", "racks", "nodes")
+# A reference to a secret, resolved where `apply` runs; never the secret itself.
+SECRET_REFERENCE = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
+SECRET_KEYS = frozenset({"password"})
+
+
+def _text(max_length: int, **more: Any) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_length, **more}
+
+
+def _whole(minimum: int = 0, maximum: int | None = None) -> dict[str, Any]:
+    found: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        found["maximum"] = maximum
+    return found
+
+
+def _object(required: list[str], properties: dict[str, Any], about: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": about,
+        "required": required,
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
+SITE = _object(
+    ["slug"],
+    {
+        "slug": _text(50, pattern=r"^[-a-zA-Z0-9_]+$", description="The site's key."),
+        "name": _text(100),
+        "description": {"type": "string"},
+        "attestation": {"enum": list(AttestationPolicy.values)},
+        "bmc_networks": {"type": "array", "items": {"type": "string"}, "maxItems": 64},
+    },
+    "A site (a datacenter hall), named by its slug.",
+)
+
+RACK = _object(
+    ["site", "name"],
+    {
+        "site": _text(50, description="The slug of its site."),
+        "name": _text(100, description="Unique in its site."),
+        "row": _text(20),
+        "position": {"type": ["integer", "null"], "minimum": 0},
+        "u_height": _whole(1, 60),
+        "power_budget_kw": {"type": ["number", "null"], "minimum": 0, "maximum": 99999.99},
+        "fabric": _text(50),
+        "delivered": {
+            "type": ["string", "null"],
+            "description": "When the rack arrived: a date (2026-09-01) or an ISO 8601 time.",
+        },
+        "leaf_switches": {"type": "array", "items": {"type": "string"}},
+    },
+    "A rack, named by its site and name.",
+)
+
+BMC = _object(
+    ["protocol", "address", "username"],
+    {
+        "protocol": {"enum": list(BMCProtocol.values)},
+        "address": _text(255),
+        "port": {"type": ["integer", "null"], "minimum": 1, "maximum": 65535},
+        "username": _text(64),
+        "password": {
+            "type": "string",
+            "pattern": SECRET_REFERENCE,
+            "description": "A reference, never the password: env:NAME or file:/path, read "
+            "where apply runs. Left out: the stored password is kept.",
+        },
+        "verify_tls": {"type": "boolean"},
+        "system_id": _text(200),
+        "gpu_system_id": _text(200),
+    },
+    "The node's BMC.",
+)
+
+INTERFACE = _object(
+    ["mac"],
+    {
+        "mac": _text(17, description="Its key within the node."),
+        "name": _text(32),
+        "ip": {"type": ["string", "null"]},
+        "boot": {"type": "boolean"},
+        "fabric_rail": {"type": ["integer", "null"], "minimum": 0},
+    },
+    "A network interface of the node.",
+)
+
+NODE = _object(
+    ["serial", "hostname"],
+    {
+        "serial": _text(100, description="The node's key."),
+        "hostname": _text(63),
+        "site": {
+            "type": ["string", "null"],
+            "maxLength": 50,
+            "description": "The slug of its rack's site (with rack).",
+        },
+        "rack": {"type": ["string", "null"], "maxLength": 100},
+        "unit": {"type": ["integer", "null"], "minimum": 1, "description": "Lowest U."},
+        "u_height": _whole(1, 20),
+        "model": _text(100),
+        "gpu_model": _text(64),
+        "gpu_count": _whole(0, 64),
+        "role": {"enum": list(NodeRole.values)},
+        "fabric": _text(50),
+        "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "bmc": BMC,
+        "interfaces": {"type": "array", "items": INTERFACE},
+    },
+    "A node, named by its serial. A key left out is left as it is.",
+)
+
+
+def schema() -> dict[str, Any]:
+    """The schema of one file of a fleet: any of the kinds, each a list."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "Corral fleet file",
+        "description": "One file of a fleet described as code (docs/fleet-as-code.md). "
+        "A fleet may be split over any number of files.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "sites": {"type": "array", "items": SITE},
+            "racks": {"type": "array", "items": RACK},
+            "nodes": {"type": "array", "items": NODE},
+        },
+    }
+
+
+def published_text() -> str:
+    return json.dumps(schema(), indent=2, sort_keys=False) + "\n"
