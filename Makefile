@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,10 @@ bench-dash: $(STAMP)
 # A Prometheus scrape of /metrics at 12,500 nodes (docs/metrics.md).
 bench-metrics: $(STAMP)
 	$(BIN)/python -m devtools.bench_metrics --nodes 12500
+
+# Plan and apply the fleet files of a 12,500-node site (docs/fleet-as-code.md).
+bench-fleetfile: $(STAMP)
+	$(BIN)/python -m devtools.bench_fleetfile --nodes 12500
 
 # The day-2 loop with every real peer (Slurm, Redfish emulator, QEMU + iPXE, sshd): XID 79
 # to Slurm resuming the node, split into Corral's overhead and the waits outside it.

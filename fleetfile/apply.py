@@ -26,7 +26,7 @@ from inventory.starting import start_action
 
 from . import desired as d
 from . import plan as p
-from .loading import FleetFileError, Problem, Source
+from .loading import FleetFileError, Problem, Source, bulk
 from .models import FleetApply
 from .secrets import Secrets
 
@@ -68,7 +68,7 @@ def apply(
     path: str = "",
 ) -> tuple[p.Plan, FleetApply | None]:
     """Plan again and write it; (the plan, the apply's record; None: nothing to change)."""
-    with transaction.atomic():
+    with bulk(), transaction.atomic():
         # One apply at a time: the second waits here and plans what the first left.
         list(Site.objects.select_for_update().order_by("pk").values_list("pk", flat=True))
         plan = p.make(sources, secrets, prune=prune)

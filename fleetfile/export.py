@@ -48,11 +48,10 @@ def documents() -> dict[str, dict[str, list]]:
         _tidy(forms.rack_form(r), schema.RACK)
         for r in Rack.objects.select_related("site").order_by("site__slug", "name")
     ]
-    nodes = [
-        _tidy(forms.node_form(n), schema.NODE)
-        for n in forms.nodes_by_serial(None).values()
-        if n.state != NodeState.DECOMMISSIONED
-    ]
+    kept = {
+        s: n for s, n in forms.nodes_by_serial(None).items() if n.state != NodeState.DECOMMISSIONED
+    }
+    nodes = [_tidy(form, schema.NODE) for form in forms.node_forms(kept).values()]
     return {
         "sites.yaml": {"sites": sites},
         "racks.yaml": {"racks": racks},

@@ -15,7 +15,7 @@ from typing import Any
 from django.utils.dateparse import parse_date, parse_datetime
 
 from core.egress import clean_networks
-from inventory.models import Node, Rack, Site
+from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.validators import normalise_mac
 
 SITE_KEYS = ("slug", "name", "description", "attestation", "bmc_networks")
@@ -137,6 +137,11 @@ def nic_form(nic: Any) -> dict[str, Any]:
 
 def node_form(node: Node) -> dict[str, Any]:
     """A node as a file gives it (its BMC's password is never in it)."""
+    labels = [label.name for label in node.labels.all()]
+    return _form(node, labels, [nic_form(n) for n in node.interfaces.all()])
+
+
+def _form(node: Node, labels: list[str], nics: list[dict[str, Any]]) -> dict[str, Any]:
     rack = node.rack
     found: dict[str, Any] = {
         "serial": node.serial,
@@ -150,8 +155,8 @@ def node_form(node: Node) -> dict[str, Any]:
         "gpu_count": node.gpu_count,
         "role": node.role,
         "fabric": node.fabric,
-        "labels": sorted(label.name for label in node.labels.all()),
-        "interfaces": sorted((nic_form(n) for n in node.interfaces.all()), key=_by_mac),
+        "labels": sorted(labels),
+        "interfaces": sorted(nics, key=_by_mac),
     }
     bmc = getattr(node, "bmc", None)
     if bmc is not None:
@@ -194,16 +199,42 @@ def wanted_node(data: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def _few(count: int) -> bool:
+    """Whether `count` nodes are few enough to read by IN lists of ids. A file usually
+    names most of the fleet: then all of it is read in plain queries instead (building an
+    IN list costs Django about 0.1 ms an id: seconds for a site)."""
+    return count * 4 < Node.objects.count()
+
+
 def nodes_by_serial(serials: Iterable[str] | None) -> dict[str, Node]:
-    """The nodes with these serials (None: every node) with what node_form reads."""
-    query = Node.objects.select_related("rack__site", "bmc").prefetch_related(
-        "labels", "interfaces"
-    )
-    if serials is None:
-        serials = Node.objects.values_list("serial", flat=True)
-    wanted = sorted(set(serials))
-    found: dict[str, Node] = {}
-    for start in range(0, len(wanted), 5000):
-        chunk = wanted[start : start + 5000]
-        found.update((n.serial, n) for n in query.filter(serial__in=chunk))
-    return found
+    """The nodes with these serials (None: every node), with their rack, site and BMC."""
+    query = Node.objects.select_related("rack__site", "bmc").order_by("serial")
+    wanted = None if serials is None else set(serials)
+    if wanted is not None and _few(len(wanted)):
+        found: dict[str, Node] = {}
+        ordered = sorted(wanted)
+        for start in range(0, len(ordered), 5000):
+            found.update(
+                (n.serial, n) for n in query.filter(serial__in=ordered[start : start + 5000])
+            )
+        return dict(sorted(found.items()))
+    return {n.serial: n for n in query if wanted is None or n.serial in wanted}
+
+
+def node_forms(nodes: dict[str, Node]) -> dict[str, dict[str, Any]]:
+    """node_form of each of `nodes` (by serial), their NICs and labels read at once."""
+    ids = {node.pk for node in nodes.values()}
+    nic_rows = NetworkInterface.objects.order_by("mac")
+    link_rows = Node.labels.through.objects.values_list("node_id", "label__name")
+    if _few(len(ids)):
+        nic_rows = nic_rows.filter(node_id__in=ids)
+        link_rows = link_rows.filter(node_id__in=ids)
+    nics: dict[int, list[dict[str, Any]]] = {pk: [] for pk in ids}
+    for nic in nic_rows:
+        if nic.node_id in nics:
+            nics[nic.node_id].append(nic_form(nic))
+    labels: dict[int, list[str]] = {pk: [] for pk in ids}
+    for node_id, name in link_rows:
+        if node_id in labels:
+            labels[node_id].append(name)
+    return {serial: _form(node, labels[node.pk], nics[node.pk]) for serial, node in nodes.items()}

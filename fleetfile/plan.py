@@ -24,7 +24,7 @@ from inventory.services import deletable
 
 from . import desired as d
 from . import forms
-from .loading import FleetFileError, Source
+from .loading import FleetFileError, Source, bulk
 from .secrets import Secrets
 
 CREATE, UPDATE, DELETE, DECOMMISSION = "create", "update", "delete", "decommission"
@@ -125,6 +125,11 @@ def _shown(value: Any) -> str:
 
 def make(sources: list[Source], secrets: Secrets, prune: bool = False) -> Plan:
     """The plan of `sources`; FleetFileError naming every problem in them."""
+    with bulk():
+        return _make(sources, secrets, prune)
+
+
+def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
     want = d.collect(sources, secrets)
     sites = {s.slug: s for s in Site.objects.all()}
     racks = {(r.site.slug, r.name): r for r in Rack.objects.select_related("site")}
@@ -132,26 +137,27 @@ def make(sources: list[Source], secrets: Secrets, prune: bool = False) -> Plan:
     plan = Plan(changes=[], unchanged=0)
     before: list[Any] = []
     problems = list(want.problems)
+    node_forms = forms.node_forms(nodes)
     kinds: tuple[tuple[str, dict[Any, d.Wanted], dict[Any, Any], Any, Any], ...] = (
         ("site", want.sites, sites, forms.site_form, d.check_site),
         ("rack", want.racks, racks, forms.rack_form, d.check_rack),
-        ("node", want.nodes, nodes, forms.node_form, d.check_node),
+        ("node", want.nodes, nodes, lambda node: node_forms[node.serial], d.check_node),
     )
     for kind, wanted, found, form, check in kinds:
         for key, w in wanted.items():
             obj = found.get(key)
             current = form(obj) if obj is not None else None
             before.append([kind, current])
-            problems += check(w, current, obj)
             change = _compare(kind, key, w, obj, current)
             if change is None:
-                plan.unchanged += 1
+                plan.unchanged += 1  # what it has passed these rules when it was written
             else:
+                problems += check(w, current, obj)
                 plan.changes.append(change)
     if problems:
         raise FleetFileError(problems)
     if prune:
-        _prune(plan, want, sites, racks, nodes, before)
+        _prune(plan, want, sites, racks, nodes, before, node_forms)
     _judge(plan, nodes)
     plan.revision = _digest(before, plan)
     return plan
@@ -232,12 +238,13 @@ def _prune(
     racks: dict[tuple[str, str], Rack],
     nodes: dict[str, Any],
     before: list,
+    node_forms: dict[str, dict[str, Any]],
 ) -> None:
     leaving: set[int] = set()
     for serial, node in nodes.items():
         if serial in want.nodes or node.state == NodeState.DECOMMISSIONED:
             continue
-        before.append(["node", forms.node_form(node)])
+        before.append(["node", node_forms[serial]])
         label = _label("node", serial, {"hostname": node.hostname})
         if deletable(node) is None:
             plan.changes.append(Change("node", serial, DELETE, label, obj=node))

@@ -67,6 +67,13 @@ def test_json_files_are_read_with_their_lines_too():
     ]
 
 
+def test_a_json_key_given_twice_is_named_on_its_line():
+    text = '{"sites": [{"slug": "dc1",\n  "slug": "dc2"}]}'
+    assert problems(("fleet.json", text)) == [
+        "fleet.json:2 sites[0].slug: given twice in one mapping (first on line 1)"
+    ]
+
+
 def test_a_choice_outside_the_list_names_the_list():
     text = "sites:\n  - slug: dc1\n    attestation: optional\n"
     assert problems(("s.yaml", text)) == [
