@@ -125,7 +125,7 @@ def _write(plan: p.Plan, actor: str) -> None:
         if change.action == p.UPDATE:
             problems += _update_node(change, racks)
         elif change.action == p.CREATE:
-            batch.append((change, enrolment.build(**_node_fields(change, racks, creating=True))))
+            batch.append((change, _built(change, racks)))
     enrolment.check_against_fleet([e for _, e in batch])
     for change, e in batch:
         if e.errors:
@@ -207,6 +207,18 @@ def _node_fields(change: p.Change, racks: dict, creating: bool = False) -> dict[
     if creating and "interfaces" in values:
         fields["interfaces"] = [d._nic(n) for n in values["interfaces"]]
     return fields
+
+
+def _built(change: p.Change, racks: dict) -> enrolment.Enrolment:
+    """The node as the plan built and checked it, placed in its rack (which may be one
+    this apply just made); built again only if the plan kept none."""
+    assert change.wanted is not None
+    fields = _node_fields(change, racks, creating=True)
+    built = change.wanted.built
+    if built is None:
+        return enrolment.build(**fields)
+    built.node.rack = fields.get("rack")
+    return built
 
 
 def _update_node(change: p.Change, racks: dict) -> list[Problem]:

@@ -33,6 +33,8 @@ class Wanted:
     key: Any
     values: dict[str, Any]
     password: str | None = field(default=None, repr=False)  # resolved; never shown
+    # A node to create as the plan checked it (inventory.enrolment.build), for the apply.
+    built: Any = field(default=None, repr=False)
 
     @property
     def where(self) -> str:
@@ -241,10 +243,14 @@ def check_node(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
         labels=values.get("labels"),
         **fields,
     )
+    errors = found.errors.errors
+    if values.get("rack") is not None and "rack_unit" in errors:  # the write sets the rack
+        errors["rack_unit"] = [m for m in errors["rack_unit"] if "needs a rack" not in str(m)]
+        if not errors["rack_unit"]:
+            del errors["rack_unit"]
+    wanted.built = found
     problems = []
-    for name, messages in found.errors.errors.items():
-        if name == "rack_unit" and values.get("rack") is not None:
-            messages = [m for m in messages if "needs a rack" not in str(m)]
+    for name, messages in errors.items():
         path = ["unit"] if name == "rack_unit" else _path_of(name)
         for message in messages:
             text = message.messages[0] if isinstance(message, ValidationError) else str(message)
