@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, time
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from django.utils.dateparse import parse_date, parse_datetime
@@ -83,6 +84,7 @@ def moment(value: Any) -> str | None:
     return found.astimezone(UTC).isoformat()
 
 
+@lru_cache(maxsize=65536)  # a plan canonicalises each MAC of a file several times
 def mac(value: str) -> str:
     try:
         return normalise_mac(value)
