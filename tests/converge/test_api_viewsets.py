@@ -1,10 +1,10 @@
-from tests.api import specs
 from tests.api.base import ViewSetTests
+from tests.converge.specs import BASELINE_ARTIFACTS, FIRMWARE_ARTIFACTS
 
 
 class TestFirmwareArtifacts(ViewSetTests):
-    spec = specs.FIRMWARE_ARTIFACTS
+    spec = FIRMWARE_ARTIFACTS
 
 
 class TestBaselineArtifacts(ViewSetTests):
-    spec = specs.BASELINE_ARTIFACTS
+    spec = BASELINE_ARTIFACTS
