@@ -9,6 +9,7 @@ RUN apt-get update \
  && install -d -o corral /var/lib/corral/artifacts /var/lib/corral/metrics
 WORKDIR /app
 COPY pyproject.toml constraints.txt ./
+COPY corral_cli ./corral_cli
 RUN pip install -c constraints.txt .
 COPY . .
 RUN STATICFILES_BACKEND=whitenoise.storage.CompressedManifestStaticFilesStorage \

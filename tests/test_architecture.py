@@ -53,7 +53,7 @@ MAY_IMPORT = {
     | {"day2", "health", "converge"},
 }
 APPS = tuple(MAY_IMPORT)
-SOURCE_DIRS = ("fleet", *APPS, "devtools")
+SOURCE_DIRS = ("fleet", *APPS, "devtools", "corral_cli")
 MAX_LINES = 400
 
 
@@ -117,6 +117,16 @@ def test_only_the_driver_package_imports_sushy_or_pyghmi():
         for p in python_files(*SOURCE_DIRS)
         if drivers not in p.parents and imported_top_modules(p) & {"sushy", "pyghmi"}
     ]
+    assert not offenders
+
+
+def test_the_command_line_is_a_client_of_the_api_only():
+    """`corral` (docs/cli.md) runs where Corral does not: no Django, no app of the server."""
+    offenders = {
+        str(p.relative_to(ROOT)): found
+        for p in python_files("corral_cli")
+        if (found := imported_top_modules(p) & {*APPS, "fleet", "django", "rest_framework"})
+    }
     assert not offenders
 
 
