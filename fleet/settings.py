@@ -285,6 +285,9 @@ CORRAL_WEB_THREADS = env.int("CORRAL_WEB_THREADS", default=8)
 # Transient BMC errors (unreachable, 5xx, 409) are retried this many times, waiting
 # base, 2 x base, 4 x base ... seconds; fatal ones (credentials, unsupported) never are.
 CORRAL_BMC_RETRIES = env.int("CORRAL_BMC_RETRIES", default=4)
+# How long to wait for one BMC answer (each Redfish response, each IPMI datagram) before
+# counting the BMC as not answering (a transient error); slow BMCs may need more.
+CORRAL_BMC_TIMEOUT_SECONDS = env.float("CORRAL_BMC_TIMEOUT_SECONDS", default=10.0)
 CORRAL_BMC_RETRY_BASE_SECONDS = env.float("CORRAL_BMC_RETRY_BASE_SECONDS", default=2.0)
 # After a power request, read the state back until it matches (BMCs apply it late).
 CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)

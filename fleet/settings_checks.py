@@ -33,6 +33,7 @@ POSITIVE = (
     "CORRAL_DAY2_SWEEP_SECONDS",
     "CORRAL_LOCK_WAIT_SECONDS",
     "CORRAL_BMC_RETRY_BASE_SECONDS",
+    "CORRAL_BMC_TIMEOUT_SECONDS",
     "CORRAL_POWER_WAIT_SECONDS",
     "CORRAL_POWER_POLL_SECONDS",
     "CORRAL_RESEND_PENDING_SECONDS",
@@ -62,6 +63,11 @@ def problems(s: Mapping[str, Any]) -> list[str]:
     what to change; [] when they agree."""
     out = [f"{name} is {s[name]}: it must be more than 0" for name in POSITIVE if s[name] <= 0]
     out += [f"{name} is {s[name]}: it must be 0 or more" for name in NOT_NEGATIVE if s[name] < 0]
+    if s["CORRAL_BMC_TIMEOUT_SECONDS"] > 300:
+        out.append(
+            f"CORRAL_BMC_TIMEOUT_SECONDS is {s['CORRAL_BMC_TIMEOUT_SECONDS']}: it must be at "
+            "most 300 (a BMC that has not answered in five minutes is not answering)"
+        )
     if out:
         return out  # the pairs below compare numbers that are already wrong
     beat, stale = s["CORRAL_HEARTBEAT_SECONDS"], s["CORRAL_LOCK_STALE_SECONDS"]

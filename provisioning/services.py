@@ -63,8 +63,10 @@ def bmc_settings(node: Node) -> BMCSettings:
         bmc: BMC = node.bmc
     except BMC.DoesNotExist:
         raise BMCFatalError(f"{node} has no BMC recorded; add one before out-of-band actions")
-    # The same schema that checked the row at enrolment (BMC.clean) builds the settings.
-    found = BMCSettings.from_mapping(bmc.protocol, bmc.settings_mapping())
+    # The same schema that checked the row at enrolment (BMC.clean) builds the settings;
+    # how long to wait for one answer is the deployment's (CORRAL_BMC_TIMEOUT_SECONDS).
+    mapping = {**bmc.settings_mapping(), "timeout": settings.CORRAL_BMC_TIMEOUT_SECONDS}
+    found = BMCSettings.from_mapping(bmc.protocol, mapping)
     site = node.rack.site if node.rack_id is not None else None
     try:
         egress.check_destination(found.address, egress.BMC, site)

@@ -68,6 +68,19 @@ def test_a_zero_or_negative_interval_is_refused_before_any_pair_is_compared():
     ]
 
 
+def test_a_bmc_timeout_over_five_minutes_is_refused():
+    """The drivers refuse more than 300 s for one answer; a deployment asking for more
+    would fail every BMC call, so it is told at start-up instead."""
+    assert problems(current(CORRAL_BMC_TIMEOUT_SECONDS=301.0)) == [
+        "CORRAL_BMC_TIMEOUT_SECONDS is 301.0: it must be at most 300 (a BMC that has not "
+        "answered in five minutes is not answering)"
+    ]
+    assert problems(current(CORRAL_BMC_TIMEOUT_SECONDS=0.0)) == [
+        "CORRAL_BMC_TIMEOUT_SECONDS is 0.0: it must be more than 0"
+    ]
+    assert problems(current(CORRAL_BMC_TIMEOUT_SECONDS=300.0)) == []
+
+
 def test_a_signing_key_that_is_not_one_is_refused_and_so_is_requiring_signatures_unkeyed():
     """Found at start-up, not when the first package is checked (and every one refused)."""
     good = base64.b64encode(bytes(32)).decode()
