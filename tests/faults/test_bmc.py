@@ -27,7 +27,12 @@ def test_a_misbehaving_bmc_fails_the_operation_with_its_reason_and_nothing_else(
     faulty_redfish.faults.clear()  # slow_bmc_node's slow inventory is not this test's point
     injected, words = FAULTS[fault]
     faulty_redfish.inject("POST", RESET, **injected)
-    env = {**worker_env, "CORRAL_BMC_RETRIES": "1", "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5"}
+    env = {
+        **worker_env,
+        "CORRAL_BMC_RETRIES": "1",
+        "CORRAL_BMC_RETRY_BASE_SECONDS": "0.5",
+        "CORRAL_BMC_TIMEOUT_SECONDS": "2",  # a hang is a hang whatever the wait
+    }
     worker = start_worker(env, tmp_path / "worker.log")
     token = api_token(users["technician"])
     try:

@@ -190,14 +190,15 @@ def _build_initrd(root: Path, out: Path, version: str) -> None:
     shutil.copyfile(UDHCPC_SCRIPT, root / "etc/udhcpc.script")
     for script in ("init", "usr/lib/corral/corral-attest.sh", "etc/udhcpc.script"):
         (root / script).chmod(0o755)
-    # zstd: ~25% smaller than gzip -9 (fewer bytes through slirp) and fast to unpack.
+    # zstd: ~25% smaller than gzip -9 (fewer bytes through slirp) and fast to unpack. Level
+    # 12, not 19: 8.4 MB instead of 7.4 MB, made in under a second instead of ten.
     subprocess.run(
         [
             "bash",
             "-o",
             "pipefail",
             "-c",
-            f"find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | zstd -q -19 -T0 > '{out}'",
+            f"find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | zstd -q -12 -T0 > '{out}'",
         ],
         cwd=root,
         check=True,
@@ -257,7 +258,7 @@ def _result(dest: Path, version: str) -> UefiArtifacts:
 
 
 def build_uefi_artifacts(dest: Path) -> UefiArtifacts:
-    """Build initramfs, both UKIs and the ESP in dest (~20 s; reused while the inputs,
+    """Build initramfs, both UKIs and the ESP in dest (~5 s; reused while the inputs,
     agent and init script included, are unchanged)."""
     missing = missing_prerequisites()
     if missing:
