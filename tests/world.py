@@ -23,6 +23,7 @@ from tests.factories import (
     SiteFactory,
     SubnetFactory,
 )
+from tests.fleetfile.specs import make_apply
 from tests.health.factories import make_policy
 from tests.webhooks.factories import make_delivery, make_subscription
 
@@ -57,6 +58,7 @@ def build_world(slug: str = "hall-a") -> dict:
         or make_reference(),
         "firmware-artifacts": make_artifact(),
         "baseline-artifacts": make_choice(),
+        "fleet": make_apply(),
     }
 
 
