@@ -30,6 +30,11 @@ from .loading import FleetFileError, Problem, Source, bulk
 from .models import FleetApply
 from .secrets import Secrets
 
+TAKEN_MEANWHILE = (
+    "another change took one of these site or rack names, serials, hostnames, MACs or IPs "
+    "while the apply ran; nothing was applied; plan again"
+)
+
 
 class StalePlan(DomainConflict):
     def __init__(self, given: str, current: str) -> None:
@@ -89,10 +94,10 @@ def apply(
             try:
                 with transaction.atomic():
                     _write(plan, actor)
-            except IntegrityError as exc:
-                raise FleetFileError(
-                    [Problem("", None, "", f"another change took the same key meanwhile: {exc}")]
-                ) from None
+            except IntegrityError:
+                # Another writer took a name, serial, hostname, MAC or IP between the plan's
+                # checks and the insert: the database's own words would name its tables.
+                raise FleetFileError([Problem("", None, "", TAKEN_MEANWHILE)]) from None
         record = FleetApply.objects.create(
             actor=actor,
             revision=plan.revision,
@@ -145,7 +150,7 @@ def _problems(change: p.Change, exc: ValidationError) -> list[Problem]:
     if change.wanted is None:
         return [Problem("", None, change.label, m) for m in exc.messages]
     renamed = {"rack_unit": ("unit",)}
-    return d._errors(change.wanted.item, exc, renamed)
+    return d.model_problems(change.wanted.item, exc, renamed)
 
 
 def _save(change: p.Change, obj: Any, fields: dict[str, Any]) -> list[Problem]:
@@ -205,7 +210,7 @@ def _node_fields(change: p.Change, racks: dict, creating: bool = False) -> dict[
         bmc["password"] = change.wanted.password or ""
         fields["bmc"] = bmc
     if creating and "interfaces" in values:
-        fields["interfaces"] = [d._nic(n) for n in values["interfaces"]]
+        fields["interfaces"] = [d.nic_fields(n) for n in values["interfaces"]]
     return fields
 
 
@@ -245,11 +250,11 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
         current[mac].delete()
     kept = [(current[mac], given[mac]) for mac in sorted(current.keys() & given.keys())]
     for nic, values in sorted(kept, key=lambda pair: bool(pair[1].get("boot"))):
-        for name, value in d._nic(values).items():
+        for name, value in d.nic_fields(values).items():
             setattr(nic, name, value)
         services.save_interface(nic)
     for mac in sorted(given.keys() - current.keys()):
-        services.save_interface(NetworkInterface(node=node, **d._nic(given[mac])))
+        services.save_interface(NetworkInterface(node=node, **d.nic_fields(given[mac])))
 
 
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:

@@ -60,7 +60,11 @@ def _once(
     return True
 
 
-def _errors(item: Item, exc: ValidationError, rename: dict[str, tuple] | None = None) -> list:
+def model_problems(
+    item: Item, exc: ValidationError, rename: dict[str, tuple] | None = None
+) -> list:
+    """A model check's ValidationError as problems at the item's place in the file, each
+    field's message at that field's path (`rename`: a model field the file calls otherwise)."""
     found = []
     for name, messages in exc.message_dict.items():
         path = (rename or {}).get(name) or tuple(_path_of(name))
@@ -201,7 +205,7 @@ def check_site(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
     try:
         Site(**values).full_clean(validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
-        return _errors(wanted.item, exc)
+        return model_problems(wanted.item, exc)
     return []
 
 
@@ -213,7 +217,7 @@ def check_rack(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
             exclude=["site"], validate_unique=False, validate_constraints=False
         )
     except ValidationError as exc:
-        return _errors(wanted.item, exc)
+        return model_problems(wanted.item, exc)
     return []
 
 
@@ -239,7 +243,7 @@ def check_node(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
         nics = values.get("interfaces") or []
     found = enrolment.build(
         bmc=bmc,
-        interfaces=[_nic(n) for n in nics],
+        interfaces=[nic_fields(n) for n in nics],
         labels=values.get("labels"),
         **fields,
     )
@@ -258,5 +262,6 @@ def check_node(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
     return problems
 
 
-def _nic(nic: dict[str, Any]) -> dict[str, Any]:
+def nic_fields(nic: dict[str, Any]) -> dict[str, Any]:
+    """The model's fields of a file's interface (what the file gave of them)."""
     return {k: nic[k] for k in forms.NIC_KEYS if k in nic}

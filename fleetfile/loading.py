@@ -67,7 +67,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where} {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        what = " ".join(part for part in (where, self.path) if part)
+        return f"{what}: {self.message}" if what else self.message
 
     def as_api(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "path": self.path, "message": self.message}

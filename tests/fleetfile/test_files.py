@@ -102,3 +102,14 @@ def test_the_published_schema_is_current_and_checks_a_file_as_the_loader_does():
     validator = jsonschema.Draft202012Validator(published)
     assert validator.is_valid(good)
     assert not validator.is_valid(bad)
+
+
+def test_a_problem_of_no_file_reads_from_what_it_is_about():
+    """A write refused while prune runs belongs to no file: no leading space or colon."""
+    assert str(loading.Problem("", None, "node SN-9", "cannot delete: it has history")) == (
+        "node SN-9: cannot delete: it has history"
+    )
+    assert str(loading.Problem("", None, "", "plan again")) == "plan again"
+    assert str(loading.Problem("fleet/a.yaml", 3, "nodes[0].unit", "taken")) == (
+        "fleet/a.yaml:3 nodes[0].unit: taken"
+    )
