@@ -129,10 +129,8 @@ def find(ctx: Context, hostname: str) -> dict:
     wanted = hostname.strip()
     if not wanted:
         raise CorralError("Give a hostname.")
-    found = list(ctx.client().pages("nodes/", {"q": wanted, "page_size": PAGE_SIZE}))
-    for key in ("hostname", "serial"):
-        exact = [n for n in found if (n.get(key) or "") == wanted]
-        exact = exact or [n for n in found if (n.get(key) or "").lower() == wanted.lower()]
+    for key in ("hostname", "serial"):  # whole values, any case (the API's filters)
+        exact = list(ctx.client().pages("nodes/", {key: wanted}))
         if len(exact) == 1:
             return exact[0]
     raise CorralError(f"No node with hostname {wanted!r} (none that this token can read).")

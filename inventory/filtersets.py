@@ -88,13 +88,20 @@ class NodeFilterSet(FilterSet):
         lookup_expr="istartswith", label="GPU model, by its beginning (H200 finds H200-SXM)"
     )
     label = django_filters.CharFilter(field_name="labels__name", distinct=True)
+    # One node by what a script knows it by (the command line, Ansible): whole values, in
+    # any case, where `q` would also find gx-0010 for gx-001.
+    hostname = django_filters.CharFilter(lookup_expr="iexact", label="Hostname (the whole name)")
+    serial = django_filters.CharFilter(lookup_expr="iexact", label="Serial (the whole serial)")
     ordering = NodeOrderingFilter(
         fields=[(k, k) for k in NODE_ORDERING], label="Sort by (a leading - reverses)"
     )
 
     class Meta:
         model = Node
-        fields = ["q", "site", "rack", "state", "role", "model", "gpu_model", "label"]
+        fields = [
+            *("q", "site", "rack", "state", "role", "model", "gpu_model", "label"),
+            *("hostname", "serial"),
+        ]
 
     def search(self, queryset, name, value):
         value = value.strip()

@@ -192,6 +192,19 @@ def test_list_actions_and_filters(api, rack):
     assert resp.data["results"][0]["hostname"] > resp.data["results"][1]["hostname"]
 
 
+def test_one_node_is_found_by_its_whole_hostname_or_serial_in_any_case(api, rack):
+    """What a script knows a node by (the command line, Ansible): `q` would also find
+    gx-0010 for gx-001."""
+    one = NodeFactory(rack=rack, hostname="gx-001", serial="SN-0001")
+    NodeFactory(rack=rack, hostname="gx-0010", serial="SN-00010")
+    client = api("manager")
+    for params in ({"hostname": "GX-001"}, {"serial": "sn-0001"}):
+        found = client.get("/api/v1/nodes/", params).data
+        assert [n["id"] for n in found["results"]] == [one.pk], params
+    assert client.get("/api/v1/nodes/", {"q": "gx-001"}).data["count"] == 2
+    assert client.get("/api/v1/nodes/", {"hostname": "gx-00"}).data["count"] == 0
+
+
 @pytest.mark.django_db
 def test_schema_and_docs_are_served_offline(api, client, users):
     schema = api("manager").get("/api/schema/")

@@ -236,10 +236,8 @@ class Client:
         wanted = (name or "").strip()
         if not wanted:
             raise CorralError("Give a node's hostname or serial.")
-        found = list(self.pages("nodes/", {"q": wanted}))
-        for key in ("hostname", "serial"):
-            exact = [n for n in found if (n.get(key) or "") == wanted]
-            exact = exact or [n for n in found if (n.get(key) or "").lower() == wanted.lower()]
+        for key in ("hostname", "serial"):  # whole values, any case (the API's filters)
+            exact = list(self.pages("nodes/", {key: wanted}))
             if len(exact) == 1:
                 return exact[0]
         return None
