@@ -113,13 +113,21 @@ def _check_bios(data: dict[str, Any], baseline: Baseline | None) -> None:
         raise BaselineError({f"components.{key}": why for key, why in errors.items()})
 
 
-def save(data: dict[str, Any], actor: str, baseline: Baseline | None = None) -> Baseline:
-    """Create (baseline None) or change a baseline; a change bumps the revision only when
-    what it expects or matches changed (a description edit is not new drift)."""
+def check(data: dict[str, Any], baseline: Baseline | None = None) -> dict[str, Any]:
+    """`data` (for a new baseline, or changes to `baseline`) by the rules a save applies,
+    writing nothing: the components in their clean form; BaselineError naming what to fix.
+    The fleet files' plan checks with it, so a plan shows what an apply would refuse."""
     if "components" in data:
         data = {**data, "components": clean_components(data["components"])}
     _unique_match(data, baseline)
     _check_bios(data, baseline)
+    return data
+
+
+def save(data: dict[str, Any], actor: str, baseline: Baseline | None = None) -> Baseline:
+    """Create (baseline None) or change a baseline; a change bumps the revision only when
+    what it expects or matches changed (a description edit is not new drift)."""
+    data = check(data, baseline)
     with transaction.atomic():
         if baseline is None:
             baseline = Baseline(**{k: v for k, v in data.items() if k in FIELDS})

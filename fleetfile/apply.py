@@ -24,6 +24,7 @@ from inventory import enrolment, services
 from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.starting import start_action
 
+from . import baselines
 from . import desired as d
 from . import plan as p
 from .loading import FleetFileError, Problem, Source, bulk
@@ -112,7 +113,8 @@ def apply(
 def _write(plan: p.Plan, actor: str) -> None:
     problems: list[Problem] = []
     changes = {
-        kind: [c for c in plan.changes if c.kind == kind] for kind in ("site", "rack", "node")
+        kind: [c for c in plan.changes if c.kind == kind]
+        for kind in ("site", "rack", "node", "baseline")
     }
     for change in changes["site"]:
         if change.action in (p.CREATE, p.UPDATE):
@@ -137,6 +139,10 @@ def _write(plan: p.Plan, actor: str) -> None:
             problems += _problems(change, ValidationError(e.errors.errors))
     _raise(problems)
     enrolment.write([e for _, e in batch])
+    for change in changes["baseline"]:
+        if change.wanted is not None:  # a create or an update (a delete is prune's)
+            problems += baselines.save(change.wanted, change.obj, actor)
+    _raise(problems)
     _remove(plan, actor, problems)
     _raise(problems)
 
@@ -260,7 +266,7 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
     """Prune's part: nodes, then racks, then sites (each needs the ones before gone)."""
     reason = f"not in the fleet files (apply of plan {plan.revision}, pruning)"
-    for kind in ("node", "rack", "site"):
+    for kind in ("node", "rack", "site", "baseline"):
         for change in plan.changes:
             if change.kind != kind or change.action not in (p.DELETE, p.DECOMMISSION):
                 continue
@@ -269,6 +275,8 @@ def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
                     start_action(change.obj, "decommission", actor, reason=reason)
                 elif kind == "node":
                     services.delete_node(change.obj)
+                elif kind == "baseline":
+                    baselines.delete(change.obj, actor)
                 else:
                     change.obj.delete()
             except (DomainConflict, ProtectedError, ValidationError) as exc:

@@ -20,8 +20,9 @@ from django.core.exceptions import ValidationError
 from inventory import enrolment
 from inventory.models import Rack, Site
 
-from . import forms
+from . import baselines, forms
 from .loading import Item, Problem, Source, items
+from .schema import KINDS
 from .secrets import Secrets, Unresolved
 
 
@@ -46,6 +47,7 @@ class Desired:
     sites: dict[str, Wanted] = field(default_factory=dict)
     racks: dict[tuple[str, str], Wanted] = field(default_factory=dict)
     nodes: dict[str, Wanted] = field(default_factory=dict)
+    baselines: dict[str, Wanted] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -90,7 +92,7 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
     """The files' objects, keyed and canonical, and what is wrong with them (the plan adds
     what the models' rules find, and raises FleetFileError with all of it)."""
     desired = Desired()
-    by_kind: dict[str, list[Item]] = {"sites": [], "racks": [], "nodes": []}
+    by_kind: dict[str, list[Item]] = {kind: [] for kind in KINDS}
     for item in items(sources):
         by_kind[item.kind].append(item)
     for item in by_kind["sites"]:
@@ -102,6 +104,13 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
     seen: dict[str, dict[Any, str]] = {"hostname": {}, "mac": {}, "ip": {}}
     for item in by_kind["nodes"]:
         _node(item, desired, rack_keys, seen, secrets)
+    for item in by_kind["baselines"]:
+        name = item.data["name"]
+        if _once(desired.baselines, name, item, desired.problems, f"baseline {name!r}", "name"):
+            values, problems = baselines.wanted_values(item)
+            desired.problems += problems
+            if not problems:
+                desired.baselines[name] = Wanted(item, name, values)
     return desired
 
 

@@ -1,7 +1,7 @@
 """Export: today's fleet as fleet files, from which an apply changes nothing.
 
-Written as `sites.yaml`, `racks.yaml` and `nodes.yaml`, in the files' own form
-(fleetfile.forms), keys in the schema's order. An empty value is left out: a key left out
+Written as `sites.yaml`, `racks.yaml`, `nodes.yaml` and `baselines.yaml`, in the files'
+own form (fleetfile.forms), keys in the schema's order. An empty value is left out: a key left out
 of a file is left as it is, so leaving it out says the same and keeps the files short. No
 secret is written: a BMC's password is left out, which keeps the stored one; to manage it
 from the files, add `password: env:NAME` (or `file:/path`).
@@ -17,7 +17,7 @@ import yaml
 from inventory.choices import NodeState
 from inventory.models import Rack, Site
 
-from . import forms, schema
+from . import baselines, forms, schema
 
 _DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 HEADER = (
@@ -52,10 +52,12 @@ def documents() -> dict[str, dict[str, list]]:
         s: n for s, n in forms.nodes_by_serial(None).items() if n.state != NodeState.DECOMMISSIONED
     }
     nodes = [_tidy(form, schema.NODE) for form in forms.node_forms(kept).values()]
+    listed = [_tidy(baselines.form(b), schema.BASELINE) for b in baselines.existing().values()]
     return {
         "sites.yaml": {"sites": sites},
         "racks.yaml": {"racks": racks},
         "nodes.yaml": {"nodes": nodes},
+        "baselines.yaml": {"baselines": sorted(listed, key=lambda b: b["name"])},
     }
 
 

@@ -22,8 +22,8 @@ from inventory.choices import NodeState
 from inventory.models import Rack, Site
 from inventory.services import deletable
 
+from . import baselines, forms
 from . import desired as d
-from . import forms
 from .loading import FleetFileError, Source, bulk
 from .secrets import Secrets
 
@@ -49,7 +49,7 @@ class FieldChange:
 
 @dataclass
 class Change:
-    kind: str  # site, rack, node
+    kind: str  # site, rack, node, baseline
     key: Any
     action: str
     label: str
@@ -138,10 +138,12 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
     before: list[Any] = []
     problems = list(want.problems)
     node_forms = forms.node_forms(nodes)
+    known_baselines = baselines.existing()
     kinds: tuple[tuple[str, dict[Any, d.Wanted], dict[Any, Any], Any, Any], ...] = (
         ("site", want.sites, sites, forms.site_form, d.check_site),
         ("rack", want.racks, racks, forms.rack_form, d.check_rack),
         ("node", want.nodes, nodes, lambda node: node_forms[node.serial], d.check_node),
+        ("baseline", want.baselines, known_baselines, baselines.form, baselines.check),
     )
     for kind, wanted, found, form, check in kinds:
         for key, w in wanted.items():
@@ -158,6 +160,12 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
         raise FleetFileError(problems)
     if prune:
         _prune(plan, want, sites, racks, nodes, before, node_forms)
+        if baselines.listed(sources):
+            for name, baseline in known_baselines.items():
+                if name not in want.baselines:
+                    before.append(["baseline", baselines.form(baseline)])
+                    label = _label("baseline", name, None)
+                    plan.changes.append(Change("baseline", name, DELETE, label, obj=baseline))
     _judge(plan, nodes)
     plan.revision = _digest(before, plan)
     return plan
@@ -169,7 +177,7 @@ def _label(kind: str, key: Any, values: dict[str, Any] | None) -> str:
     if kind == "node":
         host = (values or {}).get("hostname")
         return f"node {key}" + (f" ({host})" if host else "")
-    return f"site {key}"
+    return f"{kind} {key}"
 
 
 def _compare(
@@ -190,6 +198,13 @@ def _compare(
             fields += _bmc_fields(current.get("bmc"), new, w.password, obj)
         elif name == "interfaces":
             fields += _nic_fields(current["interfaces"], new)
+        elif name == "components":  # a baseline's, one line per component changed
+            old = current.get(name) or {}
+            fields += [
+                FieldChange(f"components.{c}", old.get(c), new.get(c))
+                for c in sorted(old.keys() | new.keys())
+                if old.get(c) != new.get(c)
+            ]
         elif name == "site" and kind == "node":
             continue  # compared with its rack, as one place
         elif name == "rack" and kind == "node":

@@ -18,7 +18,7 @@ from inventory.choices import AttestationPolicy, BMCProtocol, NodeRole
 SCHEMA_ID = "https://corral.dev/schemas/fleet-file.schema.json"
 PUBLISHED = Path(__file__).resolve().parent.parent / "docs" / "fleet-file.schema.json"
 # The kinds a file may list, in the order they are applied (a rack needs its site).
-KINDS = ("sites", "racks", "nodes")
+KINDS = ("sites", "racks", "nodes", "baselines")
 # A reference to a secret, resolved where `apply` runs; never the secret itself.
 SECRET_REFERENCE = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
 SECRET_KEYS = frozenset({"password"})
@@ -133,6 +133,29 @@ NODE = _object(
     "A node, named by its serial. A key left out is left as it is.",
 )
 
+_VERSION = {"type": ["string", "number"], "description": "A version, or a BIOS setting's value."}
+BASELINE = _object(
+    ["name"],
+    {
+        "name": _text(100, description="The baseline's key."),
+        "description": {"type": "string"},
+        "node_model": _text(100, description="The nodes' model it is for; left out: any."),
+        "gpu_model": _text(64, description="Their GPU model; left out: any."),
+        "components": {
+            "type": "object",
+            "description": "Component -> the version expected (or a list: any of them), "
+            "e.g. firmware.BMC: '1.45', bios.ProcTurboMode: Disabled.",
+            "minProperties": 1,
+            "maxProperties": 200,
+            "additionalProperties": {
+                "anyOf": [_VERSION, {"type": "array", "items": _VERSION, "minItems": 1}]
+            },
+        },
+    },
+    "What the nodes of one model (and GPU model) are expected to run, named by its name "
+    "(docs/drift.md); the most specific baseline a node matches applies.",
+)
+
 
 def schema() -> dict[str, Any]:
     """The schema of one file of a fleet: any of the kinds, each a list."""
@@ -148,6 +171,7 @@ def schema() -> dict[str, Any]:
             "sites": {"type": "array", "items": SITE},
             "racks": {"type": "array", "items": RACK},
             "nodes": {"type": "array", "items": NODE},
+            "baselines": {"type": "array", "items": BASELINE},
         },
     }
 

@@ -125,7 +125,12 @@ def test_a_sites_files_may_be_larger_than_other_requests_up_to_their_own_limit(a
 def test_export_then_apply_changes_nothing(api):
     api("admin").post("/api/v1/fleet/apply/", body(), format="json")
     exported = api("manager").get("/api/v1/fleet/export/").json()["files"]
-    assert [f["name"] for f in exported] == ["sites.yaml", "racks.yaml", "nodes.yaml"]
+    assert [f["name"] for f in exported] == [
+        "sites.yaml",
+        "racks.yaml",
+        "nodes.yaml",
+        "baselines.yaml",
+    ]
     text = "".join(f["content"] for f in exported)
     assert "from-the-vault-1" not in text and not re.search(r"^\s+password:", text, re.M)
     plan = api("integration").post("/api/v1/fleet/plan/", {"files": exported}, format="json").json()
