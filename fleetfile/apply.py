@@ -24,7 +24,7 @@ from inventory import enrolment, services
 from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.starting import start_action
 
-from . import baselines
+from . import baselines, rollout
 from . import desired as d
 from . import plan as p
 from .loading import FleetFileError, Problem, Source, bulk
@@ -95,6 +95,7 @@ def apply(
             try:
                 with transaction.atomic():
                     _write(plan, actor)
+                    started = rollout.start(plan.work, actor, plan.revision)
             except IntegrityError:
                 # Another writer took a name, serial, hostname, MAC or IP between the plan's
                 # checks and the insert: the database's own words would name its tables.
@@ -104,7 +105,7 @@ def apply(
             revision=plan.revision,
             commit=commit[:64],
             path=path[:500],
-            summary=plan.summary(),
+            summary={**plan.summary(), **({"campaigns": started} if started else {})},
             changes=[c.as_api() for c in plan.changes],
         )
     return plan, record

@@ -22,7 +22,7 @@ from inventory.choices import NodeState
 from inventory.models import Rack, Site
 from inventory.services import deletable
 
-from . import baselines, forms
+from . import baselines, forms, rollout
 from . import desired as d
 from .loading import FleetFileError, Source, bulk
 from .secrets import Secrets
@@ -76,6 +76,7 @@ class Plan:
     kept: list[str] = field(default_factory=list)  # what prune leaves, and why
     refusals: list[str] = field(default_factory=list)  # what stops an apply
     destructive: list[str] = field(default_factory=list)  # what needs --allow-destructive
+    work: list[rollout.Work] = field(default_factory=list)  # campaigns the apply starts
 
     def count(self, action: str) -> int:
         return sum(1 for c in self.changes if c.action == action)
@@ -92,6 +93,7 @@ class Plan:
             "kept": self.kept,
             "refusals": self.refusals,
             "destructive": self.destructive,
+            "work": [w.as_api() for w in self.work],
         }
 
     def text(self) -> str:
@@ -106,6 +108,7 @@ class Plan:
         lines += [f"! kept: {why}" for why in self.kept]
         lines += [f"! refused: {why}" for why in self.refusals]
         lines += [f"! destructive: {why}" for why in self.destructive]
+        lines += [f"> starts: {w.text()}" for w in self.work]
         s = self.summary()
         lines.append(
             f"Plan: {s[CREATE]} to create, {s[UPDATE]} to update, {s[DELETE]} to delete, "
@@ -166,6 +169,7 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
                     before.append(["baseline", baselines.form(baseline)])
                     label = _label("baseline", name, None)
                     plan.changes.append(Change("baseline", name, DELETE, label, obj=baseline))
+    plan.work = rollout.planned(plan.changes, known_baselines)
     _judge(plan, nodes)
     plan.revision = _digest(before, plan)
     return plan
@@ -324,6 +328,7 @@ def _judge(plan: Plan, nodes: dict) -> None:
         and c.obj.state == NodeState.IN_SERVICE
         and any(f.name != "labels" for f in c.fields)
     ]
+    busy += [host for w in plan.work for host in w.in_service]  # a converge drains them
     limit = settings.CORRAL_FLEET_IN_SERVICE_CHANGES
     if len(busy) > limit:
         plan.destructive.append(
@@ -333,7 +338,11 @@ def _judge(plan: Plan, nodes: dict) -> None:
 
 def _digest(before: list, plan: Plan) -> str:
     body = json.dumps(
-        {"before": before, "changes": [c.as_api() for c in plan.changes]},
+        {
+            "before": before,
+            "changes": [c.as_api() for c in plan.changes],
+            "work": [w.nodes for w in plan.work],
+        },
         sort_keys=True,
         default=str,
     )

@@ -151,6 +151,21 @@ BASELINE = _object(
                 "anyOf": [_VERSION, {"type": "array", "items": _VERSION, "minItems": 1}]
             },
         },
+        "rollout": _object(
+            [],
+            {
+                "converge": {
+                    "type": "boolean",
+                    "description": "When what this baseline expects changes, the apply "
+                    "starts a converge campaign over the nodes it governs.",
+                },
+                "max_unavailable_pct": _whole(1, 100),
+                "pause_failed_pct": _whole(0, 100),
+                "max_failures": _whole(1),
+            },
+            "How an apply rolls a change of this baseline out to its nodes (a campaign's "
+            "limits; docs/day2.md). Read from the files only: not exported.",
+        ),
     },
     "What the nodes of one model (and GPU model) are expected to run, named by its name "
     "(docs/drift.md); the most specific baseline a node matches applies.",

@@ -42,9 +42,9 @@ MAY_IMPORT = {
     "converge": {*KERNEL, "provisioning", "attestation", "validation", "drift", "day2"},
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
     "sso": {*KERNEL},
-    # The fleet as code plans and applies files through inventory's services (and drift's
-    # for baselines); nothing imports it back.
-    "fleetfile": {*KERNEL, "drift"},
+    # The fleet as code plans and applies files through inventory's services (drift's for
+    # baselines, day2's campaigns for their roll-out); nothing imports it back.
+    "fleetfile": {*KERNEL, "drift", "day2"},
     # /metrics reads every app's tables and declares their counters; nothing imports it.
     "metrics": {*KERNEL, "attestation", "provisioning", "validation", "rma", "drift"},
     # The audit trail registers and reads every app's models; nothing imports it back (the

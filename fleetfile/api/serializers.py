@@ -51,12 +51,22 @@ class FieldChangeSerializer(serializers.Serializer):
 
 
 class ChangeSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["site", "rack", "node"])
+    kind = serializers.ChoiceField(choices=["site", "rack", "node", "baseline"])
     key = serializers.CharField()
     action = serializers.ChoiceField(choices=["create", "update", "delete", "decommission"])
     object = serializers.CharField()
     where = serializers.CharField(allow_null=True, help_text="file:line, when in the files.")
     fields = FieldChangeSerializer(many=True)
+
+
+class WorkSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["converge"])
+    baseline = serializers.CharField(help_text="The baseline whose change it rolls out.")
+    nodes = serializers.IntegerField(help_text="How many nodes the campaign takes.")
+    hostnames = serializers.ListField(child=serializers.CharField(), help_text="The first few.")
+    limits = serializers.DictField(
+        child=serializers.IntegerField(), help_text="The campaign's limits from the files."
+    )
 
 
 class PlanSerializer(serializers.Serializer):
@@ -66,6 +76,9 @@ class PlanSerializer(serializers.Serializer):
     kept = serializers.ListField(child=serializers.CharField())
     refusals = serializers.ListField(child=serializers.CharField())
     destructive = serializers.ListField(child=serializers.CharField())
+    work = WorkSerializer(
+        many=True, help_text="The campaigns an apply starts (a baseline's rollout)."
+    )
 
 
 class ApplyResultSerializer(PlanSerializer):
