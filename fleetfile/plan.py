@@ -163,12 +163,8 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
         raise FleetFileError(problems)
     if prune:
         _prune(plan, want, sites, racks, nodes, before, node_forms)
-        if baselines.listed(sources):
-            for name, baseline in known_baselines.items():
-                if name not in want.baselines:
-                    before.append(["baseline", baselines.form(baseline)])
-                    label = _label("baseline", name, None)
-                    plan.changes.append(Change("baseline", name, DELETE, label, obj=baseline))
+        if baselines.listed(sources):  # else the files do not manage baselines
+            _prune_baselines(plan, want, known_baselines, before)
     plan.work = rollout.planned(plan.changes, known_baselines)
     _judge(plan, nodes)
     plan.revision = _digest(before, plan)
@@ -296,6 +292,14 @@ def _prune(
             continue
         before.append(["site", forms.site_form(site)])
         plan.changes.append(Change("site", slug, DELETE, _label("site", slug, None), obj=site))
+
+
+def _prune_baselines(plan: Plan, want: d.Desired, known: dict[str, Any], before: list) -> None:
+    for name, baseline in known.items():
+        if name not in want.baselines:
+            before.append(["baseline", baselines.form(baseline)])
+            label = _label("baseline", name, None)
+            plan.changes.append(Change("baseline", name, DELETE, label, obj=baseline))
 
 
 def _held(leaving: set[int]) -> dict[int, str]:
