@@ -45,7 +45,7 @@ def failed_recycles(row: BreakerState) -> list[int]:
         Operation.objects.filter(
             kind="recycle", actor=POLICY, status=OperationStatus.FAILED, finished__gte=since
         )
-        .order_by("finished")
+        .order_by("finished", "pk")
         .values_list("pk", flat=True)
     )
 
