@@ -324,19 +324,22 @@ def _judge(plan: Plan, nodes: dict) -> None:
     for change in plan.changes:
         if change.action in (DELETE, DECOMMISSION):
             plan.destructive.append(f"{change.action} {change.label}")
-    busy = [
-        c.label
+    busy = {
+        c.obj.pk: c.label
         for c in plan.changes
         if c.kind == "node"
         and c.action == UPDATE
         and c.obj.state == NodeState.IN_SERVICE
         and any(f.name != "labels" for f in c.fields)
-    ]
-    busy += [host for w in plan.work for host in w.in_service]  # a converge drains them
+    }
+    for w in plan.work:  # a converge drains them; a node changed and converged counts once
+        for pk, hostname in w.in_service:
+            busy.setdefault(pk, hostname)
     limit = settings.CORRAL_FLEET_IN_SERVICE_CHANGES
     if len(busy) > limit:
         plan.destructive.append(
-            f"{len(busy)} in-service nodes change (more than {limit}): {', '.join(busy[:3])}"
+            f"{len(busy)} in-service nodes change (more than {limit}): "
+            + ", ".join(list(busy.values())[:3])
         )
 
 

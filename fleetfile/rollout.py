@@ -37,7 +37,7 @@ class Work:
     baseline: str
     nodes: list[int]
     hostnames: list[str]
-    in_service: list[str]
+    in_service: list[tuple[int, str]]  # (id, hostname): what the campaign drains
     limits: dict[str, Any] = field(default_factory=dict)
 
     def as_api(self) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def planned(changes: list, known: dict[str, Baseline]) -> list[Work]:
                 baseline=name,
                 nodes=[pk for pk, _, _ in members],
                 hostnames=[h for _, h, _ in members],
-                in_service=[h for _, h, s in members if s == NodeState.IN_SERVICE],
+                in_service=[(pk, h) for pk, h, s in members if s == NodeState.IN_SERVICE],
                 limits={k: rollout[k] for k in LIMITS if k in rollout},
             )
         )

@@ -12,7 +12,7 @@ from fleetfile import apply as applying
 from fleetfile import plan as planning
 from fleetfile.loading import read_texts
 from fleetfile.models import FleetApply
-from tests.factories import NodeFactory, RackFactory
+from tests.factories import NodeFactory, RackFactory, put_in
 
 from .fleet import SECRETS
 
@@ -111,3 +111,21 @@ def test_a_rollout_draining_more_in_service_nodes_than_allowed_is_destructive(se
         NodeFactory(rack=rack, hostname=f"hgx-{i}", gpu_model="B200", state="in_service")
     plan = planning.make(files(BASELINES), SECRETS)
     assert plan.destructive == ["2 in-service nodes change (more than 1): hgx-1, hgx-2"]
+
+
+def test_a_node_the_files_change_and_the_rollout_drains_counts_once(settings):
+    """gx-1 is in service, its gpu_count changes in the files and its baseline's rollout
+    takes it too: one in-service node, within a limit of one."""
+    settings.CORRAL_FLEET_IN_SERVICE_CHANGES = 1
+    node = NodeFactory(
+        rack=RackFactory(), hostname="gx-1", serial="SN-GX-1", gpu_model="B200", gpu_count=8
+    )
+    put_in(node, "in_service")
+    node_file = "nodes:\n  - serial: SN-GX-1\n    hostname: gx-1\n    gpu_count: 4\n"
+    plan = planning.make(
+        read_texts([("fleet/nodes.yaml", node_file), ("fleet/baselines.yaml", BASELINES)]),
+        SECRETS,
+    )
+    assert [w.hostnames for w in plan.work] == [["gx-1"]]
+    assert [c.label for c in plan.changes][0] == "node SN-GX-1 (gx-1)"
+    assert plan.destructive == []
