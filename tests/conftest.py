@@ -169,11 +169,27 @@ def _artifacts_out_of_the_checkout(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _worker_settles(request):
-    yield
-    if "celery_worker" in request.fixturenames:
-        from tests.workers import wait_until_quiet
+    """A transactional test that asked for the worker, or sent it work while one runs,
+    waits for that work to end before its tables are flushed (tests/workers.py). A test
+    that sends work without asking for a worker is still served by one another test of
+    the process started (whether one runs depends on the order), so it waits too."""
+    from tests import workers
 
-        wait_until_quiet()
+    sent = workers.record_sent()
+    yield
+    sent.close()
+    waits = "celery_worker" in request.fixturenames or (workers.RUNNING and sent.tasks)
+    if waits and transactional(request):
+        workers.wait_until_quiet()
+
+
+def transactional(request) -> bool:
+    """Whether the test's writes are committed, so a worker process sees them."""
+    marker = request.node.get_closest_marker("django_db")
+    committed = {"transactional_db", "live_server", "django_db_reset_sequences"}
+    return bool(
+        (marker and marker.kwargs.get("transaction")) or committed & set(request.fixturenames)
+    )
 
 
 def refuse_scope_distribution(config, items) -> None:

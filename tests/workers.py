@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from celery.signals import before_task_publish
 from django.conf import settings
 from django.db import connection
 
@@ -20,6 +21,11 @@ from tests.peers.swtpm import tpm_ca_files
 
 QUEUES = "corral,site.dc1,site.dc2"
 ROOT = Path(__file__).resolve().parent.parent
+
+# Workers this test process has started and not yet stopped: while one runs, work that
+# any transactional test dispatches is taken up by it, whether or not the test asked for
+# a worker (tests/conftest.py's `_worker_settles` waits for it before the flush).
+RUNNING: list[Worker] = []
 
 
 def database_url() -> str:
@@ -136,16 +142,20 @@ def start_worker(env: dict[str, str], log: Path, *extra: str, queues: str = QUEU
             stderr=subprocess.STDOUT,
         )
     worker = Worker(proc, log)
+    RUNNING.append(worker)
     deadline = time.monotonic() + 60
     while "ready." not in worker.output():
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
+            RUNNING.remove(worker)
             raise RuntimeError(f"celery worker did not start:\n{worker.output()[-3000:]}")
         time.sleep(0.2)
     return worker
 
 
 def stop_worker(worker: Worker) -> None:
+    if worker in RUNNING:
+        RUNNING.remove(worker)
     worker.process.terminate()
     try:
         worker.process.wait(timeout=15)
@@ -153,18 +163,48 @@ def stop_worker(worker: Worker) -> None:
         worker.process.kill()
 
 
-def wait_until_quiet(timeout: float = 20) -> None:
+class Sent:
+    """The tasks this process sends to the broker while it is open (Celery's
+    before_task_publish signal, sent in the publishing process)."""
+
+    def __init__(self) -> None:
+        self.tasks: list[str] = []
+        before_task_publish.connect(self._heard, weak=False)
+
+    def _heard(self, sender: str | None = None, **_: object) -> None:
+        self.tasks.append(sender or "?")
+
+    def close(self) -> None:
+        before_task_publish.disconnect(self._heard)
+
+
+def record_sent() -> Sent:
+    return Sent()
+
+
+def wait_until_quiet(timeout: float = 30) -> None:
     """Before a transactional test's flush: let the worker finish what the test started
     (a follow-up task such as the gate after a phone-home), or the flush's TRUNCATE and the
-    worker's writes deadlock."""
+    worker's writes deadlock and the next test starts on the last one's rows. Work still
+    running after `timeout` fails the test that left it, naming it."""
     from validation.models import GateRun
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        busy = (
-            Operation.objects.filter(status__in=["pending", "running"]).exists()
-            or GateRun.objects.filter(status="running").exists()
-        )
+    while True:
+        busy = [
+            *(
+                f"operation {pk} {kind} {status}"
+                for pk, kind, status in Operation.objects.filter(
+                    status__in=["pending", "running"]
+                ).values_list("pk", "kind", "status")
+            ),
+            *(
+                f"gate run {pk} running"
+                for pk in GateRun.objects.filter(status="running").values_list("pk", flat=True)
+            ),
+        ]
         if not busy:
             return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the worker is still busy {timeout} s after the test: {busy}")
         time.sleep(0.2)

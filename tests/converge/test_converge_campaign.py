@@ -155,12 +155,13 @@ def test_a_converge_campaign_updates_each_node_through_the_real_worker(
 
 
 def test_from_a_drifted_column_of_the_matrix_to_a_planned_converge_campaign(
-    client, users, rack, updating_bmc
+    client, users, rack, updating_bmc, celery_worker
 ):
     """The matrix's "converge" link on a drifted column opens the campaign form filled in
-    for it; Plan shows what would change and starts nothing; Start runs that plan."""
+    for it; Plan shows what would change and starts nothing; Start runs that plan, and the
+    worker updates the node's BMC."""
     artifact(updating_bmc, "BMC", "1.52.00", "immediate")
-    old, current = node(rack, "fx-old"), node(rack, "fx-new")
+    old, current = node(rack, "fx-old", bmc=updating_bmc), node(rack, "fx-new")
     facts(old, firmware__BMC="1.45.00", bios__SriovEnable="Enabled")
     facts(current, firmware__BMC="1.52.00", bios__SriovEnable="Enabled")
     recompute([old.pk, current.pk])
@@ -193,3 +194,9 @@ def test_from_a_drifted_column_of_the_matrix_to_a_planned_converge_campaign(
     campaign = Campaign.objects.get()
     assert started.status_code == 302 and campaign.kind == "converge"
     assert list(campaign.members.values_list("node__hostname", flat=True)) == ["fx-old"]
+
+    assert campaign.operation is not None
+    wait_operation(campaign.operation.pk, timeout=90)  # it ends with the campaign
+    campaign.refresh_from_db()
+    assert campaign.status == "finished", campaign.status_reason
+    assert updating_bmc.firmware["BMC"] == "1.52.00"
