@@ -13,11 +13,12 @@ def register_actions() -> None:
             "recycle",
             "Recycle",
             60,
-            # A declared plan (recycle.PLAN): drain (from in service) or re-inspect (from
-            # RMA), reimage, gates, admit, each step a child operation making its own
-            # transition; no task and no starting event of its own.
+            # A declared plan (recycle.PLAN): inspect (a new node), drain (from in
+            # service) or re-inspect (from RMA), reimage, gates, admit, each step a child
+            # operation making its own transition; no task and no starting event of its own.
             states=frozenset(
                 {
+                    NodeState.ENROLLED,  # a new node: inspected first (a bring-up)
                     NodeState.IN_SERVICE,
                     NodeState.DRAINED,
                     NodeState.FAILED,
@@ -32,7 +33,8 @@ def register_actions() -> None:
             choice_default="its golden image",
             confirm="Drain this node (or, in RMA, re-inspect it), reimage it, run the gates "
             "and admit it back?",
-            help="Drain via the scheduler (from RMA: close the case and re-inspect), deploy "
+            help="Drain via the scheduler (from RMA: close the case and re-inspect; a new "
+            "node: inspect it), deploy "
             "the golden image, gates, admit; hardware evidence opens an RMA case.",
         )
     )

@@ -7,6 +7,8 @@ needs from its owner (the facts its conditions read, the deploy's image, how a f
 reads) and its cancel. The table:
 
     step       runs when                      ends when                    then
+    inspect    the node is enrolled (a new    it is inspected (ready)      deploy
+               node), unless then=rma
     drain      the node is in service         the scheduler reports it     deploy (or rma)
                                               drained (no jobs left)
     repaired   the node is in RMA (its case   it is re-inspected (ready)   deploy
@@ -88,6 +90,13 @@ def _failed(op: Operation, last: Any, node: Node) -> tuple[str, str]:
 PLAN = Plan(
     KIND,
     (
+        Step(
+            "inspect",
+            (0, 25),
+            "the BMC's inventory is read",
+            only="node enrolled, unless then=rma",
+            when=lambda f: f["state"] == NodeState.ENROLLED and _reimages(f),
+        ),
         Step(
             "drain",
             (0, 25),

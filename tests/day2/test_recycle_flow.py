@@ -208,7 +208,7 @@ def test_a_chain_stops_anywhere_other_work_only_while_it_waits(api, serving_node
 def test_bulk_recycle_runs_one_chain_per_node_under_one_operation(api, celery_worker):
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"))
     nodes = [NodeFactory(rack=rack, state="in_service") for _ in range(2)]
-    idle = NodeFactory(rack=rack, state="enrolled")  # not legal: skipped with its reason
+    idle = NodeFactory(rack=rack, state="deploying")  # not legal: skipped with its reason
     resp = api("technician").post(
         "/api/v1/nodes/actions/recycle/",
         {
@@ -229,6 +229,6 @@ def test_bulk_recycle_runs_one_chain_per_node_under_one_operation(api, celery_wo
         assert [(s.kind, s.status) for s in steps] == [("drain", "succeeded"), ("rma", "succeeded")]
         assert Node.objects.get(pk=node.pk).state == "rma"
         assert "ECC storm on the rack" in RMACase.objects.get(node=node).reason
-    assert chains[idle.pk].status == "skipped" and "enrolled" in chains[idle.pk].error
+    assert chains[idle.pk].status == "skipped" and "deploying" in chains[idle.pk].error
     assert bulk.status == "succeeded" and bulk.message == "2 succeeded, 1 skipped"
-    assert Node.objects.get(pk=idle.pk).state == "enrolled"
+    assert Node.objects.get(pk=idle.pk).state == "deploying"

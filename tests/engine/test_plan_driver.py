@@ -17,7 +17,7 @@ from inventory.locking import acquire, holder_of, release_for
 from inventory.models import Operation
 from rma import services as rma
 from rma.models import Case
-from tests.factories import DeploymentFactory, NodeFactory
+from tests.factories import DeploymentFactory, ImageFactory, NodeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -84,6 +84,25 @@ def test_a_recycle_starts_its_first_step_with_it_and_the_next_one_when_that_ends
     deploy = op.children.get(kind="deploy")
     assert deploy.params["image"] == golden.pk
     assert deploy.message == f"recycle #{op.pk} (deploy): XID 79 on GPU 3"
+
+
+def test_a_new_node_s_recycle_inspects_it_then_deploys_the_image_it_was_given():
+    """A bring-up (a campaign the fleet files start): enrolled, so inspected first."""
+    node = NodeFactory(state="enrolled")
+    image = ImageFactory()
+    op = starting.start_action(
+        node, "recycle", "user:alice", "bring-up", params={"image": image.pk}
+    )
+    node.refresh_from_db()
+    assert (node.state, list(op.children.values_list("kind", flat=True))) == (
+        "inspecting",
+        ["inspect"],
+    )
+    inspect = op.children.get()
+    transition(node, "inspected", "system", "read", operation=inspect)
+    operations.finish_operation(inspect, "succeeded")
+    starting.advance(op.pk)
+    assert op.children.get(kind="deploy").params["image"] == image.pk
 
 
 def test_the_sweep_moves_on_a_chain_whose_next_step_was_lost_without_redoing_the_last():

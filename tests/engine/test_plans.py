@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 # The recycle's steps, in order, as its docstring's table lists them.
-RECYCLE_STEPS = ["drain", "repaired", "deploy", "validate", "admit", "rma"]
+RECYCLE_STEPS = ["inspect", "drain", "repaired", "deploy", "validate", "admit", "rma"]
 
 
 def recycle_half_way() -> Operation:
@@ -70,6 +70,7 @@ def test_an_ended_recycle_says_which_steps_never_ran(api):
     Operation.objects.filter(pk=op.pk).update(status="failed")
     body = api("technician").get(f"/api/v1/operations/{op.pk}/").json()
     assert [s["status"] for s in body["steps"]] == [
+        "not run",  # the node was not a new one
         "failed",
         "not run",
         "failed",
@@ -77,7 +78,7 @@ def test_an_ended_recycle_says_which_steps_never_ran(api):
         "not run",
         "not run",
     ]
-    assert body["steps"][2]["message"] == "no phone-home"
+    assert body["steps"][3]["message"] == "no phone-home"
 
 
 def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, users):
@@ -87,6 +88,7 @@ def test_the_node_page_lists_the_steps_of_the_recycle_running_on_it(client, user
     steps = plan_list(html)
     found = re.findall(r'data-step="(\w+)" data-status="([\w ]+)"', steps)
     assert found == [
+        ("inspect", "not run"),
         ("drain", "succeeded"),
         ("repaired", "not run"),
         ("deploy", "running"),
