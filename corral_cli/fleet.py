@@ -206,13 +206,10 @@ def plan_text(found: dict[str, Any]) -> str:
     lines += [f"! kept: {why}" for why in found.get("kept") or []]
     lines += [f"! refused: {why}" for why in found.get("refusals") or []]
     lines += [f"! destructive: {why}" for why in found.get("destructive") or []]
-    for work in found.get("work") or []:
-        hosts, count = ", ".join(work.get("hostnames") or []), work.get("nodes", 0)
-        more = f", ... ({count} in all)" if count > len(work.get("hostnames") or []) else ""
-        lines.append(
-            f"> starts: {work.get('kind')} campaign for baseline {work.get('baseline')}: "
-            f"{hosts}{more}"
-        )
+    lines += [
+        f"> starts: {work.get('text') or work.get('kind')}" for work in found.get("work") or []
+    ]
+    lines += [f"> waits: {why}" for why in found.get("waits") or []]
     summary = found.get("summary") or {}
     lines.append(f"Plan: {counts(summary)}. Revision {found.get('revision')}.")
     return "\n".join(lines)

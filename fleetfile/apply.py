@@ -24,10 +24,11 @@ from inventory import enrolment, services
 from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.starting import start_action
 
-from . import baselines, rollout
+from . import baselines, imaging, rollout
 from . import desired as d
+from . import images as file_images
 from . import plan as p
-from .loading import FleetFileError, Problem, Source, bulk
+from .loading import FleetFileError, Problem, Source, bulk, model_problems
 from .models import FleetApply
 from .secrets import Secrets
 
@@ -95,7 +96,8 @@ def apply(
             try:
                 with transaction.atomic():
                     _write(plan, actor)
-                    started = rollout.start(plan.work, actor, plan.revision)
+                    started = imaging.start(_of(plan, imaging.Reimage), actor, plan.revision)
+                    started += rollout.start(_of(plan, rollout.Work), actor, plan.revision)
             except IntegrityError:
                 # Another writer took a name, serial, hostname, MAC or IP between the plan's
                 # checks and the insert: the database's own words would name its tables.
@@ -111,11 +113,15 @@ def apply(
     return plan, record
 
 
+def _of(plan: p.Plan, kind: type) -> list:
+    return [w for w in plan.work if isinstance(w, kind)]
+
+
 def _write(plan: p.Plan, actor: str) -> None:
     problems: list[Problem] = []
     changes = {
         kind: [c for c in plan.changes if c.kind == kind]
-        for kind in ("site", "rack", "node", "baseline")
+        for kind in ("site", "rack", "image", "node", "baseline")
     }
     for change in changes["site"]:
         if change.action in (p.CREATE, p.UPDATE):
@@ -127,6 +133,10 @@ def _write(plan: p.Plan, actor: str) -> None:
             rack = change.obj or Rack(site=sites[change.key[0]])
             problems += _save(change, rack, _rack_fields(change))
             racks[change.key] = rack
+    _raise(problems)
+    for change in changes["image"]:
+        if change.wanted is not None:  # a create or an update (a prune's is _remove's)
+            problems += _image(change, actor)
     _raise(problems)
     batch: list[tuple[p.Change, enrolment.Enrolment]] = []
     for change in changes["node"]:
@@ -148,6 +158,17 @@ def _write(plan: p.Plan, actor: str) -> None:
     _raise(problems)
 
 
+def _image(change: p.Change, actor: str) -> list[Problem]:
+    assert change.wanted is not None  # a create or an update
+    try:
+        change.obj = file_images.save(change.wanted, change.obj, actor)
+    except ValidationError as exc:
+        return _problems(change, exc)
+    except DomainConflict as exc:  # published meanwhile: immutable now
+        return [Problem("", None, change.label, str(exc))]
+    return []
+
+
 def _raise(problems: list[Problem]) -> None:
     if problems:
         raise FleetFileError(problems)
@@ -157,7 +178,7 @@ def _problems(change: p.Change, exc: ValidationError) -> list[Problem]:
     if change.wanted is None:
         return [Problem("", None, change.label, m) for m in exc.messages]
     renamed = {"rack_unit": ("unit",)}
-    return d.model_problems(change.wanted.item, exc, renamed)
+    return model_problems(change.wanted.item, exc, renamed)
 
 
 def _save(change: p.Change, obj: Any, fields: dict[str, Any]) -> list[Problem]:
@@ -235,6 +256,8 @@ def _built(change: p.Change, racks: dict) -> enrolment.Enrolment:
 
 def _update_node(change: p.Change, racks: dict) -> list[Problem]:
     node: Node = change.obj
+    if all(f.name == "image" for f in change.fields):
+        return []  # its image changes by the reimage campaign the apply starts
     fields = _node_fields(change, racks)
     if "rack" in fields and not any(f.name == "rack" for f in change.fields):
         del fields["rack"]  # the same place: no move to check
@@ -267,9 +290,12 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
     """Prune's part: nodes, then racks, then sites (each needs the ones before gone)."""
     reason = f"not in the fleet files (apply of plan {plan.revision}, pruning)"
-    for kind in ("node", "rack", "site", "baseline"):
+    for kind in ("node", "rack", "site", "baseline", "image"):
         for change in plan.changes:
-            if change.kind != kind or change.action not in (p.DELETE, p.DECOMMISSION):
+            pruned_image = kind == "image" and change.wanted is None  # deprecated: an update
+            if change.kind != kind or not (
+                change.action in (p.DELETE, p.DECOMMISSION) or pruned_image
+            ):
                 continue
             try:
                 if change.action == p.DECOMMISSION:
@@ -278,6 +304,8 @@ def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
                     services.delete_node(change.obj)
                 elif kind == "baseline":
                     baselines.delete(change.obj, actor)
+                elif kind == "image":
+                    file_images.remove(change.obj, actor)
                 else:
                     change.obj.delete()
             except (DomainConflict, ProtectedError, ValidationError) as exc:

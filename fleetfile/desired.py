@@ -21,7 +21,8 @@ from inventory import enrolment
 from inventory.models import Rack, Site
 
 from . import baselines, forms
-from .loading import Item, Problem, Source, items
+from . import images as file_images
+from .loading import Item, Problem, Source, items, model_problems, path_of
 from .schema import KINDS
 from .secrets import Secrets, Unresolved
 
@@ -47,6 +48,7 @@ class Desired:
     sites: dict[str, Wanted] = field(default_factory=dict)
     racks: dict[tuple[str, str], Wanted] = field(default_factory=dict)
     nodes: dict[str, Wanted] = field(default_factory=dict)
+    images: dict[str, Wanted] = field(default_factory=dict)
     baselines: dict[str, Wanted] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -62,32 +64,6 @@ def _once(
     return True
 
 
-def model_problems(
-    item: Item, exc: ValidationError, rename: dict[str, tuple] | None = None
-) -> list:
-    """A model check's ValidationError as problems at the item's place in the file, each
-    field's message at that field's path (`rename`: a model field the file calls otherwise)."""
-    found = []
-    for name, messages in exc.message_dict.items():
-        path = (rename or {}).get(name) or tuple(_path_of(name))
-        for message in messages:
-            found.append(item.problem(message, *path))
-    return found
-
-
-def _path_of(name: str) -> list[str | int]:
-    """'interfaces[0].mac' -> ['interfaces', 0, 'mac']; '__all__' -> []."""
-    if name == "__all__":
-        return []
-    path: list[str | int] = []
-    for part in name.split("."):
-        head, _, index = part.partition("[")
-        path.append(head)
-        if index:
-            path.append(int(index.rstrip("]")))
-    return path
-
-
 def collect(sources: list[Source], secrets: Secrets) -> Desired:
     """The files' objects, keyed and canonical, and what is wrong with them (the plan adds
     what the models' rules find, and raises FleetFileError with all of it)."""
@@ -101,9 +77,14 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
     for item in by_kind["racks"]:
         _rack(item, desired, site_slugs)
     rack_keys = set(desired.racks) | set(Rack.objects.values_list("site__slug", "name"))
+    for item in by_kind["images"]:
+        name = file_images.key(item.data["name"], item.data["version"])
+        if _once(desired.images, name, item, desired.problems, f"image {name!r}", "version"):
+            desired.images[name] = Wanted(item, name, file_images.wanted_values(item))
     seen: dict[str, dict[Any, str]] = {"hostname": {}, "mac": {}, "ip": {}}
     for item in by_kind["nodes"]:
         _node(item, desired, rack_keys, seen, secrets)
+    _images_named(desired)
     for item in by_kind["baselines"]:
         name = item.data["name"]
         if _once(desired.baselines, name, item, desired.problems, f"baseline {name!r}", "name"):
@@ -112,6 +93,20 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
             if not problems:
                 desired.baselines[name] = Wanted(item, name, values)
     return desired
+
+
+def _images_named(desired: Desired) -> None:
+    """Each node's image is one the files or the fleet hold."""
+    named = {w.values["image"] for w in desired.nodes.values() if w.values.get("image")}
+    if not named:
+        return
+    known = set(desired.images) | file_images.named(named - set(desired.images))
+    for wanted in desired.nodes.values():
+        ref = wanted.values.get("image")
+        if ref and ref not in known:
+            desired.problems.append(
+                wanted.item.problem(f"no image {ref!r} in the files or the fleet", "image")
+            )
 
 
 def _site(item: Item, desired: Desired) -> None:
@@ -238,7 +233,7 @@ def check_node(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
     fields = {
         forms.NODE_FIELD.get(k, k): v
         for k, v in values.items()
-        if k not in ("site", "rack", "labels", "bmc", "interfaces")
+        if k not in ("site", "rack", "labels", "bmc", "interfaces", "image")
     }
     bmc = {**((current or {}).get("bmc") or {}), **(wanted.values.get("bmc") or {})} or None
     if bmc is not None:
@@ -264,7 +259,7 @@ def check_node(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) 
     wanted.built = found
     problems = []
     for name, messages in errors.items():
-        path = ["unit"] if name == "rack_unit" else _path_of(name)
+        path = ["unit"] if name == "rack_unit" else path_of(name)
         for message in messages:
             text = message.messages[0] if isinstance(message, ValidationError) else str(message)
             problems.append(wanted.item.problem(text, *path))

@@ -1,7 +1,8 @@
 """Export: today's fleet as fleet files, from which an apply changes nothing.
 
-Written as `sites.yaml`, `racks.yaml`, `nodes.yaml` and `baselines.yaml`, in the files'
-own form (fleetfile.forms), keys in the schema's order. An empty value is left out: a key left out
+Written as `sites.yaml`, `racks.yaml`, `images.yaml`, `nodes.yaml` and `baselines.yaml`, in
+the files' own form (fleetfile.forms), keys in the schema's order; a node's `image` is the
+one it runs. An empty value is left out: a key left out
 of a file is left as it is, so leaving it out says the same and keeps the files short. No
 secret is written: a BMC's password is left out, which keeps the stored one; to manage it
 from the files, add `password: env:NAME` (or `file:/path`).
@@ -17,7 +18,8 @@ import yaml
 from inventory.choices import NodeState
 from inventory.models import Rack, Site
 
-from . import baselines, forms, schema
+from . import baselines, forms, imaging, schema
+from . import images as file_images
 
 _DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 HEADER = (
@@ -51,11 +53,17 @@ def documents() -> dict[str, dict[str, list]]:
     kept = {
         s: n for s, n in forms.nodes_by_serial(None).items() if n.state != NodeState.DECOMMISSIONED
     }
-    nodes = [_tidy(form, schema.NODE) for form in forms.node_forms(kept).values()]
+    node_forms = forms.node_forms(kept)
+    for serial, image in imaging.current(kept).items():
+        node_forms[serial]["image"] = image
+    nodes = [_tidy(form, schema.NODE) for form in node_forms.values()]
+    held = file_images.forms_of(file_images.existing())
+    images = [_tidy(form, schema.IMAGE) for _, form in sorted(held.items())]
     listed = [_tidy(baselines.form(b), schema.BASELINE) for b in baselines.existing().values()]
     return {
         "sites.yaml": {"sites": sites},
         "racks.yaml": {"racks": racks},
+        "images.yaml": {"images": images},
         "nodes.yaml": {"nodes": nodes},
         "baselines.yaml": {"baselines": sorted(listed, key=lambda b: b["name"])},
     }

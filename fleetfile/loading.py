@@ -21,6 +21,7 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 import yaml
+from django.core.exceptions import ValidationError
 
 from core.errors import DomainConflict
 
@@ -335,3 +336,29 @@ def read_paths(paths: Iterable[str | Path]) -> list[Source]:
     if problems:
         raise FleetFileError(problems)
     return read_texts(texts)
+
+
+def model_problems(
+    item: Item, exc: ValidationError, rename: dict[str, tuple] | None = None
+) -> list:
+    """A model check's ValidationError as problems at the item's place in the file, each
+    field's message at that field's path (`rename`: a model field the file calls otherwise)."""
+    found = []
+    for name, messages in exc.message_dict.items():
+        path = (rename or {}).get(name) or tuple(path_of(name))
+        for message in messages:
+            found.append(item.problem(message, *path))
+    return found
+
+
+def path_of(name: str) -> list[str | int]:
+    """'interfaces[0].mac' -> ['interfaces', 0, 'mac']; '__all__' -> []."""
+    if name == "__all__":
+        return []
+    path: list[str | int] = []
+    for part in name.split("."):
+        head, _, index = part.partition("[")
+        path.append(head)
+        if index:
+            path.append(int(index.rstrip("]")))
+    return path

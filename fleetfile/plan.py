@@ -13,117 +13,33 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 
 from inventory.choices import NodeState
 from inventory.models import Rack, Site
-from inventory.services import deletable
+from provisioning.models import ImageState
 
-from . import baselines, forms, rollout
+from . import baselines, forms, imaging, rollout
 from . import desired as d
+from . import images as file_images
+from . import prune as pruning
+from .changes import (
+    CHANGED,
+    CREATE,
+    DECOMMISSION,
+    DELETE,
+    GIVEN,
+    STORED,
+    UPDATE,
+    Change,
+    FieldChange,
+    Plan,
+    label_of,
+)
 from .loading import FleetFileError, Source, bulk
 from .secrets import Secrets
-
-CREATE, UPDATE, DELETE, DECOMMISSION = "create", "update", "delete", "decommission"
-SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", DECOMMISSION: "-"}
-# What a plan shows for a password: never the value, not even a digest of it.
-STORED, GIVEN, CHANGED = "(stored)", "(given)", "(changed)"
-DECOMMISSION_FROM = (
-    NodeState.ENROLLED,
-    NodeState.READY,
-    NodeState.DRAINED,
-    NodeState.FAILED,
-    NodeState.RMA,
-)
-
-
-@dataclass
-class FieldChange:
-    name: str
-    old: Any
-    new: Any
-
-
-@dataclass
-class Change:
-    kind: str  # site, rack, node, baseline
-    key: Any
-    action: str
-    label: str
-    fields: list[FieldChange] = field(default_factory=list)
-    wanted: d.Wanted | None = field(default=None, repr=False)
-    obj: Any = field(default=None, repr=False)
-
-    def as_api(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": "/".join(self.key) if isinstance(self.key, tuple) else self.key,
-            "action": self.action,
-            "object": self.label,
-            "where": self.wanted.where if self.wanted else None,
-            "fields": [{"name": f.name, "old": f.old, "new": f.new} for f in self.fields],
-        }
-
-
-@dataclass
-class Plan:
-    changes: list[Change]
-    unchanged: int
-    revision: str = ""
-    kept: list[str] = field(default_factory=list)  # what prune leaves, and why
-    refusals: list[str] = field(default_factory=list)  # what stops an apply
-    destructive: list[str] = field(default_factory=list)  # what needs --allow-destructive
-    work: list[rollout.Work] = field(default_factory=list)  # campaigns the apply starts
-
-    def count(self, action: str) -> int:
-        return sum(1 for c in self.changes if c.action == action)
-
-    def summary(self) -> dict[str, int]:
-        found = {a: self.count(a) for a in (CREATE, UPDATE, DELETE, DECOMMISSION)}
-        return {**found, "unchanged": self.unchanged}
-
-    def as_api(self) -> dict[str, Any]:
-        return {
-            "revision": self.revision,
-            "summary": self.summary(),
-            "changes": [c.as_api() for c in self.changes],
-            "kept": self.kept,
-            "refusals": self.refusals,
-            "destructive": self.destructive,
-            "work": [w.as_api() for w in self.work],
-        }
-
-    def text(self) -> str:
-        """Readable by a person reviewing a change: one line per object, one per field."""
-        lines = []
-        for change in self.changes:
-            where = f"  ({change.wanted.where})" if change.wanted else ""
-            verb = f": {change.action}" if change.action == DECOMMISSION else ""
-            lines.append(f"{SIGNS[change.action]} {change.label}{verb}{where}")
-            for f in change.fields if change.action == UPDATE else []:
-                lines.append(f"    {f.name}: {_shown(f.old)} -> {_shown(f.new)}")
-        lines += [f"! kept: {why}" for why in self.kept]
-        lines += [f"! refused: {why}" for why in self.refusals]
-        lines += [f"! destructive: {why}" for why in self.destructive]
-        lines += [f"> starts: {w.text()}" for w in self.work]
-        s = self.summary()
-        lines.append(
-            f"Plan: {s[CREATE]} to create, {s[UPDATE]} to update, {s[DELETE]} to delete, "
-            f"{s[DECOMMISSION]} to decommission, {s['unchanged']} unchanged. "
-            f"Revision {self.revision}."
-        )
-        return "\n".join(lines)
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "(none)"
-    if isinstance(value, str) and value in (STORED, GIVEN, CHANGED):
-        return value
-    return json.dumps(value, ensure_ascii=False)
 
 
 def make(sources: list[Source], secrets: Secrets, prune: bool = False) -> Plan:
@@ -141,10 +57,16 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
     before: list[Any] = []
     problems = list(want.problems)
     node_forms = forms.node_forms(nodes)
+    if any("image" in w.values for w in want.nodes.values()):
+        for serial, image in imaging.current(nodes).items():
+            node_forms[serial]["image"] = image
     known_baselines = baselines.existing()
+    known_images = file_images.existing()
+    image_forms = file_images.forms_of(known_images)
     kinds: tuple[tuple[str, dict[Any, d.Wanted], dict[Any, Any], Any, Any], ...] = (
         ("site", want.sites, sites, forms.site_form, d.check_site),
         ("rack", want.racks, racks, forms.rack_form, d.check_rack),
+        ("image", want.images, known_images, lambda i: image_forms[str(i)], file_images.check),
         ("node", want.nodes, nodes, lambda node: node_forms[node.serial], d.check_node),
         ("baseline", want.baselines, known_baselines, baselines.form, baselines.check),
     )
@@ -159,31 +81,29 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
             else:
                 problems += check(w, current, obj)
                 plan.changes.append(change)
+    problems += _deprecated_targets(plan, known_images, want)
     if problems:
         raise FleetFileError(problems)
     if prune:
-        _prune(plan, want, sites, racks, nodes, before, node_forms)
+        pruning.fleet(plan, want, sites, racks, nodes, before, node_forms)
         if baselines.listed(sources):  # else the files do not manage baselines
-            _prune_baselines(plan, want, known_baselines, before)
-    plan.work = rollout.planned(plan.changes, known_baselines)
+            pruning.baseline_list(plan, want, known_baselines, before)
+        if file_images.listed(sources):  # nor images
+            pruning.image_list(plan, want, image_forms, before)
+    plan.work = [
+        *file_images.planned(plan.changes, known_images),
+        *imaging.planned(plan, known_images, want.images),
+        *rollout.planned(plan.changes, known_baselines),
+    ]
     _judge(plan, nodes)
     plan.revision = _digest(before, plan)
     return plan
 
 
-def _label(kind: str, key: Any, values: dict[str, Any] | None) -> str:
-    if kind == "rack":
-        return f"rack {key[0]}/{key[1]}"
-    if kind == "node":
-        host = (values or {}).get("hostname")
-        return f"node {key}" + (f" ({host})" if host else "")
-    return f"{kind} {key}"
-
-
 def _compare(
     kind: str, key: Any, w: d.Wanted, obj: Any, current: dict[str, Any] | None
 ) -> Change | None:
-    label = _label(kind, key, {**(current or {}), **w.values})
+    label = label_of(kind, key, {**(current or {}), **w.values})
     if current is None:
         fields = [FieldChange(k, None, v) for k, v in w.values.items() if k != "bmc"]
         if "bmc" in w.values:
@@ -246,76 +166,21 @@ def _nic_fields(old: list[dict], new: list[dict]) -> list[FieldChange]:
     return found
 
 
-def _prune(
-    plan: Plan,
-    want: d.Desired,
-    sites: dict[str, Site],
-    racks: dict[tuple[str, str], Rack],
-    nodes: dict[str, Any],
-    before: list,
-    node_forms: dict[str, dict[str, Any]],
-) -> None:
-    leaving: set[int] = set()
-    for serial, node in nodes.items():
-        if serial in want.nodes or node.state == NodeState.DECOMMISSIONED:
+def _deprecated_targets(plan: Plan, known: dict[str, Any], want: d.Desired) -> list:
+    """A node is not moved to an image that is, or that this apply makes, deprecated."""
+    found = []
+    for change in plan.changes:
+        if change.kind != "node" or change.wanted is None:
             continue
-        before.append(["node", node_forms[serial]])
-        label = _label("node", serial, {"hostname": node.hostname})
-        if deletable(node) is None:
-            plan.changes.append(Change("node", serial, DELETE, label, obj=node))
-            leaving.add(node.pk)
-        elif node.state in DECOMMISSION_FROM:
-            plan.changes.append(Change("node", serial, DECOMMISSION, label, obj=node))
-        else:
-            plan.refusals.append(
-                f"{node.hostname} is {node.state}: drain it before prune decommissions it"
-            )
-    holding = _held(leaving)
-    gone_racks: set[int] = set()
-    for key, rack in racks.items():
-        if key in want.racks:
+        ref = change.wanted.values.get("image")
+        if not ref or not any(f.name == "image" for f in change.fields):
             continue
-        if holding.get(rack.pk):
-            plan.kept.append(f"rack {key[0]}/{key[1]} still holds {holding[rack.pk]}")
-            continue
-        before.append(["rack", forms.rack_form(rack)])
-        plan.changes.append(Change("rack", key, DELETE, _label("rack", key, None), obj=rack))
-        gone_racks.add(rack.pk)
-    for slug, site in sites.items():
-        if slug in want.sites:
-            continue
-        left = [
-            f"{k[0]}/{k[1]}" for k, r in racks.items() if k[0] == slug and r.pk not in gone_racks
-        ]
-        if left:
-            plan.kept.append(f"site {slug} still holds rack {', '.join(sorted(left)[:3])}")
-            continue
-        before.append(["site", forms.site_form(site)])
-        plan.changes.append(Change("site", slug, DELETE, _label("site", slug, None), obj=site))
-
-
-def _prune_baselines(plan: Plan, want: d.Desired, known: dict[str, Any], before: list) -> None:
-    for name, baseline in known.items():
-        if name not in want.baselines:
-            before.append(["baseline", baselines.form(baseline)])
-            label = _label("baseline", name, None)
-            plan.changes.append(Change("baseline", name, DELETE, label, obj=baseline))
-
-
-def _held(leaving: set[int]) -> dict[int, str]:
-    """Per rack, the nodes that stay in it after the prune (decommissioned ones included:
-    their history keeps them), as a few hostnames."""
-    from inventory.models import Node
-
-    found: dict[int, list[str]] = {}
-    for rack_id, hostname in (
-        Node.objects.filter(rack__isnull=False)
-        .exclude(pk__in=leaving)
-        .values_list("rack_id", "hostname")
-        .order_by("hostname")
-    ):
-        found.setdefault(rack_id, []).append(hostname)
-    return {k: ", ".join(v[:3]) + (", ..." if len(v) > 3 else "") for k, v in found.items()}
+        image = known.get(ref)
+        given = want.images[ref].values["state"] if ref in want.images else None
+        if ImageState.DEPRECATED in (given, getattr(image, "state", None)):
+            message = f"image {ref} is deprecated: name a published image to move it to"
+            found.append(change.wanted.item.problem(message, "image"))
+    return found
 
 
 def _judge(plan: Plan, nodes: dict) -> None:

@@ -44,9 +44,11 @@ class Work:
         return {
             "kind": "converge",
             "baseline": self.baseline,
+            "image": None,
             "nodes": len(self.nodes),
             "hostnames": self.hostnames[:SHOWN],
             "limits": self.limits,
+            "last_failure": "",
         }
 
     def text(self) -> str:

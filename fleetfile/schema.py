@@ -18,7 +18,7 @@ from inventory.choices import AttestationPolicy, BMCProtocol, NodeRole
 SCHEMA_ID = "https://corral.dev/schemas/fleet-file.schema.json"
 PUBLISHED = Path(__file__).resolve().parent.parent / "docs" / "fleet-file.schema.json"
 # The kinds a file may list, in the order they are applied (a rack needs its site).
-KINDS = ("sites", "racks", "nodes", "baselines")
+KINDS = ("sites", "racks", "images", "nodes", "baselines")
 # A reference to a secret, resolved where `apply` runs; never the secret itself.
 SECRET_REFERENCE = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
 SECRET_KEYS = frozenset({"password"})
@@ -129,8 +129,52 @@ NODE = _object(
         "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
         "bmc": BMC,
         "interfaces": {"type": "array", "items": INTERFACE},
+        "image": _text(
+            127,
+            pattern=r"^[^:]+:[^:]+$",
+            description="The image it runs (name:version): where it runs another, or none "
+            "yet, the apply starts a reimage campaign to this one.",
+        ),
     },
     "A node, named by its serial. A key left out is left as it is.",
+)
+
+_URL = _text(500, description="Where the artifact is downloaded from (the egress policy's).")
+_SHA256 = _text(64, pattern=r"^[0-9a-f]{64}$", description="Its sha256, 64 lower-case hex.")
+LIMITS = {
+    "max_unavailable_pct": _whole(1, 100),
+    "pause_failed_pct": _whole(0, 100),
+    "max_failures": _whole(1),
+}
+IMAGE = _object(
+    ["name", "version"],
+    {
+        "name": _text(63),
+        "version": _text(63, description="A string: quote 1.10 so it stays 1.10."),
+        "kernel_url": _URL,
+        "kernel_sha256": _SHA256,
+        "initrd_url": _URL,
+        "initrd_sha256": _SHA256,
+        "rootfs_url": _URL,
+        "rootfs_sha256": {"type": "string", "pattern": r"^([0-9a-f]{64})?$"},
+        "uki_url": _URL,
+        "uki_sha256": {"type": "string", "pattern": r"^([0-9a-f]{64})?$"},
+        "cmdline": _text(1024),
+        "baseline": {"type": "object", "description": "Expected versions (docs/drift.md)."},
+        "signature": {"type": "string", "description": "Base64 ed25519 of its manifest."},
+        "state": {
+            "enum": ["draft", "published", "deprecated"],
+            "description": "What the fleet holds: published (the default: the apply "
+            "publishes it), draft or deprecated.",
+        },
+        "rollout": _object(
+            [],
+            LIMITS,
+            "The limits of the reimage campaign an apply starts to move nodes to this image "
+            "(docs/day2.md). Read from the files only: not exported.",
+        ),
+    },
+    "A golden image, named by name:version; immutable once published.",
 )
 
 _VERSION = {"type": ["string", "number"], "description": "A version, or a BIOS setting's value."}
@@ -159,9 +203,7 @@ BASELINE = _object(
                     "description": "When what this baseline expects changes, the apply "
                     "starts a converge campaign over the nodes it governs.",
                 },
-                "max_unavailable_pct": _whole(1, 100),
-                "pause_failed_pct": _whole(0, 100),
-                "max_failures": _whole(1),
+                **LIMITS,
             },
             "How an apply rolls a change of this baseline out to its nodes (a campaign's "
             "limits; docs/day2.md). Read from the files only: not exported.",
@@ -185,6 +227,7 @@ def schema() -> dict[str, Any]:
         "properties": {
             "sites": {"type": "array", "items": SITE},
             "racks": {"type": "array", "items": RACK},
+            "images": {"type": "array", "items": IMAGE},
             "nodes": {"type": "array", "items": NODE},
             "baselines": {"type": "array", "items": BASELINE},
         },

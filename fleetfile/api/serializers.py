@@ -51,7 +51,7 @@ class FieldChangeSerializer(serializers.Serializer):
 
 
 class ChangeSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["site", "rack", "node", "baseline"])
+    kind = serializers.ChoiceField(choices=["site", "rack", "image", "node", "baseline"])
     key = serializers.CharField()
     action = serializers.ChoiceField(choices=["create", "update", "delete", "decommission"])
     object = serializers.CharField()
@@ -60,13 +60,26 @@ class ChangeSerializer(serializers.Serializer):
 
 
 class WorkSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["converge"])
-    baseline = serializers.CharField(help_text="The baseline whose change it rolls out.")
+    kind = serializers.ChoiceField(
+        choices=["publish", "reimage", "converge"],
+        help_text="publish: an image the apply publishes; reimage: a campaign moving nodes to "
+        "the image the files give them; converge: a baseline's rollout.",
+    )
+    baseline = serializers.CharField(
+        allow_null=True, help_text="converge: the baseline whose change it rolls out."
+    )
+    image = serializers.CharField(
+        allow_null=True, help_text="publish, reimage: the image (name:version)."
+    )
     nodes = serializers.IntegerField(help_text="How many nodes the campaign takes.")
     hostnames = serializers.ListField(child=serializers.CharField(), help_text="The first few.")
     limits = serializers.DictField(
         child=serializers.IntegerField(), help_text="The campaign's limits from the files."
     )
+    last_failure = serializers.CharField(
+        allow_blank=True, help_text="publish: why the image's last publish failed, if it did."
+    )
+    text = serializers.CharField(help_text="The line a plan prints for it.")
 
 
 class PlanSerializer(serializers.Serializer):
@@ -77,7 +90,13 @@ class PlanSerializer(serializers.Serializer):
     refusals = serializers.ListField(child=serializers.CharField())
     destructive = serializers.ListField(child=serializers.CharField())
     work = WorkSerializer(
-        many=True, help_text="The campaigns an apply starts (a baseline's rollout)."
+        many=True,
+        help_text="What an apply starts: publishes, reimage campaigns, baseline rollouts.",
+    )
+    waits = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What a later apply will do, and why not this one (a node whose image "
+        "is not published yet).",
     )
 
 

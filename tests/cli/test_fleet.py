@@ -111,8 +111,8 @@ def test_problems_plan_apply_plan_stale_export_and_prune(corral, fleet, users):
     exported = run("fleet", "export", "exported")
     assert exported.code == 0, exported.text
     assert sorted(exported.out.split()) == [
-        "exported/baselines.yaml", "exported/nodes.yaml", "exported/racks.yaml",
-        "exported/sites.yaml",
+        "exported/baselines.yaml", "exported/images.yaml", "exported/nodes.yaml",
+        "exported/racks.yaml", "exported/sites.yaml",
     ]  # fmt: skip
     from_export = run("fleet", "plan", "-f", "exported")
     assert from_export.code == 0, from_export.text

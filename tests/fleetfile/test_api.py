@@ -128,6 +128,7 @@ def test_export_then_apply_changes_nothing(api):
     assert [f["name"] for f in exported] == [
         "sites.yaml",
         "racks.yaml",
+        "images.yaml",
         "nodes.yaml",
         "baselines.yaml",
     ]

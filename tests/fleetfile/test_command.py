@@ -68,7 +68,7 @@ def test_an_export_plans_as_no_change(folder, tmp_path):
     code, text = run("export", str(tmp_path / "exported"))
     assert text.split() == [
         str(tmp_path / "exported" / n)
-        for n in ("sites.yaml", "racks.yaml", "nodes.yaml", "baselines.yaml")
+        for n in ("sites.yaml", "racks.yaml", "images.yaml", "nodes.yaml", "baselines.yaml")
     ]
     code, text = run("plan", "-f", str(tmp_path / "exported"))
     assert (code, text.splitlines()[-1].split(". Revision")[0]) == (

@@ -69,8 +69,10 @@ def test_a_changed_baseline_that_asks_for_it_starts_a_converge_campaign_over_its
             "kind": "converge",
             "baseline": "b200",
             "nodes": 2,
+            "image": None,
             "hostnames": ["hgx-1", "hgx-2"],
             "limits": {"max_unavailable_pct": 25, "pause_failed_pct": 10},
+            "last_failure": "",
         }
     ]
     assert "> starts: converge campaign for baseline b200: hgx-1, hgx-2" in plan.text()
