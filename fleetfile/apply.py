@@ -24,7 +24,7 @@ from inventory import enrolment, services
 from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.starting import start_action
 
-from . import baselines, imaging, rollout
+from . import baselines, gates, imaging, rollout
 from . import desired as d
 from . import images as file_images
 from . import plan as p
@@ -121,7 +121,7 @@ def _write(plan: p.Plan, actor: str) -> None:
     problems: list[Problem] = []
     changes = {
         kind: [c for c in plan.changes if c.kind == kind]
-        for kind in ("site", "rack", "image", "node", "baseline")
+        for kind in ("site", "rack", "image", "gate_profile", "node", "baseline")
     }
     for change in changes["site"]:
         if change.action in (p.CREATE, p.UPDATE):
@@ -137,6 +137,12 @@ def _write(plan: p.Plan, actor: str) -> None:
     for change in changes["image"]:
         if change.wanted is not None:  # a create or an update (a prune's is _remove's)
             problems += _image(change, actor)
+    for change in changes["gate_profile"]:
+        if change.wanted is not None:
+            try:
+                change.obj = gates.save(change.wanted, change.obj)
+            except ValidationError as exc:
+                problems += _problems(change, exc)
     _raise(problems)
     batch: list[tuple[p.Change, enrolment.Enrolment]] = []
     for change in changes["node"]:
@@ -290,7 +296,7 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
     """Prune's part: nodes, then racks, then sites (each needs the ones before gone)."""
     reason = f"not in the fleet files (apply of plan {plan.revision}, pruning)"
-    for kind in ("node", "rack", "site", "baseline", "image"):
+    for kind in ("node", "rack", "site", "baseline", "image", "gate_profile"):
         for change in plan.changes:
             pruned_image = kind == "image" and change.wanted is None  # deprecated: an update
             if change.kind != kind or not (

@@ -24,7 +24,7 @@ class FieldChange:
 
 @dataclass
 class Change:
-    kind: str  # site, rack, image, node, baseline
+    kind: str  # site, rack, image, gate_profile, node, baseline
     key: Any
     action: str
     label: str
@@ -111,4 +111,4 @@ def label_of(kind: str, key: Any, values: dict[str, Any] | None) -> str:
     if kind == "node":
         host = (values or {}).get("hostname")
         return f"node {key}" + (f" ({host})" if host else "")
-    return f"{kind} {key}"
+    return f"{kind.replace('_', ' ')} {key}"

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from inventory import enrolment
 from inventory.models import Rack, Site
 
-from . import baselines, forms
+from . import baselines, forms, gates
 from . import images as file_images
 from .loading import Item, Problem, Source, items, model_problems, path_of
 from .schema import KINDS
@@ -49,6 +49,7 @@ class Desired:
     racks: dict[tuple[str, str], Wanted] = field(default_factory=dict)
     nodes: dict[str, Wanted] = field(default_factory=dict)
     images: dict[str, Wanted] = field(default_factory=dict)
+    gate_profiles: dict[str, Wanted] = field(default_factory=dict)
     baselines: dict[str, Wanted] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -81,6 +82,7 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
         name = file_images.key(item.data["name"], item.data["version"])
         if _once(desired.images, name, item, desired.problems, f"image {name!r}", "version"):
             desired.images[name] = Wanted(item, name, file_images.wanted_values(item))
+    _gate_profiles(by_kind["gate_profiles"], desired)
     seen: dict[str, dict[Any, str]] = {"hostname": {}, "mac": {}, "ip": {}}
     for item in by_kind["nodes"]:
         _node(item, desired, rack_keys, seen, secrets)
@@ -93,6 +95,21 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
             if not problems:
                 desired.baselines[name] = Wanted(item, name, values)
     return desired
+
+
+def _gate_profiles(found: list[Item], desired: Desired) -> None:
+    defaults: dict[bool, str] = {}
+    for item in found:
+        name = item.data["name"]
+        what = f"gate profile {name!r}"
+        if not _once(desired.gate_profiles, name, item, desired.problems, what, "name"):
+            continue
+        values = {k: item.data[k] for k in gates.FIELD if k in item.data}
+        desired.gate_profiles[name] = Wanted(item, name, values)
+        if not values.get("default"):
+            continue
+        if _once(defaults, True, item, desired.problems, "default: true", "default"):
+            defaults[True] = _at(item, "default")
 
 
 def _images_named(desired: Desired) -> None:

@@ -1,9 +1,9 @@
 """Export: today's fleet as fleet files, from which an apply changes nothing.
 
-Written as `sites.yaml`, `racks.yaml`, `images.yaml`, `nodes.yaml` and `baselines.yaml`, in
-the files' own form (fleetfile.forms), keys in the schema's order; a node's `image` is the
-one it runs. An empty value is left out: a key left out
-of a file is left as it is, so leaving it out says the same and keeps the files short. No
+Written as `sites.yaml`, `racks.yaml`, `images.yaml`, `gate_profiles.yaml`, `nodes.yaml` and
+`baselines.yaml`, in the files' own form (fleetfile.forms), keys in the schema's order; a
+node's `image` is the one it runs. An empty value is left out: a key left out of a file is
+left as it is, so leaving it out says the same and keeps the files short. No
 secret is written: a BMC's password is left out, which keeps the stored one; to manage it
 from the files, add `password: env:NAME` (or `file:/path`).
 """
@@ -18,7 +18,7 @@ import yaml
 from inventory.choices import NodeState
 from inventory.models import Rack, Site
 
-from . import baselines, forms, imaging, schema
+from . import baselines, forms, gates, imaging, schema
 from . import images as file_images
 
 _DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -32,8 +32,8 @@ def _tidy(value: Any, shape: dict[str, Any]) -> Any:
     """`value` without its empty keys, except those the schema `shape` requires."""
     if isinstance(value, list):
         return [_tidy(v, shape.get("items", {})) for v in value]
-    if not isinstance(value, dict):
-        return value
+    if not isinstance(value, dict) or "properties" not in shape:
+        return value  # a document of its own (a gate profile's spec) is written as it is
     required = set(shape.get("required", ()))
     inner = shape.get("properties", {})
     return {
@@ -60,10 +60,12 @@ def documents() -> dict[str, dict[str, list]]:
     held = file_images.forms_of(file_images.existing())
     images = [_tidy(form, schema.IMAGE) for _, form in sorted(held.items())]
     listed = [_tidy(baselines.form(b), schema.BASELINE) for b in baselines.existing().values()]
+    profiles = [_tidy(gates.form(p), schema.GATE_PROFILE) for p in gates.existing().values()]
     return {
         "sites.yaml": {"sites": sites},
         "racks.yaml": {"racks": racks},
         "images.yaml": {"images": images},
+        "gate_profiles.yaml": {"gate_profiles": sorted(profiles, key=lambda p: p["name"])},
         "nodes.yaml": {"nodes": nodes},
         "baselines.yaml": {"baselines": sorted(listed, key=lambda b: b["name"])},
     }

@@ -21,7 +21,7 @@ from inventory.choices import NodeState
 from inventory.models import Rack, Site
 from provisioning.models import ImageState
 
-from . import baselines, forms, imaging, rollout
+from . import baselines, forms, gates, imaging, rollout
 from . import desired as d
 from . import images as file_images
 from . import prune as pruning
@@ -63,10 +63,12 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
     known_baselines = baselines.existing()
     known_images = file_images.existing()
     image_forms = file_images.forms_of(known_images)
+    known_profiles = gates.existing()
     kinds: tuple[tuple[str, dict[Any, d.Wanted], dict[Any, Any], Any, Any], ...] = (
         ("site", want.sites, sites, forms.site_form, d.check_site),
         ("rack", want.racks, racks, forms.rack_form, d.check_rack),
         ("image", want.images, known_images, lambda i: image_forms[str(i)], file_images.check),
+        ("gate_profile", want.gate_profiles, known_profiles, gates.form, gates.check),
         ("node", want.nodes, nodes, lambda node: node_forms[node.serial], d.check_node),
         ("baseline", want.baselines, known_baselines, baselines.form, baselines.check),
     )
@@ -90,6 +92,8 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
             pruning.baseline_list(plan, want, known_baselines, before)
         if file_images.listed(sources):  # nor images
             pruning.image_list(plan, want, image_forms, before)
+        if gates.listed(sources):  # nor gate profiles
+            pruning.gate_profile_list(plan, want, known_profiles, before)
     plan.work = [
         *file_images.planned(plan.changes, known_images),
         *imaging.planned(plan, known_images, want.images),

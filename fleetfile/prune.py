@@ -1,8 +1,9 @@
 """Prune: what the files do not name is taken out of the fleet (`--prune`; see
 fleetfile/plan.py). A node with history is decommissioned rather than deleted, as the API
-does; a rack or site that still holds something is kept, saying what; baselines and images
-are managed only when the files list that kind (an `images:` key, even empty): a published
-image is deprecated (nodes may run it), a draft deleted.
+does; a rack or site that still holds something is kept, saying what; baselines, images
+and gate profiles are managed only when the files list that kind (an `images:` key, even
+empty): a published image is deprecated (nodes may run it), a draft deleted; a gate
+profile that judged a node is kept (its runs are evidence).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from inventory.choices import NodeState
 from inventory.models import Node, Rack, Site
 from inventory.services import deletable
 
-from . import baselines, forms
+from . import baselines, forms, gates
 from . import changes as p
 from . import desired as d
 from . import images as file_images
@@ -112,3 +113,16 @@ def image_list(plan: p.Plan, want: d.Desired, forms_now: dict[str, Any], before:
             before.append(["image", forms_now[ref]])
             change = [p.FieldChange("state", "published", "deprecated")]
             plan.changes.append(p.Change("image", ref, p.UPDATE, f"image {ref}", change, obj=image))
+
+
+def gate_profile_list(plan: p.Plan, want: d.Desired, known: dict[str, Any], before: list) -> None:
+    evidence = gates.judged()
+    for name, profile in known.items():
+        if name in want.gate_profiles:
+            continue
+        if name in evidence:
+            plan.kept.append(f"gate profile {name} judged nodes: its runs are evidence")
+            continue
+        before.append(["gate_profile", gates.form(profile)])
+        label = p.label_of("gate_profile", name, None)
+        plan.changes.append(p.Change("gate_profile", name, p.DELETE, label, obj=profile))

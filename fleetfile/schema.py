@@ -18,7 +18,7 @@ from inventory.choices import AttestationPolicy, BMCProtocol, NodeRole
 SCHEMA_ID = "https://corral.dev/schemas/fleet-file.schema.json"
 PUBLISHED = Path(__file__).resolve().parent.parent / "docs" / "fleet-file.schema.json"
 # The kinds a file may list, in the order they are applied (a rack needs its site).
-KINDS = ("sites", "racks", "images", "nodes", "baselines")
+KINDS = ("sites", "racks", "images", "gate_profiles", "nodes", "baselines")
 # A reference to a secret, resolved where `apply` runs; never the secret itself.
 SECRET_REFERENCE = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
 SECRET_KEYS = frozenset({"password"})
@@ -177,6 +177,23 @@ IMAGE = _object(
     "A golden image, named by name:version; immutable once published.",
 )
 
+GATE_PROFILE = _object(
+    ["name"],
+    {
+        "name": _text(64, pattern=r"^[-a-zA-Z0-9_]+$", description="The profile's key."),
+        "spec": {
+            "type": "object",
+            "description": "Its phases, checks and thresholds (docs/gates.md), checked by the "
+            "gates' own validator.",
+        },
+        "default": {
+            "type": "boolean",
+            "description": "The profile a gate run uses when none is named (one at most).",
+        },
+    },
+    "A gate profile, named by its name.",
+)
+
 _VERSION = {"type": ["string", "number"], "description": "A version, or a BIOS setting's value."}
 BASELINE = _object(
     ["name"],
@@ -228,6 +245,7 @@ def schema() -> dict[str, Any]:
             "sites": {"type": "array", "items": SITE},
             "racks": {"type": "array", "items": RACK},
             "images": {"type": "array", "items": IMAGE},
+            "gate_profiles": {"type": "array", "items": GATE_PROFILE},
             "nodes": {"type": "array", "items": NODE},
             "baselines": {"type": "array", "items": BASELINE},
         },

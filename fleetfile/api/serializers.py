@@ -51,7 +51,9 @@ class FieldChangeSerializer(serializers.Serializer):
 
 
 class ChangeSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["site", "rack", "image", "node", "baseline"])
+    kind = serializers.ChoiceField(
+        choices=["site", "rack", "image", "gate_profile", "node", "baseline"]
+    )
     key = serializers.CharField()
     action = serializers.ChoiceField(choices=["create", "update", "delete", "decommission"])
     object = serializers.CharField()

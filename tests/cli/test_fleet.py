@@ -12,6 +12,7 @@ import pytest
 from fleetfile.models import FleetApply
 from inventory.models import Node
 from tests.fleetfile.fleet import NODES, RACKS, SITES
+from validation.models import GateProfile
 
 from .conftest import Terminal
 
@@ -111,13 +112,15 @@ def test_problems_plan_apply_plan_stale_export_and_prune(corral, fleet, users):
     exported = run("fleet", "export", "exported")
     assert exported.code == 0, exported.text
     assert sorted(exported.out.split()) == [
-        "exported/baselines.yaml", "exported/images.yaml", "exported/nodes.yaml",
-        "exported/racks.yaml", "exported/sites.yaml",
+        "exported/baselines.yaml", "exported/gate_profiles.yaml", "exported/images.yaml",
+        "exported/nodes.yaml", "exported/racks.yaml", "exported/sites.yaml",
     ]  # fmt: skip
     from_export = run("fleet", "plan", "-f", "exported")
     assert from_export.code == 0, from_export.text
-    assert "0 to create, 0 to update, 0 to delete, 0 to decommission, 6 unchanged" in (
-        from_export.out
+    profiles = GateProfile.objects.count()  # the shipped one, unless a flush took it
+    assert (
+        f"0 to create, 0 to update, 0 to delete, 0 to decommission, {6 + profiles} unchanged"
+        in (from_export.out)
     )
 
     (fleet / "nodes.yaml").write_text(NODES[: NODES.index("  - serial: SN-0003")])
@@ -134,3 +137,27 @@ def test_problems_plan_apply_plan_stale_export_and_prune(corral, fleet, users):
     results = [bad, overlap, planned, no_tty, said_no, done, again, changed, unreviewed, stale]
     for result in [*results, exported, from_export, pruning, pruned]:
         assert SECRET not in result.text
+
+
+def test_the_plan_prints_what_the_apply_starts_and_what_waits(corral, tmp_path, monkeypatch):
+    from tests.factories import DraftImageFactory, ImageFactory, NodeFactory
+
+    ImageFactory(name="rocky-gpu", version="9.4")
+    DraftImageFactory(name="rocky-gpu", version="9.5")
+    for n in (1, 2):
+        NodeFactory(serial=f"GX-{n}", hostname=f"gx-{n}")
+    (tmp_path / "fleet").mkdir()
+    (tmp_path / "fleet" / "nodes.yaml").write_text(
+        "nodes:\n"
+        "  - {serial: GX-1, hostname: gx-1, image: 'rocky-gpu:9.4'}\n"
+        "  - {serial: GX-2, hostname: gx-2, image: 'rocky-gpu:9.5'}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    planned = corral("fleet", "plan", "-f", "fleet")
+    assert planned.code == 2, planned.text
+    lines = planned.out.splitlines()
+    assert "> starts: reimage campaign to rocky-gpu:9.4: gx-1" in lines
+    assert (
+        "> waits: 1 node(s) wait for image rocky-gpu:9.5 (a draft) to be published; apply "
+        "again once it is: gx-2"
+    ) in lines

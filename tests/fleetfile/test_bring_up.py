@@ -3,17 +3,18 @@ the REST API as a pipeline calls it, through the real worker: the first apply en
 node and publishes its image (the worker downloads each artifact and checks its sha256);
 the next apply starts the reimage campaign that inspects the new node over Redfish (the
 sushy emulator), deploys it (PXE set, power cycled; the phone-home fetched as the machine
-would), runs the gates over the real sshd and admits it. A third plan changes nothing."""
+would), runs the gates the files give over the real sshd and admits it. A third plan
+changes nothing."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from day2.models import Campaign
 from inventory.models import Node, Operation
 from provisioning.models import Deployment, Image
 from tests.day2.test_recycle_flow import phone_home, wait_for
-from tests.e2e.test_gates import use_profile
 from tests.provisioning.conftest import ArtifactServer
 from tests.workers import wait_operation
 
@@ -27,7 +28,7 @@ def store(tmp_path):
     server.stop()
 
 
-def fleet_files(store: ArtifactServer, bmc) -> list[dict[str, str]]:
+def fleet_files(store: ArtifactServer, bmc, sshd) -> list[dict[str, str]]:
     kernel_url, kernel_sha = store.add("vmlinuz", b"kernel-bytes" * 1000)
     initrd_url, initrd_sha = store.add("initrd.gz", b"initrd-bytes" * 1000)
     system = bmc.systems[3]
@@ -51,6 +52,10 @@ def fleet_files(store: ArtifactServer, bmc) -> list[dict[str, str]]:
                 f"    initrd_url: {initrd_url}\n"
                 f'    initrd_sha256: "{initrd_sha}"\n'
             ),
+        },
+        {
+            "name": "fleet/gate_profiles.yaml",
+            "content": yaml.safe_dump({"gate_profiles": [no_gpu_profile(sshd)]}),
         },
         {
             "name": "fleet/nodes.yaml",
@@ -78,8 +83,8 @@ def fleet_files(store: ArtifactServer, bmc) -> list[dict[str, str]]:
 
 
 def no_gpu_profile(sshd) -> dict:
-    """The gates of a machine without GPUs (as the emulated one is): its kernel log, read
-    over the real sshd, must hold no Xid."""
+    """The gates of a machine without GPUs (as the emulated one is), the fleet's default
+    profile: its kernel log, read over the real sshd, must hold no Xid."""
     xid = sshd.stand_in("kernel-log", output="")
     check = {
         "name": "kernel-xid",
@@ -89,7 +94,7 @@ def no_gpu_profile(sshd) -> dict:
         "required": True,
         "hardware_evidence": True,
     }
-    return {
+    spec = {
         "name": "bring-up",
         "title": "bring-up",
         "version": 1,
@@ -97,13 +102,14 @@ def no_gpu_profile(sshd) -> dict:
         "fabrics": ["ib-400g"],
         "phases": [{"name": "preflight", "checks": [check]}],
     }
+    return {"name": "bring-up", "spec": spec, "default": True}
 
 
 def test_from_nothing_to_enrolled_imaged_and_gated_with_apply(
     api, client, sshd, sushy_emulator, store, celery_worker
 ):
-    use_profile(no_gpu_profile(sshd))
-    body = {"files": fleet_files(store, sushy_emulator), "secrets": {"env:BMC_PASSWORD": "pw"}}
+    files = fleet_files(store, sushy_emulator, sshd)
+    body = {"files": files, "secrets": {"env:BMC_PASSWORD": "pw"}}
 
     def plan() -> dict:
         resp = api("integration").post("/api/v1/fleet/plan/", body, format="json")

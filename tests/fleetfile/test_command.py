@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from inventory.models import Node
+from validation.models import GateProfile
 
 from .fleet import NODES, RACKS, SITES
 
@@ -68,11 +69,20 @@ def test_an_export_plans_as_no_change(folder, tmp_path):
     code, text = run("export", str(tmp_path / "exported"))
     assert text.split() == [
         str(tmp_path / "exported" / n)
-        for n in ("sites.yaml", "racks.yaml", "images.yaml", "nodes.yaml", "baselines.yaml")
+        for n in (
+            "sites.yaml",
+            "racks.yaml",
+            "images.yaml",
+            "gate_profiles.yaml",
+            "nodes.yaml",
+            "baselines.yaml",
+        )
     ]
     code, text = run("plan", "-f", str(tmp_path / "exported"))
     assert (code, text.splitlines()[-1].split(". Revision")[0]) == (
-        0, "Plan: 0 to create, 0 to update, 0 to delete, 0 to decommission, 6 unchanged"
+        0,
+        "Plan: 0 to create, 0 to update, 0 to delete, 0 to decommission, "
+        f"{6 + GateProfile.objects.count()} unchanged",
     )  # fmt: skip
 
 
