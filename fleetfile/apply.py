@@ -23,11 +23,13 @@ from core.errors import DomainConflict
 from inventory import enrolment, services
 from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.starting import start_action
+from webhooks.services import delete_subscription
 
 from . import baselines, gates, imaging, rollout
 from . import desired as d
 from . import images as file_images
 from . import plan as p
+from . import webhooks as file_webhooks
 from .loading import FleetFileError, Problem, Source, bulk, model_problems
 from .models import FleetApply
 from .secrets import Secrets
@@ -121,7 +123,7 @@ def _write(plan: p.Plan, actor: str) -> None:
     problems: list[Problem] = []
     changes = {
         kind: [c for c in plan.changes if c.kind == kind]
-        for kind in ("site", "rack", "image", "gate_profile", "node", "baseline")
+        for kind in ("site", "rack", "image", "gate_profile", "node", "baseline", "webhook")
     }
     for change in changes["site"]:
         if change.action in (p.CREATE, p.UPDATE):
@@ -159,6 +161,12 @@ def _write(plan: p.Plan, actor: str) -> None:
     for change in changes["baseline"]:
         if change.wanted is not None:  # a create or an update (a delete is prune's)
             problems += baselines.save(change.wanted, change.obj, actor)
+    for change in changes["webhook"]:
+        if change.wanted is not None:
+            try:
+                change.obj = file_webhooks.save(change.wanted, change.obj, actor)
+            except ValidationError as exc:
+                problems += _problems(change, exc)
     _raise(problems)
     _remove(plan, actor, problems)
     _raise(problems)
@@ -296,7 +304,7 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
     """Prune's part: nodes, then racks, then sites (each needs the ones before gone)."""
     reason = f"not in the fleet files (apply of plan {plan.revision}, pruning)"
-    for kind in ("node", "rack", "site", "baseline", "image", "gate_profile"):
+    for kind in ("node", "rack", "site", "baseline", "image", "gate_profile", "webhook"):
         for change in plan.changes:
             pruned_image = kind == "image" and change.wanted is None  # deprecated: an update
             if change.kind != kind or not (
@@ -312,6 +320,8 @@ def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
                     baselines.delete(change.obj, actor)
                 elif kind == "image":
                     file_images.remove(change.obj, actor)
+                elif kind == "webhook":
+                    delete_subscription(change.obj, actor)
                 else:
                     change.obj.delete()
             except (DomainConflict, ProtectedError, ValidationError) as exc:

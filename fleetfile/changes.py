@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import desired as d
+from core.urlsafe import redact_url
+
+if TYPE_CHECKING:
+    from . import desired as d
 
 CREATE, UPDATE, DELETE, DECOMMISSION = "create", "update", "delete", "decommission"
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", DECOMMISSION: "-"}
@@ -32,10 +35,15 @@ class Change:
     wanted: d.Wanted | None = field(default=None, repr=False)
     obj: Any = field(default=None, repr=False)
 
+    def shown_key(self) -> str:
+        if isinstance(self.key, tuple):
+            return "/".join(self.key)
+        return redact_url(self.key) if self.kind == "webhook" else str(self.key)
+
     def as_api(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "key": "/".join(self.key) if isinstance(self.key, tuple) else self.key,
+            "key": self.shown_key(),
             "action": self.action,
             "object": self.label,
             "where": self.wanted.where if self.wanted else None,
@@ -111,4 +119,6 @@ def label_of(kind: str, key: Any, values: dict[str, Any] | None) -> str:
     if kind == "node":
         host = (values or {}).get("hostname")
         return f"node {key}" + (f" ({host})" if host else "")
+    if kind == "webhook":
+        return f"webhook {redact_url(key)}"  # a credential in it is not shown
     return f"{kind.replace('_', ' ')} {key}"

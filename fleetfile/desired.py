@@ -22,6 +22,7 @@ from inventory.models import Rack, Site
 
 from . import baselines, forms, gates
 from . import images as file_images
+from . import webhooks as file_webhooks
 from .loading import Item, Problem, Source, items, model_problems, path_of
 from .schema import KINDS
 from .secrets import Secrets, Unresolved
@@ -50,6 +51,7 @@ class Desired:
     nodes: dict[str, Wanted] = field(default_factory=dict)
     images: dict[str, Wanted] = field(default_factory=dict)
     gate_profiles: dict[str, Wanted] = field(default_factory=dict)
+    webhooks: dict[str, Wanted] = field(default_factory=dict)
     baselines: dict[str, Wanted] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -87,6 +89,8 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
     for item in by_kind["nodes"]:
         _node(item, desired, rack_keys, seen, secrets)
     _images_named(desired)
+    for item in by_kind["webhooks"]:
+        _webhook(item, desired, secrets)
     for item in by_kind["baselines"]:
         name = item.data["name"]
         if _once(desired.baselines, name, item, desired.problems, f"baseline {name!r}", "name"):
@@ -110,6 +114,20 @@ def _gate_profiles(found: list[Item], desired: Desired) -> None:
             continue
         if _once(defaults, True, item, desired.problems, "default: true", "default"):
             defaults[True] = _at(item, "default")
+
+
+def _webhook(item: Item, desired: Desired, secrets: Secrets) -> None:
+    url = item.data["url"]
+    what = f"webhook {file_webhooks.label(url)[8:]!r}"
+    if not _once(desired.webhooks, url, item, desired.problems, what, "url"):
+        return
+    wanted = Wanted(item, url, file_webhooks.wanted_values(item))
+    if item.data.get("secret"):
+        try:
+            wanted.password = secrets.resolve(item.data["secret"])
+        except Unresolved as exc:
+            desired.problems.append(item.problem(str(exc), "secret"))
+    desired.webhooks[url] = wanted
 
 
 def _images_named(desired: Desired) -> None:

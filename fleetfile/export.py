@@ -1,11 +1,12 @@
 """Export: today's fleet as fleet files, from which an apply changes nothing.
 
-Written as `sites.yaml`, `racks.yaml`, `images.yaml`, `gate_profiles.yaml`, `nodes.yaml` and
-`baselines.yaml`, in the files' own form (fleetfile.forms), keys in the schema's order; a
-node's `image` is the one it runs. An empty value is left out: a key left out of a file is
-left as it is, so leaving it out says the same and keeps the files short. No
-secret is written: a BMC's password is left out, which keeps the stored one; to manage it
-from the files, add `password: env:NAME` (or `file:/path`).
+Written as `sites.yaml`, `racks.yaml`, `images.yaml`, `gate_profiles.yaml`, `nodes.yaml`,
+`baselines.yaml` and `webhooks.yaml`, in the files' own form (fleetfile.forms), keys in the
+schema's order; a node's `image` is the one it runs. An empty value is left out: a key
+left out of a file is left as it is, so leaving it out says the same and keeps the files
+short. No secret is written: a BMC's password and a webhook's secret are left out, which
+keeps the stored ones; to manage them from the files, add `password: env:NAME` (or
+`file:/path`; `secret:` on a webhook).
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from inventory.models import Rack, Site
 
 from . import baselines, forms, gates, imaging, schema
 from . import images as file_images
+from . import webhooks as file_webhooks
 
 _DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 HEADER = (
     "# Exported by Corral (docs/fleet-as-code.md). A key left out is left as it is; no\n"
-    "# secret is written: add `password: env:NAME` under a bmc to manage its password.\n"
+    "# secret is written: add `password: env:NAME` under a bmc to manage its password\n"
+    "# (`secret: env:NAME` on a webhook).\n"
 )
 
 
@@ -61,6 +64,7 @@ def documents() -> dict[str, dict[str, list]]:
     images = [_tidy(form, schema.IMAGE) for _, form in sorted(held.items())]
     listed = [_tidy(baselines.form(b), schema.BASELINE) for b in baselines.existing().values()]
     profiles = [_tidy(gates.form(p), schema.GATE_PROFILE) for p in gates.existing().values()]
+    hooks = [_tidy(file_webhooks.form(s), schema.WEBHOOK) for s in file_webhooks.every()]
     return {
         "sites.yaml": {"sites": sites},
         "racks.yaml": {"racks": racks},
@@ -68,6 +72,7 @@ def documents() -> dict[str, dict[str, list]]:
         "gate_profiles.yaml": {"gate_profiles": sorted(profiles, key=lambda p: p["name"])},
         "nodes.yaml": {"nodes": nodes},
         "baselines.yaml": {"baselines": sorted(listed, key=lambda b: b["name"])},
+        "webhooks.yaml": {"webhooks": hooks},
     }
 
 

@@ -25,6 +25,7 @@ from . import baselines, forms, gates, imaging, rollout
 from . import desired as d
 from . import images as file_images
 from . import prune as pruning
+from . import webhooks as file_webhooks
 from .changes import (
     CHANGED,
     CREATE,
@@ -64,20 +65,27 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
     known_images = file_images.existing()
     image_forms = file_images.forms_of(known_images)
     known_profiles = gates.existing()
+    subscriptions, shared = file_webhooks.existing() if want.webhooks else ({}, set())
     kinds: tuple[tuple[str, dict[Any, d.Wanted], dict[Any, Any], Any, Any], ...] = (
         ("site", want.sites, sites, forms.site_form, d.check_site),
         ("rack", want.racks, racks, forms.rack_form, d.check_rack),
         ("image", want.images, known_images, lambda i: image_forms[str(i)], file_images.check),
         ("gate_profile", want.gate_profiles, known_profiles, gates.form, gates.check),
+        ("webhook", want.webhooks, subscriptions, file_webhooks.form, file_webhooks.check),
         ("node", want.nodes, nodes, lambda node: node_forms[node.serial], d.check_node),
         ("baseline", want.baselines, known_baselines, baselines.form, baselines.check),
     )
     for kind, wanted, found, form, check in kinds:
         for key, w in wanted.items():
+            if kind == "webhook" and key in shared:
+                plan.refusals.append(file_webhooks.shared_refusal(key))
+                continue
             obj = found.get(key)
             current = form(obj) if obj is not None else None
             before.append([kind, current])
             change = _compare(kind, key, w, obj, current)
+            if kind == "webhook":
+                change = file_webhooks.with_secret(change, w, obj)
             if change is None:
                 plan.unchanged += 1  # what it has passed these rules when it was written
             else:
@@ -94,6 +102,8 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
             pruning.image_list(plan, want, image_forms, before)
         if gates.listed(sources):  # nor gate profiles
             pruning.gate_profile_list(plan, want, known_profiles, before)
+        if file_webhooks.listed(sources):  # nor webhooks
+            pruning.webhook_list(plan, want, before)
     plan.work = [
         *file_images.planned(plan.changes, known_images),
         *imaging.planned(plan, known_images, want.images),

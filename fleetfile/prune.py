@@ -13,11 +13,13 @@ from typing import Any
 from inventory.choices import NodeState
 from inventory.models import Node, Rack, Site
 from inventory.services import deletable
+from webhooks.models import WebhookSubscription
 
 from . import baselines, forms, gates
 from . import changes as p
 from . import desired as d
 from . import images as file_images
+from . import webhooks as file_webhooks
 
 DECOMMISSION_FROM = (
     NodeState.ENROLLED,
@@ -126,3 +128,12 @@ def gate_profile_list(plan: p.Plan, want: d.Desired, known: dict[str, Any], befo
         before.append(["gate_profile", gates.form(profile)])
         label = p.label_of("gate_profile", name, None)
         plan.changes.append(p.Change("gate_profile", name, p.DELETE, label, obj=profile))
+
+
+def webhook_list(plan: p.Plan, want: d.Desired, before: list) -> None:
+    for sub in WebhookSubscription.objects.order_by("pk"):
+        if sub.url in want.webhooks:
+            continue
+        before.append(["webhook", file_webhooks.form(sub)])
+        label = p.label_of("webhook", sub.url, None)
+        plan.changes.append(p.Change("webhook", sub.url, p.DELETE, label, obj=sub))

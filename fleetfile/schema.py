@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from inventory.choices import AttestationPolicy, BMCProtocol, NodeRole
+from webhooks.outbox import EVENT_TYPES
 
 SCHEMA_ID = "https://corral.dev/schemas/fleet-file.schema.json"
 PUBLISHED = Path(__file__).resolve().parent.parent / "docs" / "fleet-file.schema.json"
 # The kinds a file may list, in the order they are applied (a rack needs its site).
-KINDS = ("sites", "racks", "images", "gate_profiles", "nodes", "baselines")
+KINDS = ("sites", "racks", "images", "gate_profiles", "nodes", "baselines", "webhooks")
 # A reference to a secret, resolved where `apply` runs; never the secret itself.
 SECRET_REFERENCE = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
-SECRET_KEYS = frozenset({"password"})
+SECRET_KEYS = frozenset({"password", "secret"})
 
 
 def _text(max_length: int, **more: Any) -> dict[str, Any]:
@@ -231,6 +232,36 @@ BASELINE = _object(
 )
 
 
+WEBHOOK = _object(
+    ["url"],
+    {
+        "url": _text(500, description="Where the events are POSTed: the subscription's key."),
+        "events": {
+            "type": "array",
+            "items": {"type": "string"},  # the types known once the apps have registered them
+            "minItems": 1,
+            "uniqueItems": True,
+        },
+        "description": _text(200),
+        "enabled": {"type": "boolean"},
+        "secret": {
+            "type": "string",
+            "pattern": SECRET_REFERENCE,
+            "description": "The receiver's signing secret (whsec_...) as a reference, never "
+            "its value: env:NAME or file:/path. Needed to create one; left out: kept.",
+        },
+    },
+    "A webhook subscription (docs/webhooks.md), named by its URL.",
+)
+
+
+def _webhook() -> dict[str, Any]:
+    """WEBHOOK with the event types as they are now: each app registers the ones it sends
+    when it is ready, after this module is imported."""
+    events = {**WEBHOOK["properties"]["events"], "items": {"enum": list(EVENT_TYPES)}}
+    return {**WEBHOOK, "properties": {**WEBHOOK["properties"], "events": events}}
+
+
 def schema() -> dict[str, Any]:
     """The schema of one file of a fleet: any of the kinds, each a list."""
     return {
@@ -248,6 +279,7 @@ def schema() -> dict[str, Any]:
             "gate_profiles": {"type": "array", "items": GATE_PROFILE},
             "nodes": {"type": "array", "items": NODE},
             "baselines": {"type": "array", "items": BASELINE},
+            "webhooks": {"type": "array", "items": _webhook()},
         },
     }
 

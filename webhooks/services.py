@@ -88,6 +88,15 @@ def rotate_secret(sub: WebhookSubscription, actor: str) -> str:
     return secret
 
 
+def set_secret(sub: WebhookSubscription, secret: str, actor: str) -> None:
+    """The receiver's own secret, given (the fleet files' reference, resolved where the
+    apply runs), effective for the next attempt; audited, never recorded."""
+    with transaction.atomic():
+        sub.secret = secret
+        sub.save(update_fields=["secret", "updated"])
+        _audit(sub, "secret_set", actor)
+
+
 def delete_subscription(sub: WebhookSubscription, actor: str) -> None:
     """Deletes its deliveries too; the events stay (other subscriptions may share them)."""
     with transaction.atomic():

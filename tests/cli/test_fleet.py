@@ -114,6 +114,7 @@ def test_problems_plan_apply_plan_stale_export_and_prune(corral, fleet, users):
     assert sorted(exported.out.split()) == [
         "exported/baselines.yaml", "exported/gate_profiles.yaml", "exported/images.yaml",
         "exported/nodes.yaml", "exported/racks.yaml", "exported/sites.yaml",
+        "exported/webhooks.yaml",
     ]  # fmt: skip
     from_export = run("fleet", "plan", "-f", "exported")
     assert from_export.code == 0, from_export.text

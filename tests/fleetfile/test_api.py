@@ -133,6 +133,7 @@ def test_export_then_apply_changes_nothing(api):
         "gate_profiles.yaml",
         "nodes.yaml",
         "baselines.yaml",
+        "webhooks.yaml",
     ]
     text = "".join(f["content"] for f in exported)
     assert "from-the-vault-1" not in text and not re.search(r"^\s+password:", text, re.M)

@@ -76,6 +76,7 @@ def test_an_export_plans_as_no_change(folder, tmp_path):
             "gate_profiles.yaml",
             "nodes.yaml",
             "baselines.yaml",
+            "webhooks.yaml",
         )
     ]
     code, text = run("plan", "-f", str(tmp_path / "exported"))
