@@ -27,6 +27,7 @@ from webhooks.services import delete_subscription
 
 from . import baselines, gates, imaging, rollout
 from . import desired as d
+from . import health as file_health
 from . import images as file_images
 from . import plan as p
 from . import webhooks as file_webhooks
@@ -123,7 +124,16 @@ def _write(plan: p.Plan, actor: str) -> None:
     problems: list[Problem] = []
     changes = {
         kind: [c for c in plan.changes if c.kind == kind]
-        for kind in ("site", "rack", "image", "gate_profile", "node", "baseline", "webhook")
+        for kind in (
+            "site",
+            "rack",
+            "image",
+            "gate_profile",
+            "node",
+            "baseline",
+            "webhook",
+            "health_rule",
+        )
     }
     for change in changes["site"]:
         if change.action in (p.CREATE, p.UPDATE):
@@ -161,6 +171,12 @@ def _write(plan: p.Plan, actor: str) -> None:
     for change in changes["baseline"]:
         if change.wanted is not None:  # a create or an update (a delete is prune's)
             problems += baselines.save(change.wanted, change.obj, actor)
+    for change in changes["health_rule"]:
+        if change.wanted is not None:
+            try:
+                change.obj = file_health.save(change.wanted, change.obj)
+            except ValidationError as exc:
+                problems += _problems(change, exc)
     for change in changes["webhook"]:
         if change.wanted is not None:
             try:
@@ -304,7 +320,8 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
     """Prune's part: nodes, then racks, then sites (each needs the ones before gone)."""
     reason = f"not in the fleet files (apply of plan {plan.revision}, pruning)"
-    for kind in ("node", "rack", "site", "baseline", "image", "gate_profile", "webhook"):
+    kinds = ("node", "rack", "site", "baseline", "image", "gate_profile", "webhook", "health_rule")
+    for kind in kinds:
         for change in plan.changes:
             pruned_image = kind == "image" and change.wanted is None  # deprecated: an update
             if change.kind != kind or not (

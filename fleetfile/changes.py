@@ -119,6 +119,8 @@ def label_of(kind: str, key: Any, values: dict[str, Any] | None) -> str:
     if kind == "node":
         host = (values or {}).get("hostname")
         return f"node {key}" + (f" ({host})" if host else "")
+    if kind == "health_rule":
+        return f"health rule {key}"
     if kind == "webhook":
         return f"webhook {redact_url(key)}"  # a credential in it is not shown
     return f"{kind.replace('_', ' ')} {key}"

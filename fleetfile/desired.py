@@ -21,6 +21,7 @@ from inventory import enrolment
 from inventory.models import Rack, Site
 
 from . import baselines, forms, gates
+from . import health as file_health
 from . import images as file_images
 from . import webhooks as file_webhooks
 from .loading import Item, Problem, Source, items, model_problems, path_of
@@ -52,6 +53,7 @@ class Desired:
     images: dict[str, Wanted] = field(default_factory=dict)
     gate_profiles: dict[str, Wanted] = field(default_factory=dict)
     webhooks: dict[str, Wanted] = field(default_factory=dict)
+    health_rules: dict[str, Wanted] = field(default_factory=dict)
     baselines: dict[str, Wanted] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -91,6 +93,12 @@ def collect(sources: list[Source], secrets: Secrets) -> Desired:
     _images_named(desired)
     for item in by_kind["webhooks"]:
         _webhook(item, desired, secrets)
+    for item in by_kind["health_policy"]:
+        values = file_health.wanted_values(item)
+        found = file_health.key(values["kind"], values["match"], values["gpu_model"])
+        what = f"health rule {found!r}"
+        if _once(desired.health_rules, found, item, desired.problems, what, "match"):
+            desired.health_rules[found] = Wanted(item, found, values)
     for item in by_kind["baselines"]:
         name = item.data["name"]
         if _once(desired.baselines, name, item, desired.problems, f"baseline {name!r}", "name"):

@@ -16,10 +16,12 @@ from typing import Any
 
 import yaml
 
+from health.models import HealthPolicy
 from inventory.choices import NodeState
 from inventory.models import Rack, Site
 
 from . import baselines, forms, gates, imaging, schema
+from . import health as file_health
 from . import images as file_images
 from . import webhooks as file_webhooks
 
@@ -64,6 +66,8 @@ def documents() -> dict[str, dict[str, list]]:
     images = [_tidy(form, schema.IMAGE) for _, form in sorted(held.items())]
     listed = [_tidy(baselines.form(b), schema.BASELINE) for b in baselines.existing().values()]
     profiles = [_tidy(gates.form(p), schema.GATE_PROFILE) for p in gates.existing().values()]
+    rows = HealthPolicy.objects.order_by("priority", "pk")
+    rules = [_tidy(file_health.form(r), schema.HEALTH_RULE) for r in rows]
     hooks = [_tidy(file_webhooks.form(s), schema.WEBHOOK) for s in file_webhooks.every()]
     return {
         "sites.yaml": {"sites": sites},
@@ -72,6 +76,7 @@ def documents() -> dict[str, dict[str, list]]:
         "gate_profiles.yaml": {"gate_profiles": sorted(profiles, key=lambda p: p["name"])},
         "nodes.yaml": {"nodes": nodes},
         "baselines.yaml": {"baselines": sorted(listed, key=lambda b: b["name"])},
+        "health_policy.yaml": {"health_policy": rules},
         "webhooks.yaml": {"webhooks": hooks},
     }
 

@@ -23,6 +23,7 @@ from provisioning.models import ImageState
 
 from . import baselines, forms, gates, imaging, rollout
 from . import desired as d
+from . import health as file_health
 from . import images as file_images
 from . import prune as pruning
 from . import webhooks as file_webhooks
@@ -66,12 +67,14 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
     image_forms = file_images.forms_of(known_images)
     known_profiles = gates.existing()
     subscriptions, shared = file_webhooks.existing() if want.webhooks else ({}, set())
+    rules, shared_rules = file_health.existing()
     kinds: tuple[tuple[str, dict[Any, d.Wanted], dict[Any, Any], Any, Any], ...] = (
         ("site", want.sites, sites, forms.site_form, d.check_site),
         ("rack", want.racks, racks, forms.rack_form, d.check_rack),
         ("image", want.images, known_images, lambda i: image_forms[str(i)], file_images.check),
         ("gate_profile", want.gate_profiles, known_profiles, gates.form, gates.check),
         ("webhook", want.webhooks, subscriptions, file_webhooks.form, file_webhooks.check),
+        ("health_rule", want.health_rules, rules, file_health.form, file_health.check),
         ("node", want.nodes, nodes, lambda node: node_forms[node.serial], d.check_node),
         ("baseline", want.baselines, known_baselines, baselines.form, baselines.check),
     )
@@ -79,6 +82,9 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
         for key, w in wanted.items():
             if kind == "webhook" and key in shared:
                 plan.refusals.append(file_webhooks.shared_refusal(key))
+                continue
+            if kind == "health_rule" and key in shared_rules:
+                plan.refusals.append(file_health.shared_refusal(key))
                 continue
             obj = found.get(key)
             current = form(obj) if obj is not None else None
@@ -104,6 +110,8 @@ def _make(sources: list[Source], secrets: Secrets, prune: bool) -> Plan:
             pruning.gate_profile_list(plan, want, known_profiles, before)
         if file_webhooks.listed(sources):  # nor webhooks
             pruning.webhook_list(plan, want, before)
+        if file_health.listed(sources):  # nor the health policy
+            pruning.health_list(plan, want, rules, shared_rules, before)
     plan.work = [
         *file_images.planned(plan.changes, known_images),
         *imaging.planned(plan, known_images, want.images),

@@ -18,6 +18,7 @@ from webhooks.models import WebhookSubscription
 from . import baselines, forms, gates
 from . import changes as p
 from . import desired as d
+from . import health as file_health
 from . import images as file_images
 from . import webhooks as file_webhooks
 
@@ -137,3 +138,15 @@ def webhook_list(plan: p.Plan, want: d.Desired, before: list) -> None:
         before.append(["webhook", file_webhooks.form(sub)])
         label = p.label_of("webhook", sub.url, None)
         plan.changes.append(p.Change("webhook", sub.url, p.DELETE, label, obj=sub))
+
+
+def health_list(
+    plan: p.Plan, want: d.Desired, rules: dict[str, Any], shared: set[str], before: list
+) -> None:
+    for found, row in rules.items():
+        if found not in want.health_rules:
+            before.append(["health_rule", file_health.form(row)])
+            label = p.label_of("health_rule", found, None)
+            plan.changes.append(p.Change("health_rule", found, p.DELETE, label, obj=row))
+    for found in sorted(shared - set(want.health_rules)):
+        plan.refusals.append(file_health.shared_refusal(found))

@@ -13,13 +13,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+from health.choices import ESCALATIONS, Decision, Kind
 from inventory.choices import AttestationPolicy, BMCProtocol, NodeRole
 from webhooks.outbox import EVENT_TYPES
 
 SCHEMA_ID = "https://corral.dev/schemas/fleet-file.schema.json"
 PUBLISHED = Path(__file__).resolve().parent.parent / "docs" / "fleet-file.schema.json"
 # The kinds a file may list, in the order they are applied (a rack needs its site).
-KINDS = ("sites", "racks", "images", "gate_profiles", "nodes", "baselines", "webhooks")
+KINDS = (
+    "sites",
+    "racks",
+    "images",
+    "gate_profiles",
+    "nodes",
+    "baselines",
+    "health_policy",
+    "webhooks",
+)
 # A reference to a secret, resolved where `apply` runs; never the secret itself.
 SECRET_REFERENCE = r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
 SECRET_KEYS = frozenset({"password", "secret"})
@@ -232,6 +242,26 @@ BASELINE = _object(
 )
 
 
+HEALTH_RULE = _object(
+    ["kind", "action"],
+    {
+        "kind": {"enum": list(Kind.values)},
+        "match": {
+            "type": ["string", "integer"],
+            "description": 'A code (79), a class ("uncorrectable") or "*" (the default).',
+        },
+        "gpu_model": _text(100, description="Left out or empty: any GPU model."),
+        "action": {"enum": list(Decision.values)},
+        "count": {"type": ["integer", "null"], "minimum": 1, "description": "watch: how many"},
+        "window_minutes": {"type": ["integer", "null"], "minimum": 1},
+        "escalate_to": {"enum": ["", *(e.value for e in ESCALATIONS)]},
+        "priority": _whole(0),
+        "enabled": {"type": "boolean"},
+        "note": {"type": "string"},
+    },
+    "A row of the health policy (docs/health.md), named by its kind, match and GPU model.",
+)
+
 WEBHOOK = _object(
     ["url"],
     {
@@ -279,6 +309,7 @@ def schema() -> dict[str, Any]:
             "gate_profiles": {"type": "array", "items": GATE_PROFILE},
             "nodes": {"type": "array", "items": NODE},
             "baselines": {"type": "array", "items": BASELINE},
+            "health_policy": {"type": "array", "items": HEALTH_RULE},
             "webhooks": {"type": "array", "items": _webhook()},
         },
     }

@@ -44,7 +44,7 @@ MAY_IMPORT = {
     "sso": {*KERNEL},
     # The fleet as code plans and applies files through inventory's services (drift's for
     # baselines, day2's campaigns for their roll-out); nothing imports it back.
-    "fleetfile": {*KERNEL, "provisioning", "validation", "drift", "day2"},
+    "fleetfile": {*KERNEL, "provisioning", "validation", "drift", "day2", "health"},
     # /metrics reads every app's tables and declares their counters; nothing imports it.
     "metrics": {*KERNEL, "attestation", "provisioning", "validation", "rma", "drift"},
     # The audit trail registers and reads every app's models; nothing imports it back (the

@@ -52,7 +52,16 @@ class FieldChangeSerializer(serializers.Serializer):
 
 class ChangeSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
-        choices=["site", "rack", "image", "gate_profile", "node", "baseline"]
+        choices=[
+            "site",
+            "rack",
+            "image",
+            "gate_profile",
+            "node",
+            "baseline",
+            "health_rule",
+            "webhook",
+        ]
     )
     key = serializers.CharField()
     action = serializers.ChoiceField(choices=["create", "update", "delete", "decommission"])

@@ -14,9 +14,8 @@ from fleetfile.models import FleetApply
 from inventory.models import Node
 from tests.factories import SiteFactory
 from tests.test_site_scope_api import site_client
-from validation.models import GateProfile
 
-from .fleet import NODES
+from .fleet import NODES, objects_in
 from .specs import FILES, SECRETS
 
 pytestmark = pytest.mark.django_db
@@ -133,13 +132,14 @@ def test_export_then_apply_changes_nothing(api):
         "gate_profiles.yaml",
         "nodes.yaml",
         "baselines.yaml",
+        "health_policy.yaml",
         "webhooks.yaml",
     ]
     text = "".join(f["content"] for f in exported)
     assert "from-the-vault-1" not in text and not re.search(r"^\s+password:", text, re.M)
     plan = api("integration").post("/api/v1/fleet/plan/", {"files": exported}, format="json").json()
-    profiles = GateProfile.objects.count()  # the shipped one, unless a flush took it
-    assert (plan["changes"], plan["summary"]["unchanged"]) == ([], 6 + profiles)
+    listed = objects_in(f["content"] for f in exported)  # 6, and the shipped gates and policy
+    assert (plan["changes"], plan["summary"]["unchanged"]) == ([], listed)
 
 
 def test_a_sites_role_cannot_plan_apply_or_export_the_fleet():
