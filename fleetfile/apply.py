@@ -339,6 +339,8 @@ def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
                     file_images.remove(change.obj, actor)
                 elif kind == "webhook":
                     delete_subscription(change.obj, actor)
+                elif kind == "health_rule":
+                    file_health.delete(change.obj)
                 else:
                     change.obj.delete()
             except (DomainConflict, ProtectedError, ValidationError) as exc:

@@ -16,7 +16,6 @@ from typing import Any
 
 import yaml
 
-from health.models import HealthPolicy
 from inventory.choices import NodeState
 from inventory.models import Rack, Site
 
@@ -66,8 +65,7 @@ def documents() -> dict[str, dict[str, list]]:
     images = [_tidy(form, schema.IMAGE) for _, form in sorted(held.items())]
     listed = [_tidy(baselines.form(b), schema.BASELINE) for b in baselines.existing().values()]
     profiles = [_tidy(gates.form(p), schema.GATE_PROFILE) for p in gates.existing().values()]
-    rows = HealthPolicy.objects.order_by("priority", "pk")
-    rules = [_tidy(file_health.form(r), schema.HEALTH_RULE) for r in rows]
+    rules = [_tidy(file_health.form(r), schema.HEALTH_RULE) for r in file_health.each_key()]
     hooks = [_tidy(file_webhooks.form(s), schema.WEBHOOK) for s in file_webhooks.every()]
     return {
         "sites.yaml": {"sites": sites},

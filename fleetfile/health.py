@@ -3,15 +3,15 @@ one row per kind of event, code or class, and GPU model.
 
 A row is keyed by what it matches: `kind`, `match` (a code such as 79, a class such as
 uncorrectable, or `*`) and `gpu_model` (empty: any), written `xid 79 on H100-SXM`. Two rows
-of the fleet matching the same thing cannot be told apart by the files: the plan refuses
-to manage that key until one is deleted. Each row is checked by
+of the fleet matching the same thing but differing cannot be told apart by the files: the
+plan refuses to manage that key until all but one are deleted; rows alike in everything
+are the same rule twice, and change (or go) together. Each row is checked by
 the model's own rules (a watch row needs its count, window and escalation; other rows none
 of them). A prune deletes rows only when the files list them (a `health_policy:` key).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
@@ -62,11 +62,31 @@ def wanted_values(item: Item) -> dict[str, Any]:
 
 
 def existing() -> tuple[dict[str, HealthPolicy], set[str]]:
-    """The rows by key, and the keys more than one row has."""
-    rows = list(HealthPolicy.objects.order_by("priority", "pk"))
-    counts = Counter(key(r.kind, r.match, r.gpu_model) for r in rows)
-    shared = {k for k, n in counts.items() if n > 1}
-    return {k: r for r in rows if (k := key(r.kind, r.match, r.gpu_model)) not in shared}, shared
+    """The rows by key (the first of rows alike in everything: the same rule twice), and
+    the keys of rows that differ but match the same thing."""
+    found: dict[str, HealthPolicy] = {}
+    shared = set()
+    for row in HealthPolicy.objects.order_by("priority", "pk"):
+        name = key(row.kind, row.match, row.gpu_model)
+        first = found.setdefault(name, row)
+        if first is not row and form(first) != form(row):
+            shared.add(name)
+    return {k: r for k, r in found.items() if k not in shared}, shared
+
+
+def each_key() -> list[HealthPolicy]:
+    """The first row of each key (an export names each key once; rows that differ under
+    one key are then refused by the plan, saying so)."""
+    found: dict[str, HealthPolicy] = {}
+    for row in HealthPolicy.objects.order_by("priority", "pk"):
+        found.setdefault(key(row.kind, row.match, row.gpu_model), row)
+    return list(found.values())
+
+
+def twins(row: HealthPolicy) -> list[HealthPolicy]:
+    """The other rows alike `row` in everything: changed and deleted with it."""
+    alike = HealthPolicy.objects.filter(kind=row.kind, match=row.match, gpu_model=row.gpu_model)
+    return [r for r in alike.exclude(pk=row.pk) if form(r) == form(row)]
 
 
 def form(row: HealthPolicy) -> dict[str, Any]:
@@ -83,13 +103,19 @@ def check(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) -> li
 
 
 def save(wanted: Wanted, row: HealthPolicy | None) -> HealthPolicy:
-    row = row or HealthPolicy()
-    for name, value in wanted.values.items():
-        setattr(row, name, value)
-    row.updated = timezone.now()
-    row.full_clean()
-    row.save()
-    return row
+    rows = [row, *twins(row)] if row is not None else [HealthPolicy()]
+    for each in rows:
+        for name, value in wanted.values.items():
+            setattr(each, name, value)
+        each.updated = timezone.now()
+        each.full_clean()
+        each.save()
+    return rows[0]
+
+
+def delete(row: HealthPolicy) -> None:
+    for each in [row, *twins(row)]:
+        each.delete()
 
 
 def shared_refusal(found: str) -> str:

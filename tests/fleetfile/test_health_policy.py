@@ -107,3 +107,15 @@ def test_export_writes_the_policy_and_a_plan_of_it_changes_nothing():
         ("ecc", "uncorrectable", None, "watch"),
     ]
     assert planning.make(read_texts(list(texts.items())), SECRETS).changes == []
+
+
+def test_the_same_rule_twice_is_one_rule_to_the_files():
+    for _ in range(2):
+        HealthPolicy.objects.create(kind="thermal", match="hw_slowdown", action="ignore")
+    texts = export.texts()
+    rows = yaml.safe_load(texts["health_policy.yaml"])["health_policy"]
+    assert [(r["kind"], r["match"]) for r in rows] == [("thermal", "hw_slowdown")]
+    assert planning.make(read_texts(list(texts.items())), SECRETS).changes == []
+    watched = "health_policy:\n  - {kind: thermal, match: hw_slowdown, action: rma}\n"
+    apply(watched)
+    assert list(HealthPolicy.objects.values_list("action", flat=True)) == ["rma", "rma"]

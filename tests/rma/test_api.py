@@ -184,6 +184,7 @@ def test_closing_repaired_sends_the_node_back_through_the_loop_as_one_recycle(ap
     # Its first step re-inspects; deploy, gates and admission are still to come.
     steps = api("technician").get(f"/api/v1/operations/{chain.pk}/").json()["steps"]
     assert [(s["name"], s["status"]) for s in steps] == [
+        ("inspect", "not run"),  # the node is not a new one
         ("drain", "not run"),
         ("repaired", "pending"),
         ("deploy", "planned"),
@@ -191,7 +192,7 @@ def test_closing_repaired_sends_the_node_back_through_the_loop_as_one_recycle(ap
         ("admit", "planned"),
         ("rma", "planned"),
     ]
-    inspect = Operation.objects.get(pk=steps[1]["operation"])
+    inspect = Operation.objects.get(pk=steps[2]["operation"])
     assert inspect.kind == "repaired" and "GPU 3 swapped" in inspect.message
 
 
