@@ -31,6 +31,7 @@ from . import health as file_health
 from . import images as file_images
 from . import plan as p
 from . import webhooks as file_webhooks
+from .changes import KINDS
 from .loading import FleetFileError, Problem, Source, bulk, model_problems
 from .models import FleetApply
 from .secrets import Secrets
@@ -122,19 +123,7 @@ def _of(plan: p.Plan, kind: type) -> list:
 
 def _write(plan: p.Plan, actor: str) -> None:
     problems: list[Problem] = []
-    changes = {
-        kind: [c for c in plan.changes if c.kind == kind]
-        for kind in (
-            "site",
-            "rack",
-            "image",
-            "gate_profile",
-            "node",
-            "baseline",
-            "webhook",
-            "health_rule",
-        )
-    }
+    changes = {kind: [c for c in plan.changes if c.kind == kind] for kind in KINDS}
     for change in changes["site"]:
         if change.action in (p.CREATE, p.UPDATE):
             problems += _save(change, change.obj or Site(), _site_fields(change))
@@ -146,15 +135,8 @@ def _write(plan: p.Plan, actor: str) -> None:
             problems += _save(change, rack, _rack_fields(change))
             racks[change.key] = rack
     _raise(problems)
-    for change in changes["image"]:
-        if change.wanted is not None:  # a create or an update (a prune's is _remove's)
-            problems += _image(change, actor)
-    for change in changes["gate_profile"]:
-        if change.wanted is not None:
-            try:
-                change.obj = gates.save(change.wanted, change.obj)
-            except ValidationError as exc:
-                problems += _problems(change, exc)
+    problems += _saved(changes["image"], file_images.save, actor)
+    problems += _saved(changes["gate_profile"], gates.save, actor)
     _raise(problems)
     batch: list[tuple[p.Change, enrolment.Enrolment]] = []
     for change in changes["node"]:
@@ -171,32 +153,27 @@ def _write(plan: p.Plan, actor: str) -> None:
     for change in changes["baseline"]:
         if change.wanted is not None:  # a create or an update (a delete is prune's)
             problems += baselines.save(change.wanted, change.obj, actor)
-    for change in changes["health_rule"]:
-        if change.wanted is not None:
-            try:
-                change.obj = file_health.save(change.wanted, change.obj)
-            except ValidationError as exc:
-                problems += _problems(change, exc)
-    for change in changes["webhook"]:
-        if change.wanted is not None:
-            try:
-                change.obj = file_webhooks.save(change.wanted, change.obj, actor)
-            except ValidationError as exc:
-                problems += _problems(change, exc)
+    problems += _saved(changes["health_rule"], file_health.save, actor)
+    problems += _saved(changes["webhook"], file_webhooks.save, actor)
     _raise(problems)
     _remove(plan, actor, problems)
     _raise(problems)
 
 
-def _image(change: p.Change, actor: str) -> list[Problem]:
-    assert change.wanted is not None  # a create or an update
-    try:
-        change.obj = file_images.save(change.wanted, change.obj, actor)
-    except ValidationError as exc:
-        return _problems(change, exc)
-    except DomainConflict as exc:  # published meanwhile: immutable now
-        return [Problem("", None, change.label, str(exc))]
-    return []
+def _saved(changes: list[p.Change], save: Any, actor: str) -> list[Problem]:
+    """Each create or update (a prune's deletes are _remove's) through its kind's `save`
+    (wanted, the object or None, actor) -> the object written."""
+    problems: list[Problem] = []
+    for change in changes:
+        if change.wanted is None:
+            continue
+        try:
+            change.obj = save(change.wanted, change.obj, actor)
+        except ValidationError as exc:
+            problems += _problems(change, exc)
+        except DomainConflict as exc:  # an image published meanwhile: immutable now
+            problems.append(Problem("", None, change.label, str(exc)))
+    return problems
 
 
 def _raise(problems: list[Problem]) -> None:
@@ -317,6 +294,16 @@ def _set_interfaces(node: Node, wanted: list[dict[str, Any]]) -> None:
         services.save_interface(NetworkInterface(node=node, **d.nic_fields(given[mac])))
 
 
+# How a prune takes each kind out, where it is not a plain delete.
+REMOVE: dict[str, Any] = {
+    "node": lambda node, actor: services.delete_node(node),
+    "baseline": baselines.delete,
+    "image": file_images.remove,  # a published one is deprecated
+    "webhook": delete_subscription,
+    "health_rule": lambda row, actor: file_health.delete(row),
+}
+
+
 def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
     """Prune's part: nodes, then racks, then sites (each needs the ones before gone)."""
     reason = f"not in the fleet files (apply of plan {plan.revision}, pruning)"
@@ -331,16 +318,8 @@ def _remove(plan: p.Plan, actor: str, problems: list[Problem]) -> None:
             try:
                 if change.action == p.DECOMMISSION:
                     start_action(change.obj, "decommission", actor, reason=reason)
-                elif kind == "node":
-                    services.delete_node(change.obj)
-                elif kind == "baseline":
-                    baselines.delete(change.obj, actor)
-                elif kind == "image":
-                    file_images.remove(change.obj, actor)
-                elif kind == "webhook":
-                    delete_subscription(change.obj, actor)
-                elif kind == "health_rule":
-                    file_health.delete(change.obj)
+                elif kind in REMOVE:
+                    REMOVE[kind](change.obj, actor)
                 else:
                     change.obj.delete()
             except (DomainConflict, ProtectedError, ValidationError) as exc:

@@ -12,6 +12,17 @@ from core.urlsafe import redact_url
 if TYPE_CHECKING:
     from . import desired as d
 
+# What the files hold, in the order an apply writes it (a rack needs its site).
+KINDS = (
+    "site",
+    "rack",
+    "image",
+    "gate_profile",
+    "node",
+    "baseline",
+    "health_rule",
+    "webhook",
+)
 CREATE, UPDATE, DELETE, DECOMMISSION = "create", "update", "delete", "decommission"
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", DECOMMISSION: "-"}
 # What a plan shows for a password: never the value, not even a digest of it.

@@ -51,7 +51,7 @@ def check(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) -> li
     return []
 
 
-def save(wanted: Wanted, obj: GateProfile | None) -> GateProfile:
+def save(wanted: Wanted, obj: GateProfile | None, actor: str = "") -> GateProfile:
     values = wanted.values
     if values.get("default"):  # the mark moves here: one default at a time
         GateProfile.objects.filter(is_default=True).exclude(name=values["name"]).update(

@@ -102,7 +102,7 @@ def check(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) -> li
     return []
 
 
-def save(wanted: Wanted, row: HealthPolicy | None) -> HealthPolicy:
+def save(wanted: Wanted, row: HealthPolicy | None, actor: str = "") -> HealthPolicy:
     rows = [row, *twins(row)] if row is not None else [HealthPolicy()]
     for each in rows:
         for name, value in wanted.values.items():

@@ -17,9 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.core.exceptions import ValidationError
-
-from day2 import campaigns
 from day2.models import CampaignNode, CampaignStatus, MemberStatus
 from engine.choices import ACTIVE_OPERATION_STATUSES
 from engine.models import Operation
@@ -27,7 +24,7 @@ from inventory.models import Node
 from provisioning.models import Image, ImageState
 from provisioning.selectors import current_image_subquery
 
-from .loading import FleetFileError, Problem
+from . import rollout
 from .rollout import LIMITS, SHOWN
 
 IMAGING_KINDS = ("recycle", "deploy")
@@ -136,23 +133,16 @@ def planned(plan: Any, known: dict[str, Image], images_in_files: dict) -> list[R
 def start(work: list[Reimage], actor: str, revision: str) -> list[int]:
     """The campaigns, started (their ids); inside the apply's transaction, after the
     nodes it creates are written."""
-    started = []
-    for w in work:
-        ids = list(Node.objects.filter(serial__in=w.serials).values_list("pk", flat=True))
-        try:
-            campaign = campaigns.create(
-                name=f"fleet apply {revision}: image {w.image}"[:100],
-                selection={"nodes": ids},
-                actor=actor,
-                kind="reimage",
-                image_ref=w.image,
-                reason=f"the fleet files move these nodes to {w.image} (plan {revision})",
-                **w.limits,
-            )
-        except ValidationError as exc:  # the apply's transaction undoes everything
-            why = "; ".join(exc.messages)
-            raise FleetFileError(
-                [Problem("", None, f"image {w.image}", f"no reimage campaign: {why}")]
-            ) from None
-        started.append(campaign.pk)
-    return started
+    return [
+        rollout.campaign(
+            f"image {w.image}",
+            list(Node.objects.filter(serial__in=w.serials).values_list("pk", flat=True)),
+            actor,
+            revision,
+            kind="reimage",
+            reason=f"the fleet files move these nodes to {w.image} (plan {revision})",
+            limits=w.limits,
+            image_ref=w.image,
+        )
+        for w in work
+    ]

@@ -115,21 +115,44 @@ def _criteria(values: dict[str, Any]) -> dict[str, Any]:
 
 def start(work: list[Work], actor: str, revision: str) -> list[int]:
     """The campaigns, started (their ids); inside the apply's transaction."""
-    started = []
-    for w in work:
-        try:
-            campaign = campaigns.create(
-                name=f"fleet apply {revision}: baseline {w.baseline}"[:100],
-                selection={"nodes": w.nodes},
-                actor=actor,
-                kind="converge",
-                reason=f"baseline {w.baseline} changed by a fleet apply (plan {revision})",
-                **w.limits,
-            )
-        except ValidationError as exc:  # the apply's transaction undoes everything
-            why = "; ".join(exc.messages)
-            raise FleetFileError(
-                [Problem("", None, f"baseline {w.baseline}", f"no converge campaign: {why}")]
-            ) from None
-        started.append(campaign.pk)
-    return started
+    return [
+        campaign(
+            f"baseline {w.baseline}",
+            w.nodes,
+            actor,
+            revision,
+            kind="converge",
+            reason=f"baseline {w.baseline} changed by a fleet apply (plan {revision})",
+            limits=w.limits,
+        )
+        for w in work
+    ]
+
+
+def campaign(
+    what: str,
+    nodes: list[int],
+    actor: str,
+    revision: str,
+    *,
+    kind: str,
+    reason: str,
+    limits: dict[str, Any],
+    **more: Any,
+) -> int:
+    """A campaign of day2's over `nodes` for `what` the apply changed; its id. A campaign
+    refused ends the apply, named: its transaction undoes everything."""
+    try:
+        started = campaigns.create(
+            name=f"fleet apply {revision}: {what}"[:100],
+            selection={"nodes": nodes},
+            actor=actor,
+            kind=kind,
+            reason=reason,
+            **limits,
+            **more,
+        )
+    except ValidationError as exc:
+        why = "; ".join(exc.messages)
+        raise FleetFileError([Problem("", None, what, f"no {kind} campaign: {why}")]) from None
+    return started.pk

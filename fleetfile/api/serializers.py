@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core import strict as serializers
 
+from ..changes import KINDS
 from ..models import FleetApply
 
 
@@ -51,18 +52,7 @@ class FieldChangeSerializer(serializers.Serializer):
 
 
 class ChangeSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(
-        choices=[
-            "site",
-            "rack",
-            "image",
-            "gate_profile",
-            "node",
-            "baseline",
-            "health_rule",
-            "webhook",
-        ]
-    )
+    kind = serializers.ChoiceField(choices=list(KINDS))
     key = serializers.CharField()
     action = serializers.ChoiceField(choices=["create", "update", "delete", "decommission"])
     object = serializers.CharField()

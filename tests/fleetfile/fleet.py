@@ -61,6 +61,18 @@ nodes:
     role: head
 """
 
+# The files an export writes, in its order (the kinds in the order an apply writes them).
+EXPORTED = (
+    "sites.yaml",
+    "racks.yaml",
+    "images.yaml",
+    "gate_profiles.yaml",
+    "nodes.yaml",
+    "baselines.yaml",
+    "health_policy.yaml",
+    "webhooks.yaml",
+)
+
 SECRETS = Local({"BMC_PASSWORD": "from-the-vault-1"})
 
 

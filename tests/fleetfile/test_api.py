@@ -15,7 +15,7 @@ from inventory.models import Node
 from tests.factories import SiteFactory
 from tests.test_site_scope_api import site_client
 
-from .fleet import NODES, objects_in
+from .fleet import EXPORTED, NODES, objects_in
 from .specs import FILES, SECRETS
 
 pytestmark = pytest.mark.django_db
@@ -125,16 +125,7 @@ def test_a_sites_files_may_be_larger_than_other_requests_up_to_their_own_limit(a
 def test_export_then_apply_changes_nothing(api):
     api("admin").post("/api/v1/fleet/apply/", body(), format="json")
     exported = api("manager").get("/api/v1/fleet/export/").json()["files"]
-    assert [f["name"] for f in exported] == [
-        "sites.yaml",
-        "racks.yaml",
-        "images.yaml",
-        "gate_profiles.yaml",
-        "nodes.yaml",
-        "baselines.yaml",
-        "health_policy.yaml",
-        "webhooks.yaml",
-    ]
+    assert [f["name"] for f in exported] == list(EXPORTED)
     text = "".join(f["content"] for f in exported)
     assert "from-the-vault-1" not in text and not re.search(r"^\s+password:", text, re.M)
     plan = api("integration").post("/api/v1/fleet/plan/", {"files": exported}, format="json").json()

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from inventory.models import Node
 
-from .fleet import NODES, RACKS, SITES, objects_in
+from .fleet import EXPORTED, NODES, RACKS, SITES, objects_in
 
 pytestmark = pytest.mark.django_db
 
@@ -66,19 +66,7 @@ def test_problems_stop_the_command_naming_each(folder, monkeypatch):
 def test_an_export_plans_as_no_change(folder, tmp_path):
     run("apply", "-f", str(folder))
     code, text = run("export", str(tmp_path / "exported"))
-    assert text.split() == [
-        str(tmp_path / "exported" / n)
-        for n in (
-            "sites.yaml",
-            "racks.yaml",
-            "images.yaml",
-            "gate_profiles.yaml",
-            "nodes.yaml",
-            "baselines.yaml",
-            "health_policy.yaml",
-            "webhooks.yaml",
-        )
-    ]
+    assert text.split() == [str(tmp_path / "exported" / n) for n in EXPORTED]
     code, text = run("plan", "-f", str(tmp_path / "exported"))
     assert (code, text.splitlines()[-1].split(". Revision")[0]) == (
         0,
