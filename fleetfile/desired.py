@@ -17,6 +17,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from core.urlsafe import redact_url
 from inventory import enrolment
 from inventory.models import Rack, Site
 
@@ -126,7 +127,7 @@ def _gate_profiles(found: list[Item], desired: Desired) -> None:
 
 def _webhook(item: Item, desired: Desired, secrets: Secrets) -> None:
     url = item.data["url"]
-    what = f"webhook {file_webhooks.label(url)[8:]!r}"
+    what = f"webhook {redact_url(url)!r}"
     if not _once(desired.webhooks, url, item, desired.problems, what, "url"):
         return
     wanted = Wanted(item, url, file_webhooks.wanted_values(item))

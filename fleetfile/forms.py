@@ -201,7 +201,7 @@ def wanted_node(data: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _few(count: int) -> bool:
+def few(count: int) -> bool:
     """Whether `count` nodes are few enough to read by IN lists of ids. A file usually
     names most of the fleet: then all of it is read in plain queries instead (building an
     IN list costs Django about 0.1 ms an id: seconds for a site)."""
@@ -212,7 +212,7 @@ def nodes_by_serial(serials: Iterable[str] | None) -> dict[str, Node]:
     """The nodes with these serials (None: every node), with their rack, site and BMC."""
     query = Node.objects.select_related("rack__site", "bmc").order_by("serial")
     wanted = None if serials is None else set(serials)
-    if wanted is not None and _few(len(wanted)):
+    if wanted is not None and few(len(wanted)):
         found: dict[str, Node] = {}
         ordered = sorted(wanted)
         for start in range(0, len(ordered), 5000):
@@ -228,7 +228,7 @@ def node_forms(nodes: dict[str, Node]) -> dict[str, dict[str, Any]]:
     ids = {node.pk for node in nodes.values()}
     nic_rows = NetworkInterface.objects.order_by("mac")
     link_rows = Node.labels.through.objects.values_list("node_id", "label__name")
-    if _few(len(ids)):
+    if few(len(ids)):
         nic_rows = nic_rows.filter(node_id__in=ids)
         link_rows = link_rows.filter(node_id__in=ids)
     nics: dict[int, list[dict[str, Any]]] = {pk: [] for pk in ids}

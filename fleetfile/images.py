@@ -23,6 +23,7 @@ from engine.choices import ACTIVE_OPERATION_STATUSES
 from engine.models import Operation
 from provisioning import images as provisioning
 from provisioning.models import Image, ImageState
+from provisioning.selectors import latest_publish
 
 from .loading import Item, Problem, Source, model_problems
 
@@ -157,7 +158,7 @@ def save(wanted: Wanted, obj: Image | None, actor: str) -> Image:
 
 def move(image: Image, state: str, actor: str) -> Image:
     if state == ImageState.PUBLISHED and image.state == ImageState.DRAFT:
-        last = publishing().get(image.pk)
+        last = latest_publish(image)
         if last is None or last.status not in ACTIVE_OPERATION_STATUSES:
             provisioning.start_publish(image, actor)
     elif state == ImageState.DEPRECATED and image.state == ImageState.PUBLISHED:

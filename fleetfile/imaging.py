@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import QuerySet
+
 from day2.models import CampaignNode, CampaignStatus, MemberStatus
 from engine.choices import ACTIVE_OPERATION_STATUSES
 from engine.models import Operation
@@ -24,38 +26,42 @@ from inventory.models import Node
 from provisioning.models import Image, ImageState
 from provisioning.selectors import current_image_subquery
 
-from . import rollout
+from . import forms, rollout
 from .rollout import LIMITS, SHOWN
 
 IMAGING_KINDS = ("recycle", "deploy")
 
 
 def current(nodes: dict[str, Node]) -> dict[str, str | None]:
-    """By serial, the image each node runs or is being given (`name:version`)."""
+    """By serial, the image each node runs or is being given (`name:version`). A few nodes
+    are read by their ids; most of the fleet (an export, a site's files) is read whole, as
+    fleetfile.forms reads it, rather than by IN lists of thousands of ids."""
     ids = {node.pk: serial for serial, node in nodes.items()}
+    few = forms.few(len(ids))
+
+    def of(rows: QuerySet, field: str = "node_id") -> QuerySet:
+        return rows.filter(**{f"{field}__in": ids}) if few else rows
+
     running = dict(
-        Node.objects.filter(pk__in=ids)
+        of(Node.objects.all(), "pk")
         .annotate(image_now=current_image_subquery())
         .values_list("pk", "image_now")
     )
-    under_way = (
-        Operation.objects.filter(
-            kind__in=IMAGING_KINDS, status__in=ACTIVE_OPERATION_STATUSES, node_id__in=ids
-        )
-        .order_by("pk")
-        .values_list("node_id", "params")
+    under_way = of(
+        Operation.objects.filter(kind__in=IMAGING_KINDS, status__in=ACTIVE_OPERATION_STATUSES)
     )
-    for node_id, params in under_way:
+    for node_id, params in under_way.order_by("pk").values_list("node_id", "params"):
         if params.get("image"):
             running[node_id] = params["image"]
-    queued = CampaignNode.objects.filter(
-        node_id__in=ids,
-        status=MemberStatus.WAITING,
-        campaign__kind="reimage",
-        campaign__status__in=(CampaignStatus.RUNNING, CampaignStatus.PAUSED),
-    ).values_list("node_id", "campaign__image_id")
-    for node_id, image_id in queued:  # waiting for room in its rack
-        running[node_id] = image_id
+    queued = of(
+        CampaignNode.objects.filter(
+            status=MemberStatus.WAITING,
+            campaign__kind="reimage",
+            campaign__status__in=(CampaignStatus.RUNNING, CampaignStatus.PAUSED),
+        )
+    )
+    for node_id, image_id in queued.values_list("node_id", "campaign__image_id"):
+        running[node_id] = image_id  # waiting for room in its rack
     named = {
         pk: f"{name}:{version}"
         for pk, name, version in Image.objects.filter(
@@ -110,9 +116,8 @@ def planned(plan: Any, known: dict[str, Image], images_in_files: dict) -> list[R
         image = known.get(ref)
         hostnames = [c.wanted.values.get("hostname") or c.key for c in changes]
         if image is None or image.state != ImageState.PUBLISHED:
+            # (a deprecated one is refused at the node before: plan._deprecated_targets)
             why = "a draft" if image is not None else "created by this apply"
-            if image is not None and image.state == ImageState.DEPRECATED:
-                why = "deprecated"
             plan.waits.append(
                 f"{len(changes)} node(s) wait for image {ref} ({why}) to be published; "
                 f"apply again once it is: {', '.join(hostnames[:SHOWN])}"

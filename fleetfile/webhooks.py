@@ -14,18 +14,15 @@ subscriptions only when the files list them (a `webhooks:` key).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
-from core.ids import SECRET_PREFIX
 from core.urlsafe import redact_url
 from webhooks import services
 from webhooks.models import WebhookSubscription
-from webhooks.validators import check_events, check_url
+from webhooks.validators import check_events, check_secret, check_url
 
 from .changes import CHANGED, GIVEN, STORED, UPDATE, Change, FieldChange, label_of
 from .loading import Item, Problem, Source
@@ -95,24 +92,12 @@ def check(wanted: Wanted, current: dict[str, Any] | None, obj: Any = None) -> li
                 "url",
             )
         )
-    elif wanted.password and not valid_secret(wanted.password):
-        found.append(
-            item.problem(
-                f"the secret is not a signing secret ({SECRET_PREFIX} and base64 of at "
-                "least 24 bytes); the value is not repeated here",
-                "secret",
-            )
-        )
+    elif wanted.password:
+        try:
+            check_secret(wanted.password)
+        except ValidationError as exc:
+            found += [item.problem(m, "secret") for m in exc.messages]
     return found
-
-
-def valid_secret(secret: str) -> bool:
-    if not secret.startswith(SECRET_PREFIX):
-        return False
-    try:
-        return len(base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)) >= 24
-    except (binascii.Error, ValueError):
-        return False
 
 
 def secret_change(wanted: Wanted, sub: WebhookSubscription | None) -> FieldChange | None:

@@ -17,7 +17,7 @@ from core.urlsafe import redact_url
 
 from .models import Delivery, DeliveryStatus, WebhookAudit, WebhookSubscription
 from .outbox import kick, send_pump
-from .validators import check_events, check_url
+from .validators import check_events, check_secret, check_url
 
 log = logging.getLogger(__name__)
 EDITABLE = ("url", "events", "description", "enabled")
@@ -91,6 +91,7 @@ def rotate_secret(sub: WebhookSubscription, actor: str) -> str:
 def set_secret(sub: WebhookSubscription, secret: str, actor: str) -> None:
     """The receiver's own secret, given (the fleet files' reference, resolved where the
     apply runs), effective for the next attempt; audited, never recorded."""
+    check_secret(secret)
     with transaction.atomic():
         sub.secret = secret
         sub.save(update_fields=["secret", "updated"])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
 from core import egress
+from core.ids import SECRET_PREFIX
 
 from .outbox import EVENT_TYPES
 
@@ -33,6 +36,23 @@ def check_url(url: str) -> str:
     except egress.Refused as exc:
         raise egress.validation_error("url", exc) from None
     return url
+
+
+def check_secret(secret: str) -> str:
+    """A signing secret as standardwebhooks takes it: `whsec_` and the base64 of at least
+    24 bytes. The message never repeats the value."""
+    body = secret[len(SECRET_PREFIX) :] if secret.startswith(SECRET_PREFIX) else None
+    try:
+        if body is not None and len(base64.b64decode(body, validate=True)) >= 24:
+            return secret
+    except (binascii.Error, ValueError):
+        pass
+    raise ValidationError(
+        {
+            "secret": f"Not a signing secret ({SECRET_PREFIX} and base64 of at least 24 "
+            "bytes); the value is not repeated here."
+        }
+    )
 
 
 def check_events(events: object) -> list[str]:

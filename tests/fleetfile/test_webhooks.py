@@ -85,8 +85,8 @@ def test_a_missing_secret_a_bad_one_and_an_unknown_event_are_named_where_they_ar
     assert [(p.path, p.message) for p in caught.value.problems] == [
         (
             "webhooks[0].secret",
-            "the secret is not a signing secret (whsec_ and base64 of at least 24 bytes); "
-            "the value is not repeated here",
+            "Not a signing secret (whsec_ and base64 of at least 24 bytes); the value is "
+            "not repeated here.",
         )
     ]
     with pytest.raises(FleetFileError) as caught:

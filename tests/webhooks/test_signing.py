@@ -74,3 +74,26 @@ def test_another_secret_is_rejected(signer_and_receiver):
     outcome = post(Webhook(new_secret()), receiver.url, new_msg_id(), body(), timeout=5)
     assert not outcome.ok and outcome.status_code == 400 and not outcome.unreachable
     assert len(receiver.rejected()) == 1
+
+
+@pytest.mark.django_db
+def test_a_given_secret_is_one_the_library_signs_with_or_refused_unrepeated():
+    """A receiver's own secret (the fleet files give it) is set only when standardwebhooks
+    can sign with it; a refusal never repeats the value."""
+    from django.core.exceptions import ValidationError
+
+    from tests.webhooks.factories import make_subscription
+    from webhooks.models import WebhookAudit
+    from webhooks.services import set_secret
+
+    sub = make_subscription()
+    given = new_secret()
+    set_secret(sub, given, "user:alice")
+    Webhook(given).sign(new_msg_id(), timezone.now(), "{}")  # the library takes it
+    assert WebhookAudit.objects.filter(subscription_pk=sub.pk, action="secret_set").exists()
+    for bad in ("whsec_not!base64", "whsec_" + "QUJD", "s3cr3t-plain"):
+        with pytest.raises(ValidationError) as caught:
+            set_secret(sub, bad, "user:alice")
+        assert bad not in str(caught.value)
+    sub.refresh_from_db()
+    assert sub.secret == given
