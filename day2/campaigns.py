@@ -12,35 +12,35 @@ start the same node.
 Room in a rack: at most `max_unavailable_pct` of its nodes (always at least one, so a
 small rack still moves) may be out of service at once, counting every node of the rack
 that is not serving (draining, drained, deploying, validating, inspecting, failed, rma),
-whatever took it out. A member that is not in service when its turn comes (drained,
-failed, ready) costs no capacity and starts at once.
+whatever took it out; and within its site's capacity limits where the site sets them
+(day2/room.py). A member that is not in service when its turn comes (drained, failed,
+ready) costs no capacity and starts at once.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from core.text import plural
-from inventory import operations, selectors
+from inventory import operations
 from inventory import services as inventory
 from inventory.choices import FINISHED_OPERATION_STATUSES, NodeState, OperationStatus
 from inventory.locking import NodeLocked
 from inventory.models import Node, Operation
 from webhooks import outbox
 
-from . import campaign_flow, kinds, planning
+from . import campaign_flow, kinds, planning, room
 from .models import Campaign, CampaignNode, CampaignStatus, MemberStatus
 
 log = logging.getLogger(__name__)
 
-WAITING_FOR_ROOM = "waiting for room in its rack"
+WAITING_FOR_ROOM = room.IN_RACK
 KIND = "campaign"  # its operation's kind
 OP_TO_MEMBER = {
     "succeeded": MemberStatus.SUCCEEDED,
@@ -149,27 +149,6 @@ def _member(campaign: Campaign, planned: planning.Planned) -> CampaignNode:
         changes=planned.changes,
         estimate_s=planned.estimate_s,
     )
-
-
-def _rack_room(campaign: Campaign, rack_ids: Iterable[int | None]) -> dict[int | None, int]:
-    """How many more nodes each rack may lose: its allowance minus what is out now
-    (counted by the database: a row per rack, not per node)."""
-    ids = [r for r in rack_ids if r is not None]
-
-    def per_rack(nodes: QuerySet[Node]) -> Counter[int]:
-        rows = nodes.order_by().values_list("rack_id").annotate(n=Count("id"))
-        return Counter(dict(rows))
-
-    in_racks = Node.objects.filter(rack_id__in=ids)
-    sizes = per_rack(in_racks.exclude(state=NodeState.DECOMMISSIONED))
-    # Out of service, as the health limits count it too (inventory's one definition).
-    out = per_rack(selectors.out_of_service(in_racks))
-    room: dict[int | None, int] = {}
-    for rack_id in ids:
-        allowance = max(1, sizes[rack_id] * campaign.max_unavailable_pct // 100)
-        room[rack_id] = allowance - out[rack_id]
-    room[None] = 1  # unracked nodes: one at a time
-    return room
 
 
 def tick(campaign_id: int) -> str:
@@ -282,23 +261,29 @@ def _launch(campaign: Campaign) -> None:
         _start(campaign, member)
     serving = waiting.filter(node__state=NodeState.IN_SERVICE)
     racks = set(serving.order_by().values_list("node__rack_id", flat=True).distinct())
-    room = _rack_room(campaign, racks)
+    left = room.of(campaign, racks)
     for rack_id in racks:
         if rack_id is None:
             in_rack = serving.filter(node__rack__isnull=True)
         else:
             in_rack = serving.filter(node__rack_id=rack_id)
         # A member that cannot start is skipped and gives its slot to the next one.
-        while room[rack_id] > 0:
-            batch = list(in_rack.select_related("node")[: room[rack_id]])
+        while left.left(rack_id) > 0:
+            batch = list(in_rack.select_related("node")[: left.left(rack_id)])
             if not batch:
                 break
             for member in batch:
                 _start(campaign, member)
-                room[rack_id] -= member.status == MemberStatus.RUNNING
-    full = [rack for rack, left in room.items() if rack is not None and left <= 0]
-    in_full = serving.filter(Q(node__rack_id__in=full) | Q(node__rack__isnull=True))
-    in_full.exclude(message=WAITING_FOR_ROOM).update(message=WAITING_FOR_ROOM)
+                if member.status == MemberStatus.RUNNING:
+                    left.take(rack_id)
+    full: dict[str, list[int | None]] = {}
+    for rack_id in racks:
+        if left.left(rack_id) <= 0:
+            full.setdefault(left.why_waiting(rack_id), []).append(rack_id)
+    for why, in_racks in full.items():
+        ids = [r for r in in_racks if r is not None]
+        in_full = serving.filter(Q(node__rack_id__in=ids) | Q(node__rack__isnull=None in in_racks))
+        in_full.exclude(message=why).update(message=why)
 
 
 def _start(campaign: Campaign, member: CampaignNode) -> None:

@@ -19,34 +19,6 @@ from core.egress import clean_networks
 from inventory.models import NetworkInterface, Node, Rack, Site
 from inventory.validators import normalise_mac
 
-SITE_KEYS = ("slug", "name", "description", "attestation", "bmc_networks")
-RACK_KEYS = (
-    "site",
-    "name",
-    "row",
-    "position",
-    "u_height",
-    "power_budget_kw",
-    "fabric",
-    "delivered",
-    "leaf_switches",
-)
-NODE_KEYS = (
-    "serial",
-    "hostname",
-    "site",
-    "rack",
-    "unit",
-    "u_height",
-    "model",
-    "gpu_model",
-    "gpu_count",
-    "role",
-    "fabric",
-    "labels",
-    "bmc",
-    "interfaces",
-)
 BMC_KEYS = ("protocol", "address", "port", "username", "verify_tls", "system_id", "gpu_system_id")
 NIC_KEYS = ("mac", "name", "ip", "boot", "fabric_rail")
 # File keys that are not the model field's name.
@@ -110,6 +82,10 @@ def site_form(site: Site) -> dict[str, Any]:
         "description": site.description,
         "attestation": site.attestation,
         "bmc_networks": list(site.bmc_networks or []),
+        "rack_max_out_percent": site.rack_max_out_percent,
+        "rack_min_out": site.rack_min_out,
+        "site_max_out_percent": site.site_max_out_percent,
+        "site_min_out": site.site_min_out,
     }
 
 

@@ -46,6 +46,26 @@ def _whole(minimum: int = 0, maximum: int | None = None) -> dict[str, Any]:
     return found
 
 
+def _share(of: str) -> dict[str, Any]:
+    return {
+        "type": ["number", "null"],
+        "minimum": 0,
+        "maximum": 100,
+        "description": f"Per cent of {of} the health policy and campaigns may have out of "
+        "service at once; null: the fleet-wide default.",
+    }
+
+
+def _count(of: str) -> dict[str, Any]:
+    return {
+        "type": ["integer", "null"],
+        "minimum": 0,
+        "maximum": 32767,
+        "description": f"Nodes of {of} that may always be out, whatever the share; null: the "
+        "fleet-wide default.",
+    }
+
+
 def _object(required: list[str], properties: dict[str, Any], about: str) -> dict[str, Any]:
     return {
         "type": "object",
@@ -64,6 +84,11 @@ SITE = _object(
         "description": {"type": "string"},
         "attestation": {"enum": list(AttestationPolicy.values)},
         "bmc_networks": {"type": "array", "items": {"type": "string"}, "maxItems": 64},
+        # Capacity limits (docs/health.md): null is the fleet-wide default.
+        "rack_max_out_percent": _share("a rack's nodes"),
+        "rack_min_out": _count("a rack"),
+        "site_max_out_percent": _share("the site's nodes"),
+        "site_min_out": _count("the site"),
     },
     "A site (a datacenter hall), named by its slug.",
 )

@@ -1,6 +1,6 @@
 """Safety limits on automatic actions: how many nodes a rack / site may have out of
-service, and the per-node cool-down. Read-only: each returns why an action must wait, or
-None.
+service (the site's capacity limits, inventory.capacity), and the per-node cool-down.
+Read-only: each returns why an action must wait, or None.
 
 "Out of service" is inventory's one definition (selectors.out_of_service, which campaigns
 count by too): a node in a state where it serves no jobs because something is being done
@@ -12,7 +12,6 @@ it is recycled or sent to RMA, so it is never held for capacity.
 
 from __future__ import annotations
 
-import math
 from datetime import timedelta
 
 from django.conf import settings
@@ -20,7 +19,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.text import plural
-from inventory import selectors
+from inventory import capacity, selectors
 from inventory.choices import ACTIVE_OPERATION_STATUSES, NodeState
 from inventory.models import Node, Operation
 
@@ -40,17 +39,13 @@ def is_out(node: Node) -> bool:
     return out_of_service(Node.objects.filter(pk=node.pk)).exists()
 
 
-def allowed_out(total: int, percent: float, minimum: int) -> int:
-    return max(minimum, math.floor(total * percent / 100))
-
-
 def _share_hold(
     scope: str, name: str, nodes: QuerySet[Node], percent: float, minimum: int
 ) -> str | None:
     counted = nodes.exclude(state=NodeState.DECOMMISSIONED)
     total = counted.count()
     out = out_of_service(counted).count()
-    limit = allowed_out(total, percent, minimum)
+    limit = capacity.allowed_out(total, percent, minimum)
     if out + 1 <= limit:
         return None
     return (
@@ -66,12 +61,13 @@ def capacity_hold(node: Node) -> tuple[str, str] | None:
     rack = node.rack
     if rack is None or is_out(node):
         return None
+    limits = capacity.of(rack.site)
     held = _share_hold(
         "rack",
         rack.name,
         Node.objects.filter(rack_id=rack.pk),
-        settings.CORRAL_HEALTH_RACK_MAX_OUT_PERCENT,
-        settings.CORRAL_HEALTH_RACK_MIN_OUT,
+        limits.rack_percent,
+        limits.rack_min,
     )
     if held:
         return HeldFor.RACK, held
@@ -79,8 +75,8 @@ def capacity_hold(node: Node) -> tuple[str, str] | None:
         "site",
         rack.site.slug,
         Node.objects.filter(rack__site_id=rack.site_id),
-        settings.CORRAL_HEALTH_SITE_MAX_OUT_PERCENT,
-        settings.CORRAL_HEALTH_SITE_MIN_OUT,
+        limits.site_percent,
+        limits.site_min,
     )
     return (HeldFor.SITE, held) if held else None
 

@@ -240,6 +240,38 @@ class SiteForm(forms.Form):
         "docs/egress.md).",
     )
 
+    rack_max_out_percent = forms.FloatField(
+        label="Rack: most out of service (%)",
+        required=False,
+        min_value=0,
+        max_value=100,
+        widget=forms.NumberInput(CONTROL),
+        help_text="Share of a rack's nodes the health policy and campaigns may have out at "
+        "once. Empty: the fleet-wide default (admins only; docs/health.md).",
+    )
+    rack_min_out = forms.IntegerField(
+        label="Rack: always allowed out",
+        required=False,
+        min_value=0,
+        widget=forms.NumberInput(CONTROL),
+        help_text="Nodes of a rack that may be out whatever the share. Empty: the default.",
+    )
+    site_max_out_percent = forms.FloatField(
+        label="Site: most out of service (%)",
+        required=False,
+        min_value=0,
+        max_value=100,
+        widget=forms.NumberInput(CONTROL),
+        help_text="Share of the site's nodes that may be out at once. Empty: the default.",
+    )
+    site_min_out = forms.IntegerField(
+        label="Site: always allowed out",
+        required=False,
+        min_value=0,
+        widget=forms.NumberInput(CONTROL),
+        help_text="Nodes of the site that may be out whatever the share. Empty: the default.",
+    )
+
     def clean_bmc_networks(self) -> list[str]:
         text = self.cleaned_data["bmc_networks"]
         return [n.strip() for n in text.replace(",", "\n").splitlines() if n.strip()]

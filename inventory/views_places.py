@@ -15,7 +15,7 @@ from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from .api.serializers import RackSerializer, SiteSerializer
+from .api.serializers import CAPACITY_FIELDS, RackSerializer, SiteSerializer
 from .forms import RackForm, SiteForm, add_errors
 from .models import Rack, Site
 from .permissions import WRITE, can_somewhere, sites_where
@@ -45,6 +45,7 @@ def site_edit(request, pk: int | None = None):
             "description": site.description,
             "attestation": site.attestation,
             "bmc_networks": "\n".join(site.bmc_networks),
+            **{name: getattr(site, name) for name in CAPACITY_FIELDS},
         }
         if site
         else {}

@@ -73,6 +73,18 @@ class NetworkListField(serializers.ListField):
             raise serializers.ValidationError(exc.messages) from None
 
 
+CAPACITY_FIELDS = ("rack_max_out_percent", "rack_min_out", "site_max_out_percent", "site_min_out")
+# A site's policies are admin decisions; others may send the current value back unchanged.
+ADMIN_ONLY = {
+    "attestation": "Only an admin may change a site's attestation policy (docs/attestation.md).",
+    "bmc_networks": "Only an admin may change a site's BMC networks (docs/egress.md).",
+    **{
+        name: "Only an admin may change a site's capacity limits (docs/health.md)."
+        for name in CAPACITY_FIELDS
+    },
+}
+
+
 class SiteSerializer(serializers.ModelSerializer):
     bmc_networks = NetworkListField(
         required=False,
@@ -82,35 +94,36 @@ class SiteSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Site
-        fields = ["id", "name", "slug", "description", "attestation", "bmc_networks", "created"]
+        fields = [
+            "id",
+            "name",
+            "slug",
+            "description",
+            "attestation",
+            "bmc_networks",
+            *CAPACITY_FIELDS,
+            "created",
+        ]
 
-    def validate_bmc_networks(self, value: list[str]) -> list[str]:
-        """Where a site's worker may connect is the egress policy (core.egress): admins
-        only. Others may send the current value back unchanged."""
-        current = self.instance.bmc_networks if self.instance is not None else []
+    def validate(self, attrs: dict) -> dict:
+        """Whether unattested nodes may join, where a site's BMCs may be and how many of its
+        nodes automatic work may take out are trust and safety decisions: admins only."""
         request = self.context.get("request")
         user = getattr(request, "user", None)
-        if value != current and (user is None or not can(user, ADMIN)):
-            raise drf.ValidationError(
-                "Only an admin may change a site's BMC networks (docs/egress.md)."
-            )
-        return value
+        if user is not None and can(user, ADMIN):
+            return attrs
+        errors = {}
+        for name, message in ADMIN_ONLY.items():
+            if name in attrs and attrs[name] != self._current(name):
+                errors[name] = [message]
+        if errors:
+            raise drf.ValidationError(errors)
+        return attrs
 
-    def validate_attestation(self, value: str) -> str:
-        """Whether unattested nodes may join is a trust decision: admins only
-        (docs/attestation.md). Others may send the current value back unchanged."""
-        current = (
-            self.instance.attestation
-            if self.instance is not None
-            else Site._meta.get_field("attestation").get_default()
-        )
-        request = self.context.get("request")
-        user = getattr(request, "user", None)
-        if value != current and (user is None or not can(user, ADMIN)):
-            raise drf.ValidationError(
-                "Only an admin may change a site's attestation policy (docs/attestation.md)."
-            )
-        return value
+    def _current(self, name: str) -> object:
+        if self.instance is not None:
+            return getattr(self.instance, name)
+        return Site._meta.get_field(name).get_default()
 
 
 @extend_schema_field({"type": "string", "pattern": RACK_NAME_PATTERN, "maxLength": 100})

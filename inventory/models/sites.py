@@ -1,7 +1,7 @@
 import contextlib
 
 from django.core.exceptions import ValidationError
-from django.core.validators import validate_slug
+from django.core.validators import MaxValueValidator, MinValueValidator, validate_slug
 from django.db import models
 from django.urls import reverse
 
@@ -37,6 +37,36 @@ class Site(models.Model):
         validators=[validate_bmc_networks],
         help_text="Networks this site's BMC addresses must be in, such as 10.20.0.0/16; "
         "empty: any address the fleet-wide egress policy allows (admins only).",
+    )
+    # Capacity limits (inventory.capacity, docs/health.md): how many of a rack's and of the
+    # site's nodes may be out of service at once because of automatic work. Empty: the
+    # fleet-wide defaults (CORRAL_HEALTH_*_OUT settings) for the health policy, and a
+    # campaign's own max_unavailable_pct alone. Admins only, like the site's other policies.
+    rack_max_out_percent = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
+        help_text="Share of a rack's nodes that automatic work may have out of service at "
+        "once (health policy and campaigns); empty: the fleet-wide default.",
+    )
+    rack_min_out = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Nodes of a rack that may always be out, whatever the share; empty: the "
+        "fleet-wide default.",
+    )
+    site_max_out_percent = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
+        help_text="Share of the site's nodes that automatic work may have out of service at "
+        "once; empty: the fleet-wide default.",
+    )
+    site_min_out = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Nodes of the site that may always be out, whatever the share; empty: the "
+        "fleet-wide default.",
     )
     created = models.DateTimeField(auto_now_add=True)
 

@@ -63,7 +63,8 @@ def test_json_files_are_read_with_their_lines_too():
     text = json.dumps({"sites": [{"slug": "dc1", "nmae": "One"}]}, indent=2)
     assert problems(("fleet.json", text)) == [
         "fleet.json:5 sites[0].nmae: unknown key (known: slug, name, description, "
-        "attestation, bmc_networks)"
+        "attestation, bmc_networks, rack_max_out_percent, rack_min_out, site_max_out_percent, "
+        "site_min_out)"
     ]
 
 

@@ -170,3 +170,24 @@ def test_the_cool_down_counts_what_the_policy_started_not_its_chain_s_steps(rack
     Operation.objects.filter(pk=chain.pk).update(created=timezone.now() - timedelta(minutes=31))
     OperationFactory(node=node, kind="validate", actor="policy", parent=chain, status="succeeded")
     assert limits.cooldown_hold(node) is None
+
+
+def test_a_site_s_own_limits_win_over_the_settings(site, settings):
+    settings.CORRAL_HEALTH_RACK_MAX_OUT_PERCENT = 10
+    site.rack_max_out_percent, site.site_max_out_percent = 40, 40
+    site.save()
+    nodes = in_service_rack(site, "r04")
+    assert [report(n, 79).status for n in nodes[:3]] == ["started", "started", "held"]
+    assert report(nodes[3], 79).outcome == (
+        "held: rack r04 already has 2 of 5 nodes out of service "
+        "(limit 40 %, at least 1: 2 may be out)"
+    )
+
+
+def test_a_limit_the_site_leaves_empty_is_the_setting(site, settings):
+    settings.CORRAL_HEALTH_SITE_MIN_OUT = 3
+    site.rack_max_out_percent, site.rack_min_out = 100, 5
+    site.save()
+    nodes = in_service_rack(site, "r05")
+    # The rack allows all 5; the site's 10 % of 5 rounds down to the setting's minimum, 3.
+    assert [report(n, 79).status for n in nodes[:4]] == ["started"] * 3 + ["held"]
