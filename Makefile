@@ -20,8 +20,9 @@ run: $(STAMP)
 	$(BIN)/python -m devtools.run
 
 # pytest runs on PYTEST_WORKERS processes (pytest-xdist); PYTEST_WORKERS=0 runs it in this
-# one, for debugging. docs/testing.md: Parallel runs.
-PYTEST_WORKERS ?= 2
+# one, for debugging. Three on two cores: the third fills the time the others wait on peers
+# (docs/testing.md: Parallel runs).
+PYTEST_WORKERS ?= 3
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist worksteal
 
 test: $(STAMP)

@@ -38,7 +38,7 @@ from tests.workers import celery_worker  # noqa: F401
 
 def xdist_worker_env(index: int) -> dict[str, str]:
     """The broker of xdist worker number `index` (gw0, gw1, ...): Redis db N XOR index for
-    REDIS_URL's db N (15 -> 15 and 14 with -n 2), or a filesystem broker folder of its own.
+    REDIS_URL's db N (15 -> 15, 14 and 13 with -n 3), or a filesystem broker folder of its own.
     Each worker starts its own Celery workers on the same queue names; on one broker they
     would take each other's tasks, which name rows of the other worker's database."""
     from urllib.parse import urlsplit, urlunsplit

@@ -136,7 +136,7 @@ def test_the_server_stops_when_asked_while_its_worker_is_still_starting(tmp_path
     for ever, with the main process waiting for it for ever: a deploy or `docker stop`
     while a worker restarts. The server now kills a worker that has not stopped within
     GRANIAN_WORKERS_KILL_TIMEOUT (fleet.serve's default: 10 s)."""
-    server = start_web(tmp_path / "web.log", {})
+    server = start_web(tmp_path / "web.log", {"GRANIAN_WORKERS_KILL_TIMEOUT": None})
     try:
         wait_until(server.workers, timeout=30, interval=0.01, what="a worker spawned")
         workers = server.workers()

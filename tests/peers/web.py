@@ -50,6 +50,9 @@ def start_web(log: Path, extra_env: dict[str, str | None]) -> WebServer:
         "CORRAL_BOOT_CACHE_SECONDS": "0.2",
         "CORRAL_BOOT_LOG_FLUSH_SECONDS": "0.2",
         "GRANIAN_WORKERS": "1",
+        # A worker still holding a browser's connection when the test ends is killed after
+        # this, not after fleet.serve's 10 s (test_serve.py proves that default itself).
+        "GRANIAN_WORKERS_KILL_TIMEOUT": "3",
         **extra_env,
     }
     env = {name: value for name, value in env.items() if value is not None}
