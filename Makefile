@@ -23,6 +23,10 @@ run: $(STAMP)
 # one, for debugging. Three on two cores: the third fills the time the others wait on peers
 # (docs/testing.md: Parallel runs).
 PYTEST_WORKERS ?= 3
+# Python keeps compiled modules, and pytest its assert-rewritten test modules, only where
+# bytecode may be written: with PYTHONDONTWRITEBYTECODE set (as on the reference machine),
+# every xdist process rewrote all 650 test modules on every run, 7 s each.
+unexport PYTHONDONTWRITEBYTECODE
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist worksteal
 
 test: $(STAMP)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 from fleet.celery import app
@@ -55,6 +56,7 @@ def worker_broker_settings(redis_url: str) -> dict:
     return {"url": url, "transport": transport, "no_prefetch": no_prefetch, "late": acks_late}
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_redis_is_kombus_own_transport_and_a_worker_takes_only_what_it_can_start():
     for url in ("redis://127.0.0.1:6390/3", "rediss://127.0.0.1:6390/3"):
         assert worker_broker_settings(url) == {

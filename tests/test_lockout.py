@@ -143,6 +143,7 @@ def test_client_address(settings, remote, forwarded, trusted, expected):
     assert client_address(RequestFactory().get("/", **meta)) == expected
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_trusted_proxies_default_to_loopback_behind_a_tls_proxy_and_to_none_otherwise():
     assert settings_under({}, "CORRAL_TRUSTED_PROXIES") == {"CORRAL_TRUSTED_PROXIES": []}
     behind = settings_under({"BEHIND_TLS_PROXY": "true"}, "CORRAL_TRUSTED_PROXIES")

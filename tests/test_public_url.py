@@ -18,6 +18,7 @@ from tests.factories import NodeFactory
 from tests.test_settings import PRODUCTION, ROOT, settings_under
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_links_default_to_the_address_make_run_prints():
     default = settings_under({}, "CORRAL_PUBLIC_URL")["CORRAL_PUBLIC_URL"]
     assert default == "http://127.0.0.1:8000" == run.web_url(8000)

@@ -109,11 +109,13 @@ def concrete(path: str, world: dict) -> str:
     return url.replace("{name}", "power_on" if "/actions/" in path else "investigating")
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_the_schema_lists_every_write_the_table_has(db):
     table = {(r.method, r.path.replace("{pk}", "{id}")) for r in rows() if r.method != "GET"}
     assert set(schema_writes()) == table
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", ["manager", "technician", "integration", "admin", None])
 def test_every_write_endpoint_enforces_the_table_for_every_role(api, world, role):

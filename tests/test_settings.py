@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,12 +40,14 @@ def check_deploy(extra: dict) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_check_deploy_is_clean_with_production_variables():
     result = check_deploy(PRODUCTION)
     assert result.returncode == 0, result.stderr + result.stdout
     assert "no issues" in result.stdout
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_check_deploy_refuses_a_missing_encryption_key():
     result = check_deploy({**PRODUCTION, "FIELD_ENCRYPTION_KEYS": ""})
     assert result.returncode != 0
@@ -74,6 +77,7 @@ def settings_under(extra: dict, *names: str) -> dict:
 COOKIES = ("SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE")
 
 
+@pytest.mark.slow  # 5 s on its own (docs/testing.md: Markers)
 def test_cookies_are_secure_whenever_tls_is_configured():
     for tls in ({"SECURE_SSL_REDIRECT": "true"}, {"BEHIND_TLS_PROXY": "true"}):
         got = settings_under(tls, *COOKIES, "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SAMESITE")
@@ -87,6 +91,7 @@ def test_cookies_are_secure_whenever_tls_is_configured():
     assert settings_under({}, *COOKIES) == dict.fromkeys(COOKIES, False)
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_check_deploy_is_clean_behind_a_tls_proxy():
     """TLS ends at a proxy (BEHIND_TLS_PROXY) that redirects http itself."""
     behind = {k: v for k, v in PRODUCTION.items() if k not in ("SESSION_COOKIE_SECURE",)}

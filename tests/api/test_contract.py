@@ -376,6 +376,7 @@ def every_get_url(client) -> list[str]:
     return urls + [f"/api/v1/webhooks/{pk}/deliveries/" for pk in hooks]
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 @pytest.mark.django_db
 def test_no_secret_in_any_list_or_detail_response(audited_scene, api, fleet_with_secrets):
     client = api("admin")

@@ -51,5 +51,6 @@ def test_every_operation_has_one_described_domain_tag(schema):
         ("POST /api/v1/nodes/{id}/tpm/forget/", "attestation"),
     ],
 )
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_an_operation_is_tagged_with_the_domain_of_what_it_serves(schema, operation, tag):
     assert dict(operations(schema))[operation]["tags"] == [tag]

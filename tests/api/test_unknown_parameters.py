@@ -43,6 +43,7 @@ def list_parameters() -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_every_query_parameter_the_schema_declares_is_known(api, node):
     client = api("admin")
     refused = []

@@ -67,6 +67,7 @@ def node(rack, name: str, model: str = "FX-1", state: str = "ready", bmc=None) -
     return NodeFactory(rack=rack, hostname=name, model=model, state=state, **extra)
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_the_plan_says_what_changes_on_each_node_and_why_others_are_left_out(
     api, rack, updating_bmc
 ):

@@ -41,6 +41,7 @@ def images(updating_bmc, settings):
     return bmc
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_an_update_waits_while_another_runs_through_the_same_bmc(
     updating_bmc,
     node,  # noqa: F811

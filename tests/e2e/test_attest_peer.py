@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from tests.peers.netboot.artifacts import BUSYBOX
 from tests.peers.netboot.uefi import AGENT
 from tests.peers.qemu import GUEST_APP_URL
@@ -196,6 +198,7 @@ def run_agent(tmp_path: Path, port: int, token: str, **env: str) -> str:
     return run.stdout + run.stderr
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_attest_agent_sends_evidence_from_a_host_tpm(tmp_path):
     """The whole protocol through the product's agent, minus firmware: a swtpm on TCP."""
     ca = make_ca(tmp_path / "ca")
@@ -209,6 +212,7 @@ def test_attest_agent_sends_evidence_from_a_host_tpm(tmp_path):
     assert report["hostname"] == "host-agent"
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_attest_agent_refused_challenge_phones_home_without_attestation(tmp_path):
     ca = make_ca(tmp_path / "ca")
     proto = ProtocolServer(tmp_path / "server", refuse_challenge=True)

@@ -10,6 +10,7 @@ from django.db.migrations.executor import MigrationExecutor
 BEFORE = [("inventory", "0023_operation_not_before"), ("engine", "0001_initial")]
 
 
+@pytest.mark.slow  # 6 s on its own (docs/testing.md: Markers)
 @pytest.mark.django_db(transaction=True)
 def test_operations_and_what_points_at_them_survive_the_move():
     executor = MigrationExecutor(connection)

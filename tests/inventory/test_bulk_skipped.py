@@ -62,6 +62,7 @@ def test_every_node_skipped_is_a_succeeded_bulk_saying_so(api, rack):
     assert resp.data["message"] == "0 succeeded, 1 skipped"
 
 
+@pytest.mark.slow  # 7 s on its own (docs/testing.md: Markers)
 def test_operation_status_enum_in_the_schema_lists_skipped(api):
     schema = api("manager").get("/api/schema/?format=json")
     assert schema.status_code == 200

@@ -78,6 +78,7 @@ def test_expected_gpus_are_checked_when_given(sushy_static):
     assert report["mismatch"] == "expected 8 × H100-SXM, BMC reports 0 GPUs"
 
 
+@pytest.mark.slow  # 5 s on its own (docs/testing.md: Markers)
 def test_ipmi_prints_identity_and_what_ipmi_cannot_list(own_ipmi):
     report = _run(
         "--protocol=ipmi",
@@ -128,6 +129,7 @@ def test_unreachable_bmc_exits_1_with_the_reason_on_stderr():
     assert "Secr3t-pw" not in done.stderr
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 def test_wrong_ipmi_password_is_named(own_ipmi):
     with pytest.raises(CommandError) as raised:
         _run(

@@ -211,6 +211,7 @@ def fanning_tree(chassis: int = 8, devices: int = 40, functions: int = 8) -> dic
     return tree
 
 
+@pytest.mark.slow  # 7 s on its own (docs/testing.md: Markers)
 def test_a_tree_that_fans_out_without_end_stops_after_2000_requests():
     tree = fanning_tree()
     assert len(tree) > 3000
@@ -239,6 +240,7 @@ def test_a_walk_that_takes_too_long_stops_and_says_what_it_did_not_read(monkeypa
     assert facts.serial == "HX1-0001"
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_the_biggest_real_tree_is_read_well_within_the_caps():
     """The NVIDIA DGX H100 tree (742 documents; its inventory walk takes about 450 GETs,
     its firmware walk about 70) passes the caps with room to spare."""

@@ -11,6 +11,7 @@ from django.utils import timezone
 BEFORE = [("rma", "0002_copy_inventory_cases"), ("core", "0001_initial")]
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 @pytest.mark.django_db(transaction=True)
 def test_recorded_answers_are_copied_to_core_with_their_time():
     executor = MigrationExecutor(connection)

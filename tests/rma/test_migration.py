@@ -10,6 +10,7 @@ from django.utils import timezone
 BEFORE = [("inventory", "0010_operation_sent"), ("rma", None)]
 
 
+@pytest.mark.slow  # 12 s on its own (docs/testing.md: Markers)
 @pytest.mark.django_db(transaction=True)
 def test_old_cases_are_copied_into_the_new_workflow():
     executor = MigrationExecutor(connection)

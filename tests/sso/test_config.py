@@ -133,6 +133,7 @@ def test_corral_does_not_start_with_a_bad_role_map_and_says_which_entry():
     )
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 def test_corral_starts_with_single_sign_on_configured_and_without():
     configured = {
         "CORRAL_OIDC_ISSUER": "https://login.example.net",

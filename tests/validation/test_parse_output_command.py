@@ -3,6 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "tool_outputs"
 
@@ -17,6 +19,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_prints_json_for_a_recorded_output():
     out = run("nccl", str(FIXTURES / "nccl-allreduce-2node-16xH100-tcpxo-full.txt"))
     assert out.returncode == 0, out.stderr
@@ -25,6 +28,7 @@ def test_prints_json_for_a_recorded_output():
     assert round(data["busbw_inplace_at_max_gbps"]) == 337
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_garbled_output_is_exit_1_with_a_message_and_no_traceback(tmp_path):
     cut = tmp_path / "cut.txt"
     text = (FIXTURES / "dcgmi-diag-r3-dcgm4.0-4gpu-pass.txt").read_text()

@@ -43,6 +43,7 @@ def test_a_kept_deploy_script_ends_with_the_deploy(client, node):
     assert token not in after and "kernel" not in after
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_a_transition_that_commits_late_is_not_missed(node):
     """A lifecycle write stamps Node.updated when it runs and becomes visible when its
     transaction commits; a refresh that read in between must not move past it (a node

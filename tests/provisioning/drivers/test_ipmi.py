@@ -108,6 +108,7 @@ def test_wrong_password_is_fatal_and_never_echoed(ipmi_bmc):
         assert driver.power.get_power_state() == POWER_OFF
 
 
+@pytest.mark.slow  # 5 s on its own (docs/testing.md: Markers)
 def test_one_session_per_bmc_is_reused_across_drivers_and_threads(ipmi_bmc):
     with get_driver(settings_for(ipmi_bmc)) as driver:
         driver.power.get_power_state()
@@ -131,6 +132,7 @@ def test_one_session_per_bmc_is_reused_across_drivers_and_threads(ipmi_bmc):
     assert cached_session_count() == before
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_session_recovers_after_the_bmc_restarts(ipmi_sim_factory):
     bmc = ipmi_sim_factory(password="restart-pw")
     with get_driver(settings_for(bmc, timeout=2)) as driver:
@@ -177,6 +179,7 @@ except BMCTransientError as exc:
 """
 
 
+@pytest.mark.slow  # 3 s on its own (docs/testing.md: Markers)
 def test_unreachable_bmc_is_transient_within_the_timeout():
     result = subprocess.run(
         [sys.executable, "-c", UNREACHABLE, str(free_port())],
@@ -201,6 +204,7 @@ def test_firmware_and_health(ipmi_bmc):
     assert (health.status, health.sensors) == (HEALTH_UNKNOWN, [])
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 def test_inspect_reads_the_fru_identity_and_lists_the_rest_as_unavailable(ipmi_bmc):
     # ipmi_sim refuses FRU reads of more than ~60 bytes at once (0xC8); this FRU is
     # bigger, so the read has to shrink its requests to get it all.
@@ -238,6 +242,7 @@ def test_inspect_of_a_bmc_without_fru_data_lists_the_identity_as_unavailable(ipm
     assert "nics" in facts.unavailable
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 def test_inspect_finds_each_bmcs_own_serial(ipmi_sim_factory):
     long_serial = "SN-" + "7" * 50  # one field near the 63-byte limit of a FRU string
     other = ipmi_sim_factory(

@@ -4,6 +4,8 @@ Expected values are the records' own (raw x M, in the record's base unit)."""
 
 from __future__ import annotations
 
+import pytest
+
 from provisioning.drivers import get_driver
 from provisioning.sensors import summarize
 from tests.peers.ipmi_sdr import CELSIUS, FAN, POWER_SUPPLY, RPM, TEMPERATURE, WATTS, SimSensor
@@ -20,6 +22,7 @@ SENSORS = [
 ]
 
 
+@pytest.mark.slow  # 4 s on its own (docs/testing.md: Markers)
 def test_the_sdr_sensors_are_read_with_their_kinds(ipmi_sim_factory):
     bmc = ipmi_sim_factory(name="sensors01", password="ipmi-Test-pw", sensors=SENSORS)
     with get_driver(settings_for(bmc)) as driver:
@@ -37,6 +40,7 @@ def test_the_sdr_sensors_are_read_with_their_kinds(ipmi_sim_factory):
     assert (summary.hottest_c, summary.gpu_hottest_c) == (71.0, 71.0)
 
 
+@pytest.mark.slow  # 13 s on its own (docs/testing.md: Markers)
 def test_a_bmc_answering_slowly_but_steadily_is_read_to_the_end(ipmi_sim_factory):
     """The timeout bounds the wait for each answer, not a whole call: a first sensor read
     walks the SDR repository, and a real BMC's takes hundreds of requests. Here every

@@ -76,6 +76,7 @@ def test_redfish_words_a_closed_port_and_any_listener_alike(listeners, caplog):
         assert detail in caplog.text, detail
 
 
+@pytest.mark.slow  # 2 s on its own (docs/testing.md: Markers)
 def test_ipmi_words_a_closed_port_and_another_listener_alike(caplog):
     other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     other.bind(("127.0.0.1", 0))
