@@ -1,7 +1,7 @@
 """Browser forms. They parse what a person typed and render it; the rules are the API's:
 values are checked by the API's own serializer fields and written through the same
 services, whose messages (a placement clash, a BMC credential moved) land on the field
-they name (`add_errors`)."""
+they name (core.editing.add_errors)."""
 
 from __future__ import annotations
 
@@ -19,25 +19,6 @@ from .models import Rack, Site
 CONTROL = {"class": "form-control form-control-sm"}
 SELECT = {"class": "form-select form-select-sm"}
 CHECK = {"class": "form-check-input"}
-
-
-def add_errors(form: forms.Form, errors: dict | list | ValidationError, prefix: str = "") -> None:
-    """Put a service's or a serializer's errors on the form's fields; keys with a `prefix`
-    ("bmc.") lose it, a dotted key may name a field spelt with "_", keys the form has no
-    field for become form-wide errors."""
-    if isinstance(errors, ValidationError):
-        errors = errors.message_dict if hasattr(errors, "error_dict") else {"": errors.messages}
-    if isinstance(errors, list):
-        errors = {"": errors}
-    for key, messages in errors.items():
-        name = key[len(prefix) :] if prefix and key.startswith(prefix) else key
-        if name not in form.fields and name.replace(".", "_") in form.fields:
-            name = name.replace(".", "_")  # "bmc.password" on a form of the node: bmc_password
-        if isinstance(messages, dict):  # a nested serializer's errors
-            add_errors(form, messages)
-            continue
-        for message in messages if isinstance(messages, list) else [messages]:
-            form.add_error(name if name in form.fields else None, str(message))
 
 
 def _api_field(field, value):

@@ -12,12 +12,14 @@ import re
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from core.editing import EditPage
 
 from . import services
-from .forms import BMCForm, InterfaceForm, NodeForm, add_errors
+from .forms import BMCForm, InterfaceForm, NodeForm
 from .models import BMC, NetworkInterface, Node, Rack
 from .permissions import ADMIN, WRITE, can, sites_where
 from .scope import visible_or_404
@@ -59,19 +61,30 @@ def _node(request, pk: int) -> Node:
     return visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def node_edit(request, pk: int):
-    node = _node(request, pk)
-    require(request, WRITE, on=node)
-    initial = {
-        **{f: getattr(node, f) for f in services.NODE_FIELDS},
-        "labels": " ".join(label.name for label in node.labels.all()),
-    }
-    racks = writable_racks(request.user, node.rack)
-    form = NodeForm(request.POST or None, initial=initial, racks=racks)
-    if request.method == "POST" and form.is_valid():
-        fields = dict(form.cleaned_data)
+class NodePart(EditPage):
+    """An edit page of a node or a part of it: the write role in the node's site."""
+
+    def load(self, request, pk: int, **kwargs):
+        self.node = _node(request, pk)
+        require(request, WRITE, on=self.node)
+
+
+class NodeEdit(NodePart):
+    template_name = "inventory/node_edit.html"
+    form_class = NodeForm
+
+    def initial(self):
+        node = self.node
+        return {
+            **{f: getattr(node, f) for f in services.NODE_FIELDS},
+            "labels": " ".join(label.name for label in node.labels.all()),
+        }
+
+    def form_kwargs(self, request):
+        return {"racks": writable_racks(request.user, self.node.rack)}
+
+    def save(self, request, form):
+        node, fields = self.node, dict(form.cleaned_data)
         labels = fields.pop("labels")
         password = fields.pop("bmc_password")
         bmc = {"password": password} if password and hasattr(node, "bmc") else None
@@ -80,72 +93,91 @@ def node_edit(request, pk: int):
             require(request, WRITE, on=rack)  # a move needs the role where it lands
         elif rack is None and node.rack_id and not can(request.user, WRITE):
             raise PermissionDenied("An unracked node belongs to no site: a fleet-wide role.")
-        try:
-            services.update_node(node, bmc=bmc, labels=labels, **fields)
-        except ValidationError as exc:
-            add_errors(form, exc)
-            node = _node(request, pk)  # the failed write changed nothing; show what is stored
-        else:
-            messages.success(request, f"Saved {node.hostname}.")
-            return redirect(node)
-    return render(request, "inventory/node_edit.html", {"node": node, "form": form})
+        services.update_node(node, bmc=bmc, labels=labels, **fields)
+        return node
+
+    def saved(self, request, obj):
+        messages.success(request, f"Saved {obj.hostname}.")
+        return redirect(obj)
+
+    def context(self, request, form):
+        return {"node": self.node, "form": form}
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def bmc_edit(request, pk: int):
+class BMCEdit(NodePart):
     """The BMC's settings. The password is write-only: never rendered, blank keeps the
     stored one, and a new destination needs it given again (BMC.check_credential)."""
-    node = _node(request, pk)
-    require(request, WRITE, on=node)
-    bmc = BMC.objects.filter(node=node).first()
-    if bmc is not None:
-        initial = {f: getattr(bmc, f) for f in services.BMC_FIELDS if f != "password"}
-    else:
-        initial = {"protocol": "redfish", "verify_tls": True}
-    form = BMCForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.update_node(node, bmc=dict(form.cleaned_data))
-        except ValidationError as exc:
-            add_errors(form, exc, prefix="bmc.")
-            node = _node(request, pk)
-        else:
-            messages.success(request, f"Saved the BMC of {node.hostname}.")
-            return redirect(node)
-    context = {
-        "node": node,
-        "form": form,
-        "has_password": bool(bmc and bmc.password),
-        "systems": reported_systems(node),
-    }
-    return render(request, "inventory/bmc_edit.html", context)
+
+    template_name = "inventory/bmc_edit.html"
+    form_class = BMCForm
+    error_prefix = "bmc."
+
+    def load(self, request, pk: int, **kwargs):
+        super().load(request, pk)
+        self.bmc = BMC.objects.filter(node=self.node).first()
+
+    def initial(self):
+        if self.bmc is None:
+            return {"protocol": "redfish", "verify_tls": True}
+        return {f: getattr(self.bmc, f) for f in services.BMC_FIELDS if f != "password"}
+
+    def save(self, request, form):
+        services.update_node(self.node, bmc=dict(form.cleaned_data))
+        return self.node
+
+    def saved(self, request, obj):
+        messages.success(request, f"Saved the BMC of {obj.hostname}.")
+        return redirect(obj)
+
+    def context(self, request, form):
+        return {
+            "node": self.node,
+            "form": form,
+            "has_password": bool(self.bmc and self.bmc.password),
+            "systems": reported_systems(self.node),
+        }
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def interface_edit(request, pk: int, nic: int | None = None):
+class InterfaceEdit(NodePart):
     """Add (no `nic`) or edit one of the node's interfaces."""
-    node = _node(request, pk)
-    require(request, WRITE, on=node)
-    iface = visible_or_404(request.user, NetworkInterface, pk=nic, node=node) if nic else None
-    initial = {}
-    if iface is not None:
-        initial = {f: getattr(iface, f) for f in ("name", "mac", "ip", "boot", "fabric_rail")}
-    form = InterfaceForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        target = iface or NetworkInterface(node=node)
+
+    template_name = "inventory/interface_edit.html"
+    form_class = InterfaceForm
+
+    def load(self, request, pk: int, nic: int | None = None, **kwargs):
+        super().load(request, pk)
+        self.iface = (
+            visible_or_404(request.user, NetworkInterface, pk=nic, node=self.node) if nic else None
+        )
+
+    def initial(self):
+        if self.iface is None:
+            return {}
+        return {f: getattr(self.iface, f) for f in ("name", "mac", "ip", "boot", "fabric_rail")}
+
+    def save(self, request, form):
+        target = self.iface or NetworkInterface(node=self.node)
         for key, value in form.cleaned_data.items():
             setattr(target, key, value)
-        try:
-            services.save_interface(target)
-        except ValidationError as exc:
-            add_errors(form, exc)
-        else:
-            messages.success(request, f"Saved interface {target.mac} of {node.hostname}.")
-            return redirect(node)
-    context = {"node": node, "form": form, "iface": iface, "can_delete": _can_delete(request, node)}
-    return render(request, "inventory/interface_edit.html", context)
+        services.save_interface(target)
+        return target
+
+    def saved(self, request, obj):
+        messages.success(request, f"Saved interface {obj.mac} of {self.node.hostname}.")
+        return redirect(self.node)
+
+    def context(self, request, form):
+        return {
+            "node": self.node,
+            "form": form,
+            "iface": self.iface,
+            "can_delete": _can_delete(request, self.node),
+        }
+
+
+node_edit = NodeEdit.as_view()
+bmc_edit = BMCEdit.as_view()
+interface_edit = InterfaceEdit.as_view()
 
 
 def _can_delete(request, node: Node) -> bool:
