@@ -59,9 +59,13 @@ def test_a_site_taken_while_the_apply_writes_is_one_problem_and_nothing_is_writt
 
 
 def apply_waits_for_a_lock() -> bool:
+    """Some backend waits for a lock this writer holds: the apply (its site's insert, or
+    the content type the writer's audit entry added). Not any waiter of the database: a
+    worker another test of the process started may be waiting on one of its own, and the
+    writer would then commit before the apply had looked."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
+            "AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"
         )
         return cursor.fetchone()[0] > 0
