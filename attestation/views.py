@@ -13,28 +13,30 @@ from django.views.decorators.http import require_POST
 from inventory.models import Node
 from inventory.permissions import ADMIN, VIEW, actor_of, can
 from inventory.scope import visible_or_404
-from inventory.web import require
+from inventory.web import ScopedDetail, require
 
 from . import selectors, services
 from .models import FirmwareReference, TPMIdentity
 
 
-@login_required
-def attestation_detail(request, pk: int):
-    require(request, VIEW)
-    attestation = visible_or_404(request.user, selectors.attestation_queryset(), pk=pk)
-    reference = FirmwareReference.objects.filter(platform=attestation.node.model).first()
-    pcrs = sorted(((int(k), v) for k, v in attestation.pcrs.items()), key=lambda kv: kv[0])
-    return render(
-        request,
-        "attestation/attestation_detail.html",
-        {
-            "attestation": attestation,
+class AttestationDetail(ScopedDetail):
+    template_name = "attestation/attestation_detail.html"
+
+    def queryset(self, request):
+        return selectors.attestation_queryset()
+
+    def context(self, request, obj):
+        reference = FirmwareReference.objects.filter(platform=obj.node.model).first()
+        pcrs = sorted(((int(k), v) for k, v in obj.pcrs.items()), key=lambda kv: kv[0])
+        return {
+            "attestation": obj,
             "reference": reference,
             "pcrs": pcrs,
             "can_sign_off": can(request.user, ADMIN),
-        },
-    )
+        }
+
+
+attestation_detail = AttestationDetail.as_view()
 
 
 @login_required

@@ -118,3 +118,31 @@ class ListPage(View):
             **self.more_context(request, page),
         }
         return context, status
+
+
+@method_decorator(login_required, name="dispatch")
+class DetailPage(View):
+    """GET: one object's page, or only its live region (`partial`) for an HTMX request (a
+    panel that polls while work runs). Who may see it and how it is read are the
+    subclass's (`inventory.web.ScopedDetail` checks the role and the object's site)."""
+
+    http_method_names = ["get"]
+    template_name: ClassVar[str]
+    partial: ClassVar[str] = ""
+
+    def check(self, request: HttpRequest) -> None:
+        """Refuse (PermissionDenied) whoever may not see the page."""
+
+    def get_object(self, request: HttpRequest, pk: int) -> Any:
+        raise NotImplementedError
+
+    def context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def get(self, request: HttpRequest, pk: int) -> HttpResponse:
+        self.check(request)
+        obj = self.get_object(request, pk)
+        template = self.template_name
+        if self.partial and getattr(request, "htmx", None):
+            template += f"#{self.partial}"
+        return render(request, template, self.context(request, obj))

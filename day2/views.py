@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from inventory.permissions import ACT, VIEW, actor_of, can, can_somewhere, site_of
 from inventory.scope import restrict, visible_or_404
-from inventory.web import require, require_somewhere
+from inventory.web import ScopedDetail, require, require_somewhere
 
 from . import campaigns, planning, selectors
 from .campaign_flow import IllegalCampaignTransition, allowed_events
@@ -94,14 +94,18 @@ def _detail_context(request, campaign) -> dict:
     }
 
 
-@login_required
-def campaign_detail(request, pk: int):
-    require(request, VIEW)
-    campaign = visible_or_404(request.user, selectors.campaign_queryset(), pk=pk)
-    template = "day2/campaign_detail.html"
-    if request.htmx:
-        template += "#campaign-live"
-    return render(request, template, _detail_context(request, campaign))
+class CampaignDetail(ScopedDetail):
+    template_name = "day2/campaign_detail.html"
+    partial = "campaign-live"
+
+    def queryset(self, request):
+        return selectors.campaign_queryset()
+
+    def context(self, request, obj):
+        return _detail_context(request, obj)
+
+
+campaign_detail = CampaignDetail.as_view()
 
 
 @login_required

@@ -32,7 +32,7 @@ from .permissions import (
     sites_where,
 )
 from .scope import visible_or_404
-from .web import ScopedList, require
+from .web import ScopedDetail, ScopedList, require
 
 
 class NodeList(ScopedList):
@@ -207,14 +207,18 @@ def _rack_context(request, rack: Rack, operation=None) -> dict:
     }
 
 
-@login_required
-def rack_detail(request, pk: int):
-    require(request, VIEW)
-    rack = visible_or_404(request.user, Rack.objects.select_related("site"), pk=pk)
-    template = "inventory/rack_detail.html"
-    if request.htmx:
-        template += "#rack-progress"
-    return render(request, template, _rack_context(request, rack))
+class RackDetail(ScopedDetail):
+    template_name = "inventory/rack_detail.html"
+    partial = "rack-progress"  # the rack operation's progress, polled while it runs
+
+    def queryset(self, request):
+        return Rack.objects.select_related("site")
+
+    def context(self, request, obj):
+        return _rack_context(request, obj)
+
+
+rack_detail = RackDetail.as_view()
 
 
 @login_required

@@ -5,16 +5,16 @@ checked in the views, never only in templates."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from core.web import ListPage
+from core.web import DetailPage, ListPage
 
 from .permissions import ROLE_CAPABILITIES, VIEW, can, can_somewhere, site_of
-from .scope import restrict
+from .scope import restrict, visible_or_404
 
 _NOWHERE = object()
 
@@ -66,3 +66,29 @@ class ScopedList(ListPage):
 
     def queryset(self, request: HttpRequest) -> QuerySet:
         return restrict(self.rows_of(request), request.user)
+
+
+class ScopedDetail(DetailPage):
+    """The page of one object that belongs to a site: the role's capability (anywhere, as
+    `require` does), and a 404 for an object of a site the user has no role in."""
+
+    capability: ClassVar[str] = VIEW
+
+    def check(self, request: HttpRequest) -> None:
+        require(request, self.capability)
+
+    def queryset(self, request: HttpRequest) -> QuerySet:
+        raise NotImplementedError
+
+    def get_object(self, request: HttpRequest, pk: int) -> Any:
+        return visible_or_404(request.user, self.queryset(request), pk=pk)
+
+
+class FleetDetail(ScopedDetail):
+    """The page of one object that belongs to no site (an image, a baseline): any role
+    with the capability reads it."""
+
+    def get_object(self, request: HttpRequest, pk: int) -> Any:
+        from django.shortcuts import get_object_or_404
+
+        return get_object_or_404(self.queryset(request), pk=pk)

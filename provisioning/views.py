@@ -14,7 +14,7 @@ from core.web import ListPage
 from inventory.models import Node
 from inventory.permissions import ADMIN, VIEW, actor_of, can
 from inventory.scope import visible_or_404
-from inventory.web import require
+from inventory.web import FleetDetail, require
 
 from . import images, selectors
 from .forms import ImageForm
@@ -85,14 +85,18 @@ def _image_context(request, image: Image) -> dict:
     }
 
 
-@login_required
-def image_detail(request, pk: int):
-    require(request, VIEW)
-    image = get_object_or_404(Image, pk=pk)
-    template = "provisioning/image_detail.html"
-    if request.htmx:
-        template += "#image-live"
-    return render(request, template, _image_context(request, image))
+class ImageDetail(FleetDetail):
+    template_name = "provisioning/image_detail.html"
+    partial = "image-live"  # its publish, polled while it runs
+
+    def queryset(self, request):
+        return Image.objects.all()
+
+    def context(self, request, obj):
+        return _image_context(request, obj)
+
+
+image_detail = ImageDetail.as_view()
 
 
 @login_required

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from core.web import ListPage
 from inventory.permissions import ADMIN, VIEW, actor_of, can
+from inventory.web import FleetDetail
 
 from .. import baselines, selectors
 from ..forms import BaselineForm
@@ -36,17 +37,22 @@ class BaselineList(ListPage):
 baseline_list = BaselineList.as_view()
 
 
-@login_required
-def baseline_detail(request, pk: int):
-    require(request, VIEW)
-    baseline = get_object_or_404(Baseline, pk=pk)
-    context = {
-        "baseline": baseline,
-        "components": sorted(baseline.components.items()),
-        "revisions": selectors.baseline_revisions(baseline),
-        "can_edit": can(request.user, ADMIN),
-    }
-    return render(request, "drift/baseline_detail.html", context)
+class BaselineDetail(FleetDetail):
+    template_name = "drift/baseline_detail.html"
+
+    def queryset(self, request):
+        return Baseline.objects.all()
+
+    def context(self, request, obj):
+        return {
+            "baseline": obj,
+            "components": sorted(obj.components.items()),
+            "revisions": selectors.baseline_revisions(obj),
+            "can_edit": can(request.user, ADMIN),
+        }
+
+
+baseline_detail = BaselineDetail.as_view()
 
 
 def _form_page(request, form: BaselineForm, baseline: Baseline | None):
