@@ -194,6 +194,20 @@ class InterfaceForm(forms.Form):
         return self.cleaned_data["ip"].strip() or None
 
 
+def _share_field(label: str, help_text: str) -> forms.FloatField:
+    widget = forms.NumberInput(CONTROL)
+    return forms.FloatField(
+        label=label, required=False, min_value=0, max_value=100, widget=widget, help_text=help_text
+    )
+
+
+def _minimum_field(label: str, help_text: str) -> forms.IntegerField:
+    widget = forms.NumberInput(CONTROL)
+    return forms.IntegerField(
+        label=label, required=False, min_value=0, widget=widget, help_text=help_text
+    )
+
+
 class SiteForm(forms.Form):
     """Rendered here, checked by the API's SiteSerializer (inventory.views_places)."""
 
@@ -221,36 +235,22 @@ class SiteForm(forms.Form):
         "docs/egress.md).",
     )
 
-    rack_max_out_percent = forms.FloatField(
-        label="Rack: most out of service (%)",
-        required=False,
-        min_value=0,
-        max_value=100,
-        widget=forms.NumberInput(CONTROL),
-        help_text="Share of a rack's nodes the health policy and campaigns may have out at "
-        "once. Empty: the fleet-wide default (admins only; docs/health.md).",
+    rack_max_out_percent = _share_field(
+        "Rack: most out of service (%)",
+        "Share of a rack's nodes the health policy and campaigns may have out at once. "
+        "Empty: the fleet-wide default (admins only; docs/health.md).",
     )
-    rack_min_out = forms.IntegerField(
-        label="Rack: always allowed out",
-        required=False,
-        min_value=0,
-        widget=forms.NumberInput(CONTROL),
-        help_text="Nodes of a rack that may be out whatever the share. Empty: the default.",
+    rack_min_out = _minimum_field(
+        "Rack: always allowed out",
+        "Nodes of a rack that may be out whatever the share. Empty: the default.",
     )
-    site_max_out_percent = forms.FloatField(
-        label="Site: most out of service (%)",
-        required=False,
-        min_value=0,
-        max_value=100,
-        widget=forms.NumberInput(CONTROL),
-        help_text="Share of the site's nodes that may be out at once. Empty: the default.",
+    site_max_out_percent = _share_field(
+        "Site: most out of service (%)",
+        "Share of the site's nodes that may be out at once. Empty: the default.",
     )
-    site_min_out = forms.IntegerField(
-        label="Site: always allowed out",
-        required=False,
-        min_value=0,
-        widget=forms.NumberInput(CONTROL),
-        help_text="Nodes of the site that may be out whatever the share. Empty: the default.",
+    site_min_out = _minimum_field(
+        "Site: always allowed out",
+        "Nodes of the site that may be out whatever the share. Empty: the default.",
     )
 
     def clean_bmc_networks(self) -> list[str]:

@@ -14,6 +14,25 @@ def validate_bmc_networks(value: object) -> None:
     clean_networks(value)  # core.egress: networks, canonical, at most 64
 
 
+def _share(of: str) -> models.FloatField:
+    return models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
+        help_text=f"Share of {of} that the health policy and campaigns may have out of "
+        "service at once; empty: the fleet-wide default.",
+    )
+
+
+def _minimum(of: str) -> models.PositiveSmallIntegerField:
+    return models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text=f"Nodes of {of} that may always be out, whatever the share; empty: the "
+        "fleet-wide default.",
+    )
+
+
 class Site(models.Model):
     """A datacenter hall; its slug names the Celery queue its workers consume (site.<slug>)."""
 
@@ -42,32 +61,10 @@ class Site(models.Model):
     # site's nodes may be out of service at once because of automatic work. Empty: the
     # fleet-wide defaults (CORRAL_HEALTH_*_OUT settings) for the health policy, and a
     # campaign's own max_unavailable_pct alone. Admins only, like the site's other policies.
-    rack_max_out_percent = models.FloatField(
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
-        help_text="Share of a rack's nodes that automatic work may have out of service at "
-        "once (health policy and campaigns); empty: the fleet-wide default.",
-    )
-    rack_min_out = models.PositiveSmallIntegerField(
-        null=True,
-        blank=True,
-        help_text="Nodes of a rack that may always be out, whatever the share; empty: the "
-        "fleet-wide default.",
-    )
-    site_max_out_percent = models.FloatField(
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
-        help_text="Share of the site's nodes that automatic work may have out of service at "
-        "once; empty: the fleet-wide default.",
-    )
-    site_min_out = models.PositiveSmallIntegerField(
-        null=True,
-        blank=True,
-        help_text="Nodes of the site that may always be out, whatever the share; empty: the "
-        "fleet-wide default.",
-    )
+    rack_max_out_percent = _share("a rack's nodes")
+    rack_min_out = _minimum("a rack")
+    site_max_out_percent = _share("the site's nodes")
+    site_min_out = _minimum("the site")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
