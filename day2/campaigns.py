@@ -40,7 +40,6 @@ from .models import Campaign, CampaignNode, CampaignStatus, MemberStatus
 
 log = logging.getLogger(__name__)
 
-WAITING_FOR_ROOM = room.IN_RACK
 KIND = "campaign"  # its operation's kind
 OP_TO_MEMBER = {
     "succeeded": MemberStatus.SUCCEEDED,
@@ -261,29 +260,29 @@ def _launch(campaign: Campaign) -> None:
         _start(campaign, member)
     serving = waiting.filter(node__state=NodeState.IN_SERVICE)
     racks = set(serving.order_by().values_list("node__rack_id", flat=True).distinct())
-    left = room.of(campaign, racks)
+    space = room.of(campaign, racks)
     for rack_id in racks:
         if rack_id is None:
             in_rack = serving.filter(node__rack__isnull=True)
         else:
             in_rack = serving.filter(node__rack_id=rack_id)
         # A member that cannot start is skipped and gives its slot to the next one.
-        while left.left(rack_id) > 0:
-            batch = list(in_rack.select_related("node")[: left.left(rack_id)])
+        while space.left(rack_id) > 0:
+            batch = list(in_rack.select_related("node")[: space.left(rack_id)])
             if not batch:
                 break
             for member in batch:
                 _start(campaign, member)
                 if member.status == MemberStatus.RUNNING:
-                    left.take(rack_id)
-    full: dict[str, list[int | None]] = {}
+                    space.take(rack_id)
+    full: dict[str, Q] = {}
     for rack_id in racks:
-        if left.left(rack_id) <= 0:
-            full.setdefault(left.why_waiting(rack_id), []).append(rack_id)
-    for why, in_racks in full.items():
-        ids = [r for r in in_racks if r is not None]
-        in_full = serving.filter(Q(node__rack_id__in=ids) | Q(node__rack__isnull=None in in_racks))
-        in_full.exclude(message=why).update(message=why)
+        if space.left(rack_id) <= 0:
+            here = Q(node__rack__isnull=True) if rack_id is None else Q(node__rack_id=rack_id)
+            why = space.why_waiting(rack_id)
+            full[why] = full[why] | here if why in full else here
+    for why, where in full.items():
+        serving.filter(where).exclude(message=why).update(message=why)
 
 
 def _start(campaign: Campaign, member: CampaignNode) -> None:

@@ -48,3 +48,26 @@ def test_a_site_s_minimum_lets_a_small_rack_move(image):
     rack, _ = rack_of(4, site=site)
     campaign = start(rack, image, max_unavailable_pct=100)
     assert len(running(campaign)) == 2
+
+
+def test_each_waiting_member_says_what_it_waits_for(image):
+    """A rack full by the campaign's own share waits for room in its rack; a rack of a site
+    at its share waits for room in its site, in one campaign over both."""
+    bound = SiteFactory(slug="dc2", rack_max_out_percent=100, site_max_out_percent=10)
+    rb, in_b = rack_of(20, "rb", site=bound)  # made first: its rack comes first
+    ra, in_a = rack_of(10, "ra")
+    campaign = campaigns.create(
+        name="both",
+        image_ref=image.pk,
+        selection={"nodes": [n.pk for n in in_a + in_b]},
+        actor="user:tech",
+        max_unavailable_pct=50,
+    )
+    campaigns.tick(campaign.pk)
+    waiting = campaign.members.filter(status="waiting")
+    assert set(waiting.filter(node__rack=ra).values_list("message", flat=True)) == {
+        "waiting for room in its rack"
+    }
+    assert set(waiting.filter(node__rack=rb).values_list("message", flat=True)) == {
+        "waiting for room in its site"
+    }
