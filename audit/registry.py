@@ -55,6 +55,10 @@ TRACKED: dict[str, dict[str, Any]] = {
     # (state, reason, size) is the machinery's.
     "converge.firmwareartifact": {"exclude_fields": ["created", "state", "reason", "size"]},
     "converge.baselineartifact": {"exclude_fields": ["created"]},
+    # Who added a rack template, and which template a rack was built to; readiness is
+    # the machinery's (trays.readiness).
+    "trays.racktemplate": {"exclude_fields": ["created"]},
+    "trays.racklayout": {"exclude_fields": ["ready", "ready_since", "first_ready", "waiting"]},
     "webhooks.webhooksubscription": {
         "mask_fields": ["secret", "url"],  # a URL may hold the receiver's credential
         "mask_callable": "audit.redact.redact_secret_or_url",

@@ -26,8 +26,9 @@ DOMAINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "sites and racks",
-        "Sites, their racks, and the actions on a rack's nodes.",
-        ("sites/", "racks/"),
+        "Sites, their racks, and the actions on a rack's nodes; rack templates (an NVL72's "
+        "slots) and racks enrolled whole from one, with whether each is ready.",
+        ("sites/", "racks/", "rack-templates/", "rack-layouts/"),
     ),
     (
         "operations",

@@ -26,6 +26,7 @@ api_patterns = [
     path("", include("attestation.api.urls")),
     path("", include("converge.api.urls")),
     path("", include("fleetfile.api.urls")),
+    path("", include("trays.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 
@@ -47,6 +48,7 @@ urlpatterns = [
     path("", include("day2.urls")),
     path("", include("attestation.urls")),
     path("", include("converge.urls")),
+    path("", include("trays.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).

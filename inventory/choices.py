@@ -57,9 +57,16 @@ DEFAULT_QUEUE = "corral"
 
 
 class NodeRole(models.TextChoices):
+    """What a machine is for. The last three are the other trays of a rack built as one
+    unit (an NVL72: NVSwitch trays, power shelves, a compute tray's DPUs, docs/racks.md):
+    enrolled, inspected and watched through their BMCs like any node, never imaged."""
+
     COMPUTE = "compute", "Compute"
     STORAGE = "storage", "Storage"
     HEAD = "head", "Head"
+    SWITCH = "switch", "NVSwitch tray"
+    POWER_SHELF = "power_shelf", "Power shelf"
+    DPU = "dpu", "DPU"
 
 
 class BMCProtocol(models.TextChoices):

@@ -132,7 +132,8 @@ def deadline_for(state: str) -> datetime | None:
 # the apps above inventory register here from their `ready()` (name -> function(event)), so
 # the lifecycle names none of them and every consequence of a transition is in one list
 # (`manage.py shell -c "from inventory.lifecycle import HOOKS; print(HOOKS)"`). Today:
-# reports keep the node's state spans; provisioning closes a deployment its node left.
+# reports keep the node's state spans; provisioning closes a deployment its node left;
+# trays assess again the readiness of the rack a tray belongs to.
 TransitionHook = Callable[[LifecycleEvent], None]
 HOOKS: dict[str, TransitionHook] = {}
 

@@ -4,6 +4,10 @@ in service at once; the racks not there yet, how long they have waited and what 
 A rack's GPUs are those of its nodes not decommissioned. Its start is its recorded
 delivery, else its first node's enrolment. Once reached a rack stays reached, so the
 moment is remembered (RackReach) and computed again only when the rack's GPUs change.
+
+A rack built to a template (an NVL72, trays.readiness) earns nothing until it is ready as
+a whole, so for it the moment is the first time it was ready, whatever the threshold: its
+GPUs are one NVLink domain, and a switch tray or power shelf down holds all of them.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from django.utils import timezone
 
 from inventory.choices import NodeState
 from inventory.models import Node, Rack, Site
+from trays.models import RackLayout
 
 from . import history, hours
 from .models import RackReach, Span
@@ -32,7 +37,8 @@ def rows(site: Site | None = None, threshold: float = 0.95, gpu_model: str = "")
 
 
 def _rows(site: Site | None, threshold: float, gpu_model: str) -> list[dict]:
-    query = Rack.objects.select_related("site").annotate(
+    # A rack's layout (trays.models) comes in the same query: a reverse one-to-one.
+    query = Rack.objects.select_related("site", "layout__template").annotate(
         gpus=Sum("nodes__gpu_count", filter=~Q(nodes__state=DEC)),
         first_node=Min("nodes__created"),
     )
@@ -41,7 +47,9 @@ def _rows(site: Site | None, threshold: float, gpu_model: str) -> list[dict]:
     if gpu_model:
         query = query.filter(pk__in=Node.objects.filter(gpu_model=gpu_model).values("rack_id"))
     racks: list[Any] = [r for r in query if r.gpus]
-    reached = _reached(racks, threshold)
+    layouts = {r.pk: r.layout for r in racks if _layout(r) is not None}
+    reached = _reached([r for r in racks if r.pk not in layouts], threshold)
+    reached.update({rack_id: layout.first_ready for rack_id, layout in layouts.items()})
     holding = _holding([r.pk for r in racks if reached.get(r.pk) is None])
     now = timezone.now()
     out = []
@@ -57,12 +65,25 @@ def _rows(site: Site | None, threshold: float, gpu_model: str) -> list[dict]:
             "reached": at,
             "hours": round(history.hours(started, at), 2) if at else None,
         }
+        layout = layouts.get(rack.pk)
+        if layout is not None:
+            row["template"] = layout.template.name
+            row["ready"] = layout.ready
         if at is None:
             row["waiting_hours"] = round(history.hours(started, now), 2)
             row["holding"] = holding.get(rack.pk, {})
+            if layout is not None:
+                row["waiting_for"] = layout.waiting
         out.append(row)
     out.sort(key=lambda r: (r["started"], r["site"], r["rack"]))
     return out
+
+
+def _layout(rack: Rack) -> RackLayout | None:
+    try:
+        return rack.layout
+    except RackLayout.DoesNotExist:
+        return None
 
 
 def _reached(racks: list[Any], threshold: float) -> dict[int, datetime | None]:

@@ -29,7 +29,7 @@ MAY_IMPORT = {
     "drift": {*KERNEL, "provisioning", "attestation", "validation"},
     # Reports read every app's history (and seed_history writes a synthetic one); nothing
     # imports reports back.
-    "reports": {*KERNEL, "provisioning", "validation", "rma"},
+    "reports": {*KERNEL, "provisioning", "validation", "rma", "trays"},
     # The day-2 loop chains the actions of every layer below (drain, deploy, gates, RMA);
     # nothing imports it back: it registers its action and its plan from its ready().
     "day2": {*KERNEL, "provisioning", "validation", "rma"},
@@ -40,6 +40,9 @@ MAY_IMPORT = {
     # the gates, many at a time as a campaign kind (day2); nothing imports it back: it
     # registers its actions, its plan and its campaign kind.
     "converge": {*KERNEL, "provisioning", "attestation", "validation", "drift", "day2"},
+    # Racks built as one unit: templates, trays, readiness (a tray's BMC health is
+    # provisioning's signal); reports read readiness for rack-to-revenue.
+    "trays": {*KERNEL, "provisioning"},
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
     "sso": {*KERNEL},
     # The fleet as code plans and applies files through inventory's services (drift's for
@@ -50,7 +53,7 @@ MAY_IMPORT = {
     # The audit trail registers and reads every app's models; nothing imports it back (the
     # object pages load its Changes panel over HTMX).
     "audit": {*KERNEL, "attestation", "provisioning", "validation", "rma", "drift", "reports"}
-    | {"day2", "health", "converge"},
+    | {"day2", "health", "converge", "trays"},
 }
 APPS = tuple(MAY_IMPORT)
 SOURCE_DIRS = ("fleet", *APPS, "devtools", "corral_cli")

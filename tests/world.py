@@ -25,6 +25,7 @@ from tests.factories import (
 )
 from tests.fleetfile.specs import make_apply
 from tests.health.factories import make_policy
+from tests.trays.specs import make_layout, make_template
 from tests.webhooks.factories import make_delivery, make_subscription
 
 
@@ -59,6 +60,8 @@ def build_world(slug: str = "hall-a") -> dict:
         "firmware-artifacts": make_artifact(),
         "baseline-artifacts": make_choice(),
         "fleet": make_apply(),
+        "rack-templates": make_template(),
+        "rack-layouts": make_layout(site),
     }
 
 

@@ -26,6 +26,17 @@ class RackRowSerializer(serializers.Serializer):
     holding = serializers.DictField(
         child=serializers.IntegerField(), required=False, help_text="GPUs by state, not reached"
     )
+    template = serializers.CharField(
+        required=False,
+        help_text="Racks built to a template only (docs/racks.md): reached is the first time "
+        "the rack was ready as a whole, whatever the threshold",
+    )
+    ready = serializers.BooleanField(required=False, help_text="Racks built to a template only")
+    waiting_for = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Racks built to a template, not reached: what each slot waits for",
+    )
 
 
 class RackStatsSerializer(serializers.Serializer):

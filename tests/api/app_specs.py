@@ -3,6 +3,7 @@
 from tests.attestation.specs import ATTESTATIONS, FIRMWARE_REFERENCES
 from tests.converge.specs import BASELINE_ARTIFACTS, FIRMWARE_ARTIFACTS
 from tests.fleetfile.specs import FLEET_APPLIES
+from tests.trays.specs import RACK_LAYOUTS, RACK_TEMPLATES
 
 APP_SPECS = (
     ATTESTATIONS,
@@ -10,4 +11,6 @@ APP_SPECS = (
     FIRMWARE_ARTIFACTS,
     BASELINE_ARTIFACTS,
     FLEET_APPLIES,
+    RACK_TEMPLATES,
+    RACK_LAYOUTS,
 )

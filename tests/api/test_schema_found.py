@@ -69,7 +69,9 @@ def test_an_empty_choice_filter_is_refused_naming_the_choices(api):
     # ?role= (not one of the declared roles) was answered 200, as if left out.
     answer = api("admin").get("/api/v1/nodes/?role=")
     assert answer.status_code == 400
-    assert answer.json()["role"] == ["Choose one of compute, storage, head, or leave it out."]
+    assert answer.json()["role"] == [
+        "Choose one of compute, storage, head, switch, power_shelf, dpu, or leave it out."
+    ]
     assert api("admin").get("/api/v1/nodes/?role=compute").status_code == 200
 
 

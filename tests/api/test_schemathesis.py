@@ -73,6 +73,11 @@ BUSINESS_RULE_400 = {
         f"{method} /api/v1/interfaces/{{id}}/": "its node must exist; the MAC must be unique"
         for method in ("PUT", "PATCH")
     },
+    "POST /api/v1/rack-templates/": "slots named once, inside the rack's units and not "
+    "overlapping; `within` names a slot with a unit; the name unique",
+    "POST /api/v1/rack-layouts/": "the site and template must exist; each tray fills one of "
+    "the template's slots once; serials, hostnames and BMC addresses unique in the fleet; "
+    "each BMC valid for its driver once the rack's defaults are merged in",
     "POST /api/v1/subnets/": "its site must exist; the CIDR a network, pool and gateway in it",
     "POST /api/v1/images/": "name and version unique together; artifact hosts the egress "
     "policy allows (docs/egress.md)",

@@ -189,7 +189,11 @@ def test_the_hooks_other_apps_keep_in_step_run_in_the_transition_and_are_listed(
     from reports.models import Span
     from tests.factories import DeploymentFactory
 
-    assert set(lifecycle.HOOKS) == {"provisioning.close_deployment", "reports.spans"}
+    assert set(lifecycle.HOOKS) == {
+        "provisioning.close_deployment",
+        "reports.spans",
+        "trays.readiness",
+    }
     node = NodeFactory(state="deploying")
     DeploymentFactory(node=node, status="waiting")
     transition(node, "fail", "system", "no phone-home within 45 min")

@@ -18,6 +18,7 @@ def test_every_app_registers_what_it_sends_and_the_outbox_knows_exactly_those():
         "campaign",
         "health",
         "firmware",
+        "rack",
     }
     assert {"campaign.paused", "health.breaker_closed", "attestation.finished"} <= set(events.NAMES)
     with pytest.raises(ValueError, match="unknown webhook event type 'node.exploded'"):
