@@ -1,7 +1,7 @@
 """Converge's node actions (inventory/actions.py says how actions are declared)."""
 
 from inventory.actions import Action, register
-from inventory.choices import NodeState
+from inventory.choices import HOST_ROLES, NodeState
 
 from . import tasks
 
@@ -37,6 +37,7 @@ def register_actions() -> None:
             "converge",
             "Converge",
             66,
+            roles=HOST_ROLES,
             # A declared plan (converge.plan.PLAN): drain, firmware, BIOS, gates, admit.
             states=frozenset({NodeState.IN_SERVICE, *_OUT_OF_SERVICE}),
             style="warning",

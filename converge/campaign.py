@@ -46,6 +46,9 @@ def assess(nodes: list[Node], image: Any) -> dict[int, Assessment]:
         if node.state not in action.allowed_states:
             found[node.pk] = Assessment(f"{node.state}: a converge cannot start there")
             continue
+        if not action.fits(node.role):
+            found[node.pk] = Assessment(f"{node.role}: a converge is for machines that run jobs")
+            continue
         changes, why = _changes(
             node, expected[node.pk], now.get(node.pk, {}), accepted, named[node.pk]
         )

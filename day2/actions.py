@@ -1,7 +1,7 @@
 """The day-2 loop's node action (inventory/actions.py says how actions are declared)."""
 
 from inventory.actions import Action, register
-from inventory.choices import NodeState
+from inventory.choices import HOST_ROLES, NodeState
 from provisioning.deployments import image_choices
 
 from . import recycle
@@ -13,6 +13,7 @@ def register_actions() -> None:
             "recycle",
             "Recycle",
             60,
+            roles=HOST_ROLES,
             # A declared plan (recycle.PLAN): inspect (a new node), drain (from in
             # service) or re-inspect (from RMA), reimage, gates, admit, each step a child
             # operation making its own transition; no task and no starting event of its own.

@@ -159,6 +159,8 @@ def assess_reimage(nodes: list[Node], image: Image | None) -> dict[int, kinds.As
             found[node.pk] = kinds.Assessment(why)
         elif node.state not in allowed:
             found[node.pk] = kinds.Assessment(f"{node.state}: a recycle cannot start there")
+        elif not action.fits(node.role):
+            found[node.pk] = kinds.Assessment(f"{node.role}: it boots no image of Corral's")
         else:
             now = running.get(node.pk)
             change = {"component": "image", "from": names.get(now), "to": str(image)}

@@ -64,10 +64,20 @@ class Action:
     # function(operation, actor) that cancels a running operation of this action
     # (POST /api/v1/operations/{id}/cancel/); without it the action cannot be.
     cancel: Callable[[Any, str], Any] | None = None
+    # The node roles it applies to (empty: every role). Imaging, gates and the scheduler
+    # are for machines that run jobs (choices.HOST_ROLES), not a rack's power shelves.
+    roles: frozenset[str] = frozenset()
 
     @property
     def allowed_states(self) -> frozenset[str]:
         return states_accepting(self.event) if self.event else self.states
+
+    def fits(self, role: str | None) -> bool:
+        return not self.roles or role is None or role in self.roles
+
+    def allows(self, node: Any) -> bool:
+        """Whether it may start on `node` as it is: its state, and its role."""
+        return node.state in self.allowed_states and self.fits(node.role)
 
     @property
     def task_name(self) -> str:
@@ -116,5 +126,6 @@ def label_of(kind: str) -> str:
     return kind.replace("_", " ").capitalize()
 
 
-def available_actions(state: str) -> list[Action]:
-    return [a for a in ACTIONS.values() if state in a.allowed_states]
+def available_actions(state: str, role: str | None = None) -> list[Action]:
+    """The actions allowed in `state` (for a node of `role`, when given)."""
+    return [a for a in ACTIONS.values() if state in a.allowed_states and a.fits(role)]

@@ -69,6 +69,21 @@ class NodeRole(models.TextChoices):
     DPU = "dpu", "DPU"
 
 
+# Machines that boot an image and run jobs. The other roles are the trays around them
+# (switch trays, power shelves, DPUs): actions that image a node, gate it or hand it to
+# the scheduler are declared for these roles only (inventory.actions.Action.roles).
+HOST_ROLES: frozenset[str] = frozenset({NodeRole.COMPUTE, NodeRole.STORAGE, NodeRole.HEAD})
+# How a message names a node of each role ("r12-switch-1 is an NVSwitch tray: ...").
+A_ROLE: dict[str, str] = {
+    NodeRole.COMPUTE: "a compute node",
+    NodeRole.STORAGE: "a storage node",
+    NodeRole.HEAD: "a head node",
+    NodeRole.SWITCH: "an NVSwitch tray",
+    NodeRole.POWER_SHELF: "a power shelf",
+    NodeRole.DPU: "a DPU",
+}
+
+
 class BMCProtocol(models.TextChoices):
     REDFISH = "redfish", "Redfish"
     IPMI = "ipmi", "IPMI"

@@ -25,7 +25,7 @@ from engine import plans
 
 from . import operations
 from .actions import Action, available_actions, get_action, label_of
-from .choices import ACTIVE_OPERATION_STATUSES, OperationStatus
+from .choices import A_ROLE, ACTIVE_OPERATION_STATUSES, OperationStatus
 from .lifecycle import IllegalTransition, transition
 from .locking import NodeLocked, acquire, holder_of, release_for
 from .models import Node, Operation
@@ -42,14 +42,18 @@ class ActionNotAllowed(DomainConflict):
 
     def __init__(self, node: Node, action: str):
         self.node, self.action, self.state = node, action, node.state
-        possible = available_actions(node.state)
+        possible = available_actions(node.state, node.role)
         self.allowed = [a.name for a in possible]  # names, for the API's `allowed`
         # The message is read by people (pages, skipped bulk children, the API's detail):
         # the buttons' labels, not the internal names.
-        super().__init__(
-            f"{node} is {node.state}: '{label_of(action)}' is not allowed in that state "
-            f"(allowed: {', '.join(a.label for a in possible) or 'none'})"
-        )
+        allowed = ", ".join(a.label for a in possible) or "none"
+        declared = get_action(action)
+        if declared is not None and not declared.fits(node.role):
+            role = A_ROLE.get(node.role, f"a {node.role}")
+            why = f"{node} is {role}: '{label_of(action)}' is for machines that run jobs"
+        else:
+            why = f"{node} is {node.state}: '{label_of(action)}' is not allowed in that state"
+        super().__init__(f"{why} (allowed: {allowed})")
 
     def payload(self) -> dict[str, Any]:
         return {"detail": str(self), "state": self.state, "allowed": self.allowed}
@@ -73,8 +77,8 @@ def start_action(
     case nothing was written.
     """
     action = resolve_action(name)
-    node.refresh_from_db(fields=["state"])
-    if node.state not in action.allowed_states:
+    node.refresh_from_db(fields=["state", "role"])
+    if not action.allows(node):
         raise ActionNotAllowed(node, name)
     check_reason(action, reason)
     params = validate_params(action, params or {})
@@ -134,8 +138,8 @@ def start_on_node(
         # this one to commit or roll back, then is refused naming the operation (or gets
         # the node if this one was refused). Nothing of a refused request remains.
         acquire(node, holder_of(op), op=op)
-        node.refresh_from_db(fields=["state"])
-        if node.state not in action.allowed_states:
+        node.refresh_from_db(fields=["state", "role"])
+        if not action.allows(node):
             raise ActionNotAllowed(node, action.name)
         if action.event:
             try:
@@ -157,7 +161,7 @@ def start_on_node(
 
 def refusal(node: Node, action: Action) -> str | None:
     """Why `action` cannot start on `node` in its current state, or None."""
-    if node.state not in action.allowed_states:
+    if not action.allows(node):
         return str(ActionNotAllowed(node, action.name))
     return None
 
@@ -249,7 +253,7 @@ def _start_step(
     reason = f"{op.kind} #{op.pk} ({step.name}): {why}"[:500]
     try:
         with transaction.atomic():
-            node.refresh_from_db(fields=["state"])
+            node.refresh_from_db(fields=["state", "role"])
             params = plan.params(step, op, node)
             start_on_node(node, action, op.actor, reason, params, parent=op)
     except (ActionNotAllowed, NodeLocked, ValidationError) as exc:

@@ -81,7 +81,7 @@ def _action_rows(request, node) -> list[tuple]:
     if not can(request.user, ACT, site_of(node)):
         return []
     rows = []
-    for action in available_actions(node.state):
+    for action in available_actions(node.state, node.role):
         choices = action.choice_param[1]() if action.choice_param else None
         rows.append((action, choices))
     return rows

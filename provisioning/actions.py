@@ -2,7 +2,7 @@
 ones that talk to the BMC or the scheduler through this app's tasks."""
 
 from inventory.actions import Action, register
-from inventory.choices import NodeState
+from inventory.choices import HOST_ROLES, NodeState
 
 from . import deployments, draining, tasks
 
@@ -24,6 +24,7 @@ def register_actions() -> None:
             "deploy",
             "Deploy image",
             20,
+            roles=HOST_ROLES,
             event="deploy",
             task=tasks.deploy_node,
             params_validator=deployments.validate_deploy_params,
@@ -35,6 +36,7 @@ def register_actions() -> None:
             "drain",
             "Drain",
             40,
+            roles=HOST_ROLES,
             event="drain",
             task=tasks.drain_node,
             cancel=draining.cancel,
@@ -45,6 +47,7 @@ def register_actions() -> None:
             "undrain",
             "Return to service",
             50,
+            roles=HOST_ROLES,
             event="undrain",
             task=tasks.undrain_node,
             style="outline-success",
@@ -92,6 +95,7 @@ def register_actions() -> None:
             "boot_pxe",
             "PXE on next boot",
             130,
+            roles=HOST_ROLES,
             states=_NOT_GONE,
             task=tasks.set_boot_device,
             style="outline-primary",

@@ -1,6 +1,7 @@
 """Validation's node action (inventory/actions.py says how actions are declared)."""
 
 from inventory.actions import Action, register
+from inventory.choices import HOST_ROLES
 
 from . import tasks
 
@@ -11,6 +12,7 @@ def register_actions() -> None:
             "validate",
             "Re-run gates",
             30,
+            roles=HOST_ROLES,
             event="validate",
             task=tasks.start_gate,
             style="primary",

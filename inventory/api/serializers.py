@@ -350,7 +350,7 @@ class ActionInfoSerializer(serializers.Serializer):
 def actions_for(node: Node) -> list[dict]:
     return [
         {"name": a.name, "label": a.label, "needs_reason": a.needs_reason, "confirm": a.confirm}
-        for a in available_actions(node.state)
+        for a in available_actions(node.state, node.role)
     ]
 
 
