@@ -289,6 +289,9 @@ CORRAL_BMC_RETRIES = env.int("CORRAL_BMC_RETRIES", default=4)
 # counting the BMC as not answering (a transient error); slow BMCs may need more.
 CORRAL_BMC_TIMEOUT_SECONDS = env.float("CORRAL_BMC_TIMEOUT_SECONDS", default=10.0)
 CORRAL_BMC_RETRY_BASE_SECONDS = env.float("CORRAL_BMC_RETRY_BASE_SECONDS", default=2.0)
+# The most Redfish requests in flight on one BMC from one worker process (an inspection,
+# the power refresh and a firmware update share them): real BMCs refuse past a few.
+CORRAL_BMC_MAX_IN_FLIGHT = env.int("CORRAL_BMC_MAX_IN_FLIGHT", default=2)
 # After a power request, read the state back until it matches (BMCs apply it late).
 CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)
 CORRAL_POWER_POLL_SECONDS = env.float("CORRAL_POWER_POLL_SECONDS", default=2.0)

@@ -43,6 +43,7 @@ POSITIVE = (
     "CELERY_TASK_SOFT_TIME_LIMIT",
     "CELERY_TASK_TIME_LIMIT",
     "CORRAL_FLEET_MAX_BYTES",
+    "CORRAL_BMC_MAX_IN_FLIGHT",
 )
 # (the public keys, the switch that refuses what is unsigned) of each signed kind of thing.
 SIGNING = (

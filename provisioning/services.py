@@ -66,7 +66,10 @@ def bmc_settings(node: Node) -> BMCSettings:
     # The same schema that checked the row at enrolment (BMC.clean) builds the settings;
     # how long to wait for one answer is the deployment's (CORRAL_BMC_TIMEOUT_SECONDS).
     mapping = {**bmc.settings_mapping(), "timeout": settings.CORRAL_BMC_TIMEOUT_SECONDS}
-    found = BMCSettings.from_mapping(bmc.protocol, mapping)
+    found = replace(
+        BMCSettings.from_mapping(bmc.protocol, mapping),
+        max_in_flight=settings.CORRAL_BMC_MAX_IN_FLIGHT,
+    )
     site = node.rack.site if node.rack_id is not None else None
     try:
         egress.check_destination(found.address, egress.BMC, site)

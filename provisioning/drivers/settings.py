@@ -231,6 +231,9 @@ class BMCSettings:
     # hops included: the caller's egress policy (core.egress_http.GuardedAdapter). None:
     # requests' own.
     http_adapter: Any = field(default=None, repr=False, compare=False)
+    # The most requests in flight on this BMC from one process (redfish/gate.py): the
+    # deployment's CORRAL_BMC_MAX_IN_FLIGHT.
+    max_in_flight: int = field(default=2, compare=False)
     # Not a setting: the label its calls are counted under (provisioning.metrics.vendor_label).
     vendor: str = field(default="unknown", compare=False)
 

@@ -39,6 +39,7 @@ from provisioning.drivers.base import (
     no_answer,
     scrub,
 )
+from provisioning.drivers.redfish import gate
 from provisioning.drivers.redfish.sushy_log import quiet_sushy
 from provisioning.drivers.redfish.systems import system_paths, systems_collection
 from provisioning.drivers.settings import BMCSettings
@@ -59,6 +60,9 @@ registries about 1 MB; a BMC sending more is broken or hostile, and reading on w
 cost memory (a fleet inspects many BMCs at once). A bigger answer is dropped unread: the
 part is unavailable, "larger than 8 MiB"."""
 READ_CHUNK = 64 * 1024
+# How long a request waits for a place among its BMC's requests in flight (gate.py), in
+# BMC timeouts: long enough for the requests ahead of it to finish or time out.
+GATE_WAIT_TIMEOUTS = 3
 
 
 def mib(size: int) -> str:
@@ -124,10 +128,15 @@ class RedfishClient:
                 )
                 # Every body, sushy's own reads too, through the bounded reader.
                 connector._session.hooks["response"].append(self._read_body)
-                if self.settings.http_adapter is not None:
-                    # The caller's egress policy on every connection, redirect hops too.
-                    for prefix in ("http://", "https://"):
-                        connector._session.mount(prefix, self.settings.http_adapter)
+                # Every request through the BMC's gate (gate.py), then the caller's egress
+                # policy, if any, on every connection, redirect hops too.
+                gated = gate.GatedAdapter(
+                    gate.gate_for(base_url(self.settings), self.settings.max_in_flight),
+                    wait=GATE_WAIT_TIMEOUTS * self.settings.timeout,
+                    inner=self.settings.http_adapter,
+                )
+                for prefix in ("http://", "https://"):
+                    connector._session.mount(prefix, gated)
                 self._root = sushy.Sushy(
                     base_url(self.settings),
                     auth=auth,
@@ -193,6 +202,13 @@ class RedfishClient:
         return data
 
     def _read_body(self, response: requests.Response, **kwargs: Any) -> requests.Response:
+        """The hook below; the response's place at the BMC is given back once it ran."""
+        try:
+            return self._read_whole_body(response)
+        finally:
+            gate.release(response)
+
+    def _read_whole_body(self, response: requests.Response) -> requests.Response:
         """requests' response hook: read the body here, bounded in size and time.
 
         It runs before requests would read the body itself (which it does unbounded); what

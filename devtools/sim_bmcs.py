@@ -1,0 +1,158 @@
+"""Simulated BMCs: many Redfish services on loopback addresses in one asyncio process.
+
+Each BMC answers from a real vendor tree of tests/corpus/redfish (a GB200 compute tray,
+an NVSwitch tray, a power shelf...), one document per GET, after a latency drawn from its
+range, as a real BMC's web server is slow. Each counts its requests in flight and the most
+it ever had at once, and answers 503 (with Retry-After) past its own limit, as real BMCs
+do past a few sessions: what the per-BMC limit of Corral's Redfish client
+(provisioning/drivers/redfish/gate.py) is proven against, and what `make bench-site`
+inspects by the thousand. Sessions are accepted with any credentials (as sushy-static
+does). Only loopback addresses are served (127.0.0.0/8).
+
+aiohttp's low-level server: a well-kept HTTP/1.1 server, keep-alive included, that costs
+one coroutine per request, so thousands of BMCs fit in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import itertools
+import json
+import random
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "redfish"
+ROOT = "/redfish/v1"
+
+
+@lru_cache(maxsize=64)
+def _documents(tree: Path) -> dict[str, bytes]:
+    """Every document of a tree by its path (`/redfish/v1/Systems/1`), read once and
+    shared by every BMC serving the tree."""
+    docs = {}
+    for index in tree.rglob("index.json"):
+        relative = index.parent.relative_to(tree).as_posix()
+        path = ROOT if relative == "." else f"{ROOT}/{relative}"
+        docs[path] = index.read_bytes()
+    return docs
+
+
+@dataclass
+class Counts:
+    requests: int = 0
+    in_flight: int = 0
+    most: int = 0  # the most requests in flight at once
+    refused: int = 0  # answered 503: past the BMC's limit
+
+
+@dataclass
+class SimBMC:
+    tree: Path  # a corpus tree's redfish/v1 directory
+    host: str
+    port: int
+    latency: tuple[float, float] = (0.05, 0.5)
+    limit: int = 4  # requests at once before it answers 503
+    # Documents this BMC answers instead of the tree's (its own serial, say), by path.
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counts: Counts = field(default_factory=Counts)
+
+    def __post_init__(self) -> None:
+        if not ipaddress.ip_address(self.host).is_loopback:
+            raise ValueError(f"{self.host} is not a loopback address: the simulator serves none")
+        self._sessions = itertools.count(1)
+        self._random = random.Random(f"{self.host}:{self.port}")
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        counts = self.counts
+        counts.requests += 1
+        if counts.in_flight >= self.limit:
+            counts.refused += 1
+            return web.json_response(
+                {"error": {"code": "Base.1.0.ServiceTemporarilyUnavailable"}},
+                status=503,
+                headers={"Retry-After": "1"},
+            )
+        counts.in_flight += 1
+        counts.most = max(counts.most, counts.in_flight)
+        try:
+            await request.read()
+            await asyncio.sleep(self._random.uniform(*self.latency))
+            return self._answer(request.method, request.path.rstrip("/") or "/")
+        finally:
+            counts.in_flight -= 1
+
+    def _answer(self, method: str, path: str) -> web.Response:
+        sessions = f"{ROOT}/SessionService/Sessions"
+        if method == "POST" and path == sessions:
+            number = next(self._sessions)
+            body = {"@odata.id": f"{sessions}/{number}", "Id": str(number), "UserName": "sim"}
+            headers = {"X-Auth-Token": f"sim-{number}", "Location": f"{sessions}/{number}"}
+            return web.json_response(body, status=201, headers=headers)
+        if method == "DELETE":
+            return web.Response(status=204)
+        if method != "GET":
+            return web.json_response({"error": {"message": "not simulated"}}, status=405)
+        if path in self.overrides:
+            return web.json_response(self.overrides[path])
+        document = _documents(self.tree).get(path)
+        if document is None:
+            return web.json_response({"error": {"message": f"{path} not found"}}, status=404)
+        return web.Response(body=document, content_type="application/json")
+
+
+class Farm:
+    """Simulated BMCs served by one event loop on a thread of its own (for tests, and for
+    a benchmark that starts them in its own process)."""
+
+    def __init__(self) -> None:
+        self.bmcs: list[SimBMC] = []
+        self._loop = asyncio.new_event_loop()
+        self._servers: list[asyncio.base_events.Server] = []
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def add(self, bmc: SimBMC) -> SimBMC:
+        future = asyncio.run_coroutine_threadsafe(self._serve(bmc), self._loop)
+        self._servers.append(future.result(timeout=30))
+        self.bmcs.append(bmc)
+        return bmc
+
+    async def _serve(self, bmc: SimBMC) -> asyncio.base_events.Server:
+        server = web.Server(bmc.handle, access_log=None)
+        return await self._loop.create_server(server, bmc.host, bmc.port, reuse_address=True)
+
+    def stop(self) -> None:
+        async def close() -> None:
+            for server in self._servers:
+                server.close()
+            await asyncio.gather(*(s.wait_closed() for s in self._servers))
+
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=30)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+
+    def __enter__(self) -> Farm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def system_override(tree: Path, system: str, serial: str) -> dict[str, dict[str, Any]]:
+    """The override that makes a BMC of `tree` answer for its own machine: its system's
+    document with `serial` as SerialNumber."""
+    path = f"{ROOT}/Systems/{system}"
+    document = json.loads(_documents(tree)[path])
+    return {path: {**document, "SerialNumber": serial}}
