@@ -100,6 +100,22 @@ def gpu_mismatch(expected_count: int, expected_model: str, hardware: dict[str, A
     return message
 
 
+def check_serial(enrolled: str, address: str, hardware: dict) -> str | None:
+    """Record (and return) that the BMC answers for another machine than the node was
+    enrolled as: its system's serial is a real one (placeholders were dropped when read)
+    and not the node's. A swapped cable or a wrong address in a rack's manifest points a
+    node at its neighbour's BMC; power actions would then cycle the neighbour. Flagged,
+    not failed: some vendors' system serial is the board's, not the one on the label; a
+    person decides (and a rack built to a template is not ready while it stands)."""
+    hardware.pop("serial_mismatch", None)
+    reported = (hardware.get("serial") or "").strip()
+    if not reported or reported.casefold() == (enrolled or "").strip().casefold():
+        return None
+    message = f"the BMC at {address} answers for serial {reported}, not {enrolled}"
+    hardware["serial_mismatch"] = message
+    return message
+
+
 _GPU_PARTS = ("gpus", "processors", "chassis", "chassis processors", "pcie devices")
 
 

@@ -149,6 +149,7 @@ def inspect(node: Node, op: Operation) -> dict:
         failure = inspection.check_gpus(
             node.gpu_count, node.gpu_model, hardware, settings.CORRAL_INSPECT_GPU_MISMATCH
         )
+        inspection.check_serial(node.serial, driver.address, hardware)
         now = timezone.now()
         Node.objects.filter(pk=node.pk).update(
             hardware_facts=hardware, firmware_facts=firmware, inspected_at=now

@@ -46,6 +46,9 @@ def reason(slot: Slot, node: Node | None) -> str | None:
     if node is None:
         return "empty"
     state = NodeState(node.state).label.lower()
+    mismatch = (node.hardware_facts or {}).get("serial_mismatch")
+    if mismatch:  # its BMC may be another tray's: nothing it says can be trusted
+        return mismatch
     if slot.role == NodeRole.COMPUTE:
         return None if node.state == NodeState.IN_SERVICE else state
     if node.state in UNUSABLE:

@@ -58,12 +58,16 @@ class RedfishHealth(HealthInterface):
         return Health(status=worst(known), sensors=sensors)
 
     def _sensors(self, chassis: dict[str, Any]) -> list[Sensor]:
+        """The chassis' sensors. A Sensors collection or a sensor the BMC links but does
+        not serve (404) costs those readings only: the health roll-ups still count (real
+        NVSwitch trays, power shelves and DPU BMCs link collections they do not serve)."""
         path = link(chassis, "Sensors")
         if path:
-            readings = (
-                self._sensor(self.client.get_json(p))
-                for p in self.client.members(path)[:MAX_SENSORS]
-            )
+            try:
+                members = self.client.members(path)[:MAX_SENSORS]
+            except sushy_exc.ResourceNotFoundError:
+                return []
+            readings = (self._sensor(data) for p in members if (data := self._get(p)))
             return [sensor for sensor in readings if sensor is not None]
         return self._legacy_thermal(chassis)
 
