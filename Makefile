@@ -46,6 +46,11 @@ test-fast: $(STAMP)
 bench-oob: $(STAMP)
 	$(BIN)/python -m devtools.bench_oob --n 500 --delay 2
 
+# A GB200 site: 25 NVL72 racks by default; BENCH_SITE="--racks 250" for the whole one.
+BENCH_SITE ?=
+bench-site: $(STAMP)
+	$(BIN)/python -m devtools.bench_site $(BENCH_SITE)
+
 # policy-rc.d keeps Debian from starting nginx on install: the bench starts its own.
 bench-boot-tools:
 	@command -v wrk >/dev/null && test -x /usr/sbin/nginx || \

@@ -156,3 +156,59 @@ def system_override(tree: Path, system: str, serial: str) -> dict[str, dict[str,
     path = f"{ROOT}/Systems/{system}"
     document = json.loads(_documents(tree)[path])
     return {path: {**document, "SerialNumber": serial}}
+
+
+# --- a site in a process of its own (`make bench-site`) ------------------------------------
+
+
+def serve_plan(plan: Path, stats: Path) -> None:
+    """Serve every BMC of `plan` (JSON: a list of {tree, host, port, system, serial,
+    latency, limit}) until SIGTERM, then write each BMC's counts to `stats`."""
+    import resource
+    import signal
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket per BMC and client
+    bmcs = []
+    for spec in json.loads(plan.read_text()):
+        tree = CORPUS / spec["tree"] / "redfish" / "v1"
+        bmcs.append(
+            SimBMC(
+                tree,
+                spec["host"],
+                spec["port"],
+                latency=tuple(spec["latency"]),  # type: ignore[arg-type]
+                limit=spec["limit"],
+                overrides=system_override(tree, spec["system"], spec["serial"]),
+            )
+        )
+    loop = asyncio.new_event_loop()
+    stopping = asyncio.Event()
+
+    async def main() -> None:
+        servers = [
+            await loop.create_server(
+                web.Server(bmc.handle, access_log=None), bmc.host, bmc.port, reuse_address=True
+            )
+            for bmc in bmcs
+        ]
+        print(f"serving {len(servers)} simulated BMCs", flush=True)
+        loop.add_signal_handler(signal.SIGTERM, stopping.set)
+        loop.add_signal_handler(signal.SIGINT, stopping.set)
+        await stopping.wait()
+        for server in servers:
+            server.close()
+        counts = {f"{b.host}:{b.port}": vars(b.counts) for b in bmcs}
+        stats.write_text(json.dumps(counts))
+
+    loop.run_until_complete(main())
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m devtools.sim_bmcs")
+    parser.add_argument("--plan", type=Path, required=True)
+    parser.add_argument("--stats", type=Path, required=True)
+    args = parser.parse_args()
+    serve_plan(args.plan, args.stats)
