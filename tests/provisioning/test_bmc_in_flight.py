@@ -71,3 +71,16 @@ def test_a_slow_bmc_holds_back_only_its_own_requests(farm):
         assert not done.is_set()
         assert pending.result() == [4] * 4
     assert slow.counts.most == 1 and quick.counts.most == 1
+
+
+def test_the_environments_proxy_never_carries_a_bmc_request(farm, monkeypatch):
+    """A worker started with HTTP(S)_PROXY set (for its package mirror, say) must not send
+    BMC credentials through that proxy: nothing listens on the proxy's port here, so a
+    request through it would fail."""
+    port = free_port()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    bmc = farm.add(SimBMC(TREE, "127.0.0.1", free_port(), latency=(0.0, 0.0)))
+    assert inspect(bmc, limit=2) == 4
