@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,7 +22,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def say(msg: str) -> None:
-    print(f"bench-oob: {msg}", flush=True)
+    """A progress line, named by the benchmark that runs (`python -m devtools.bench_x`)."""
+    name = Path(sys.argv[0]).stem.replace("bench_", "bench-") if sys.argv else "bench"
+    print(f"{name}: {msg}", flush=True)
 
 
 # --- processes ---------------------------------------------------------------------------

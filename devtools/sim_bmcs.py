@@ -88,11 +88,12 @@ class SimBMC:
         try:
             await request.read()
             await asyncio.sleep(self._random.uniform(*self.latency))
-            return self._answer(request.method, request.path.rstrip("/") or "/")
+            expand = request.query.get("$expand", "")
+            return self._answer(request.method, request.path.rstrip("/") or "/", expand)
         finally:
             counts.in_flight -= 1
 
-    def _answer(self, method: str, path: str) -> web.Response:
+    def _answer(self, method: str, path: str, expand: str = "") -> web.Response:
         sessions = f"{ROOT}/SessionService/Sessions"
         if method == "POST" and path == sessions:
             number = next(self._sessions)
@@ -108,7 +109,31 @@ class SimBMC:
         document = _documents(self.tree).get(path)
         if document is None:
             return web.json_response({"error": {"message": f"{path} not found"}}, status=404)
+        if expand == ".($levels=1)" and self._expands():
+            return web.json_response(self._expanded(json.loads(document)))
         return web.Response(body=document, content_type="application/json")
+
+    def _expands(self) -> bool:
+        """Whether the tree's service root says it expands one level (as a GB200 tray's
+        and a BlueField's bmcweb do; the switch tray's and power shelf's say not)."""
+        root = json.loads(_documents(self.tree)[ROOT])
+        expand = (root.get("ProtocolFeaturesSupported") or {}).get("ExpandQuery") or {}
+        return bool(expand.get("Levels")) and (expand.get("MaxLevels") or 0) >= 1
+
+    def _expanded(self, document: dict[str, Any]) -> dict[str, Any]:
+        """A collection with its members' documents in place of their links (DSP0266
+        $expand=.($levels=1); a member the tree lacks stays a link)."""
+        docs = _documents(self.tree)
+        members = []
+        for member in document.get("Members") or []:
+            path = (member.get("@odata.id") or "").rstrip("/") if isinstance(member, dict) else ""
+            members.append(json.loads(self.overrides_or(path, docs)) if path in docs else member)
+        return {**document, "Members": members} if "Members" in document else document
+
+    def overrides_or(self, path: str, docs: dict[str, bytes]) -> bytes:
+        if path in self.overrides:
+            return json.dumps(self.overrides[path]).encode()
+        return docs[path]
 
 
 class Farm:

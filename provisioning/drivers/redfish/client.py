@@ -170,6 +170,16 @@ class RedfishClient:
             root._auth = None
             root._conn.close()
 
+    @property
+    def expands(self) -> bool:
+        """Whether the service root says it expands a collection's members one level deep
+        (ProtocolFeaturesSupported.ExpandQuery: Levels, MaxLevels >= 1), as the bmcweb of
+        a GB200 tray, a BlueField-3 and Dell's iDRAC do."""
+        features = (self.root.json or {}).get("ProtocolFeaturesSupported") or {}
+        expand = features.get("ExpandQuery") or {}
+        levels = expand.get("MaxLevels")
+        return expand.get("Levels") is True and isinstance(levels, int) and levels >= 1
+
     # -- resources ----------------------------------------------------------------
     def get_json(self, path: str) -> dict[str, Any]:
         """GET a resource as a dict, through sushy's connector (auth, retries, timeout).

@@ -148,6 +148,34 @@ class Reader:
             return None
         return data
 
+    def _expanded(self, collection: str, part: str) -> dict[str, Any] | None:
+        """The collection read with its members in one GET ($expand=.($levels=1)) where the
+        BMC says it can: each member's document is kept as if fetched on its own, so a
+        collection of 30 costs one GET, not 31. None (read it the plain way) where the BMC
+        cannot, or its expanded answer fails: expansion is an optimisation, never a new way
+        to lose an inventory."""
+        key = collection.split("#", 1)[0].rstrip("/")
+        if key in self._docs or key in self._failed or not self.client.expands:
+            return None
+        if self._over_budget(collection, part):
+            return None
+        try:
+            data = self.client.get_json(f"{key}?$expand=.($levels=1)")
+        except (sushy_exc.SushyError, BMCResponseError, ValueError):
+            return None
+        raw = data.get("Members")
+        if not isinstance(raw, list):
+            return None
+        for member in raw:
+            path = member.get("@odata.id") if isinstance(member, dict) else None
+            # A member with its Id or Name is its document (both are required of every
+            # resource); a bare link is read on its own later.
+            expanded = isinstance(member, dict) and ("Id" in member or "Name" in member)
+            if path and expanded and not isinstance(member.get("error"), dict):
+                self._docs.setdefault(path.split("#", 1)[0].rstrip("/"), member)
+        self._docs[key] = data
+        return data
+
     def members(self, collection: str | None, part: str) -> list[dict[str, Any]]:
         """The readable members of an optional collection.
 
@@ -156,7 +184,9 @@ class Reader:
         """
         if not collection:
             return []
-        data = self._fetch(collection, part, missing_ok=True)
+        data = self._expanded(collection, part)
+        if data is None:
+            data = self._fetch(collection, part, missing_ok=True)
         if data is None:
             return []
         raw = data.get("Members")
