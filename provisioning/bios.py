@@ -36,24 +36,32 @@ HIDDEN_TYPES = {"Password"}  # never stored, whatever a BMC answers for them
 def observe(node: Node, driver: Driver) -> int:
     """Record the BIOS attributes in effect (and the registry, the first time it is seen
     for this model); returns how many attributes were recorded (0: none read)."""
+    rows = read(node, driver)
+    if rows:
+        observed.record(node, node.bmc.protocol, rows, replace_prefix=PREFIX)
+    return len(rows)
+
+
+def read(node: Node, driver: Driver) -> list[tuple[str, int, str]]:
+    """The BIOS attributes in effect as fact rows (none: not read); the registry is kept
+    the first time it is seen for this model. An inspection records them with the rest of
+    its facts, in one write (and one drift recomputation)."""
     try:
         with bmc_io():
             attributes = driver.updates.bios_attributes()
             name = driver.updates.bios_registry_name() if attributes else ""
     except BMCError as exc:
         log.info("node %s: BIOS attributes not read: %s", node, exc)
-        return 0
+        return []
     if not attributes:
-        return 0
+        return []
     registry = _registry(node, driver, name)
     hidden = {n for n, spec in registry.items() if spec.get("type") in HIDDEN_TYPES}
-    rows = [
+    return [
         (f"{PREFIX}{key}", -1, text(raw))
         for key, raw in sorted(attributes.items())
         if key not in hidden and raw is not None and observed.KEY.match(f"{PREFIX}{key}")
     ]
-    observed.record(node, node.bmc.protocol, rows, replace_prefix=PREFIX)
-    return len(rows)
 
 
 def text(value: Any) -> str:

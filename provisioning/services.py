@@ -150,21 +150,21 @@ def inspect(node: Node, op: Operation) -> dict:
             node.gpu_count, node.gpu_model, hardware, settings.CORRAL_INSPECT_GPU_MISMATCH
         )
         inspection.check_serial(node.serial, driver.address, hardware)
+        operations.report_progress(op, 90, "reading BIOS settings")
+        settings_now = bios.read(node, driver)
         now = timezone.now()
         Node.objects.filter(pk=node.pk).update(
             hardware_facts=hardware, firmware_facts=firmware, inspected_at=now
         )
         bmc_answers.record(node, state, health)
-        observed.record(
+        observed.record(  # every fact at once: one write, one drift recomputation
             node,
             node.bmc.protocol,
             # Later rows win: the FirmwareInventory's BIOS over the system's BiosVersion.
-            observed.hardware_rows(hardware) + observed.firmware_rows(firmware),
+            observed.hardware_rows(hardware) + observed.firmware_rows(firmware) + settings_now,
             at=now,
             replace_prefix="",
         )
-        operations.report_progress(op, 90, "reading BIOS settings")
-        bios.observe(node, driver)  # after the record above, which replaces every fact
     finally:
         with bmc_io():
             driver.close()
