@@ -29,10 +29,8 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,6 +41,7 @@ from devtools.benchproc import (
     _machine_cpu,
     _postgres_cpu,
     free_port,
+    run_bench,
     say,
     wait_for_log,
     wait_for_port,
@@ -220,22 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _raise_on_sigterm)
     signal.signal(signal.SIGHUP, _raise_on_sigterm)
-    workdir = Path(tempfile.mkdtemp(prefix="corral-bench-oob-"))
-    logs = workdir / "logs"
-    logs.mkdir()
-    procs = Procs()
-    ok = False
-    try:
-        line, failures = run(args, workdir, logs, procs)
-        ok = failures == 0
-    finally:
-        procs.stop_all()
-        if ok and not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            say(f"logs kept in {logs}")
-    print(line, flush=True)
-    return 0 if ok else 1
+    return run_bench("corral-bench-oob-", args.keep, lambda *where: run(args, *where))
 
 
 def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tuple[str, int]:

@@ -33,15 +33,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from devtools.bench_oob import bench_env, flush_redis, recreate_database
-from devtools.benchproc import Procs, say, wait_for_log
+from devtools.benchproc import Procs, run_bench, say, wait_for_log
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -93,6 +91,8 @@ def layout(args: argparse.Namespace) -> list[dict]:
                     "slot": slot["name"],
                     "role": str(slot["role"]),
                     "serial": f"S{site}-R{rack:03d}-{slot['name']}".upper(),
+                    # Hostnames are the fleet's, not a site's: r001 is in every site.
+                    "hostname": f"s{site}-r{rack:03d}-{slot['name']}",
                     "host": f"127.{site}.{rack}.{index + 1}",
                     "port": args.port,
                     "tree": tree,
@@ -130,6 +130,7 @@ def enrol(trays: list[dict]) -> list[int]:
                 {
                     "slot": t["slot"],
                     "serial": t["serial"],
+                    "hostname": t["hostname"],
                     "bmc": {
                         "address": f"http://{t['host']}:{t['port']}",
                         "system_id": t["system"],
@@ -172,23 +173,7 @@ def wrong_facts() -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
-    workdir = Path(tempfile.mkdtemp(prefix="corral-bench-site-"))
-    logs = workdir / "logs"
-    logs.mkdir()
-    procs = Procs()
-    ok = False
-    line = "site failed to run"
-    try:
-        line, failed = run(args, workdir, logs, procs)
-        ok = failed == 0
-    finally:
-        procs.stop_all()
-        if ok and not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            say(f"logs kept in {logs}")
-    print(line, flush=True)
-    return 0 if ok else 1
+    return run_bench("corral-bench-site-", args.keep, lambda *where: run(args, *where))
 
 
 def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tuple[str, int]:
@@ -274,7 +259,8 @@ def inspect_all(
     before = sum(v for k, v in procs.cpu_seconds().items() if k.startswith("worker-"))
     started = time.monotonic()
     parents = []
-    for rack in Rack.objects.filter(pk__in=rack_ids):
+    # Rack by rack across the sites (r001 of each, then r002...): every site starts at once.
+    for rack in Rack.objects.filter(pk__in=rack_ids).order_by("name", "site__slug"):
         nodes = Node.objects.filter(rack=rack).select_related("rack__site").order_by("pk")
         parents.append(bulk.start_bulk_action(nodes, "inspect", "bench", rack=rack).pk)
     children = Operation.objects.filter(parent_id__in=parents)

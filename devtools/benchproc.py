@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +28,29 @@ def say(msg: str) -> None:
     """A progress line, named by the benchmark that runs (`python -m devtools.bench_x`)."""
     name = Path(sys.argv[0]).stem.replace("bench_", "bench-") if sys.argv else "bench"
     print(f"{name}: {msg}", flush=True)
+
+
+def run_bench(prefix: str, keep: bool, run: Callable[[Path, Path, Procs], tuple[str, int]]) -> int:
+    """Run a benchmark in a work dir of its own: `run(workdir, logs, procs)` gives its last
+    line and its failures. Every process it started is stopped, whatever happens; the work
+    dir is removed unless something failed or `keep`; the last line is printed last."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    logs = workdir / "logs"
+    logs.mkdir()
+    procs = Procs()
+    ok = False
+    line = f"{prefix.strip('-')} failed to run"
+    try:
+        line, failures = run(workdir, logs, procs)
+        ok = failures == 0
+    finally:
+        procs.stop_all()
+        if ok and not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            say(f"logs kept in {logs}")
+    print(line, flush=True)
+    return 0 if ok else 1
 
 
 # --- processes ---------------------------------------------------------------------------

@@ -17,16 +17,19 @@ rack-to-revenue (reports.racks) counts from delivery to that moment.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from inventory.choices import NodeRole, NodeState
 from inventory.models import Node
 from webhooks import outbox
 
-from .models import RackLayout, Slot, Tray
+from .models import RackLayout, RackTemplate, Slot, Tray
 
 MAX_WAITING = 200  # kept on the layout for reports; an NVL72 has 71 slots
 HEALTHY = frozenset({"ok", "warning"})
@@ -41,12 +44,28 @@ UNUSABLE = frozenset(
 )
 
 
-def reason(slot: Slot, node: Node | None) -> str | None:
+@dataclass(frozen=True)
+class TrayState:
+    """What readiness reads of a tray's node: a few columns, not its facts (a transition
+    of a tray reads every tray of its rack, and a node's facts are tens of kB)."""
+
+    hostname: str
+    state: str
+    bmc_health: str
+    mismatch: str | None  # hardware_facts.serial_mismatch
+
+    @classmethod
+    def of(cls, node: Node) -> TrayState:
+        mismatch = (node.hardware_facts or {}).get("serial_mismatch")
+        return cls(node.hostname, node.state, node.bmc_health, mismatch)
+
+
+def reason(slot: Slot, node: TrayState | None) -> str | None:
     """What this slot waits for, in a few words (None: nothing)."""
     if node is None:
         return "empty"
     state = NodeState(node.state).label.lower()
-    mismatch = (node.hardware_facts or {}).get("serial_mismatch")
+    mismatch = node.mismatch
     if mismatch:  # its BMC may be another tray's: nothing it says can be trusted
         return mismatch
     if slot.role == NodeRole.COMPUTE:
@@ -58,7 +77,7 @@ def reason(slot: Slot, node: Node | None) -> str | None:
     return None
 
 
-def why_not(slot: Slot, node: Node | None) -> str | None:
+def why_not(slot: Slot, node: TrayState | None) -> str | None:
     """The same, naming the slot and its tray: `compute-03 (r12-compute-03): validating`."""
     said = reason(slot, node)
     if said is None:
@@ -81,28 +100,44 @@ def in_rack_order(slots: list[Slot]) -> list[Slot]:
     ]
 
 
+def slots_of(template: RackTemplate) -> tuple[Slot, ...]:
+    """A template's slots in rack order, read once per process: a template never changes
+    once made (trays.models), and every transition of a tray asks for them. Keyed by its
+    creation too: a row id SQLite reuses after a delete is another template."""
+    return _slots(template.pk, template.created)
+
+
+@lru_cache(maxsize=256)
+def _slots(template_id: int, created: Any) -> tuple[Slot, ...]:
+    return tuple(in_rack_order(list(Slot.objects.filter(template_id=template_id))))
+
+
 def waiting_for(layout: RackLayout) -> list[str]:
     """Every slot the rack waits for, top of the rack first (empty: ready)."""
-    nodes = {
-        tray.slot_id: tray.node
-        for tray in Tray.objects.filter(layout=layout).select_related("node")
-    }
-    slots = in_rack_order(list(Slot.objects.filter(template_id=layout.template_id)))
-    reasons = (why_not(slot, nodes.get(slot.pk)) for slot in slots)
+    rows = (
+        Tray.objects.filter(layout=layout)
+        .annotate(mismatch=KeyTextTransform("serial_mismatch", "node__hardware_facts"))
+        .values_list("slot_id", "node__hostname", "node__state", "node__bmc_health", "mismatch")
+    )
+    nodes = {slot: TrayState(*rest) for slot, *rest in rows}
+    reasons = (why_not(slot, nodes.get(slot.pk)) for slot in slots_of(layout.template))
     return [reason for reason in reasons if reason]
 
 
 def refresh(rack_id: int) -> RackLayout | None:
     """Assess the rack again and record it; tell webhooks when it turns ready or stops."""
     with transaction.atomic():
-        layout = RackLayout.objects.select_for_update().filter(pk=rack_id).first()
+        layouts = RackLayout.objects.select_related("template")
+        layout = layouts.select_for_update(of=("self",)).filter(pk=rack_id).first()
         if layout is None:
             return None
-        waiting = waiting_for(layout)
+        waiting = waiting_for(layout)[:MAX_WAITING]
         ready = not waiting
         changed = ready != layout.ready
+        if not changed and waiting == layout.waiting:
+            return layout  # most transitions change nothing the rack shows
         now = timezone.now()
-        layout.waiting = waiting[:MAX_WAITING]
+        layout.waiting = waiting
         if changed:
             layout.ready = ready
             layout.ready_since = now if ready else None

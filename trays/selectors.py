@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from inventory.models import Node
 
 from .models import RackLayout, Slot, Tray
-from .readiness import in_rack_order, reason
+from .readiness import TrayState, reason, slots_of
 
 
 @dataclass
@@ -24,5 +24,9 @@ def slot_rows(layout: RackLayout) -> list[SlotRow]:
         t.slot_id: t.node
         for t in Tray.objects.filter(layout=layout).select_related("node", "node__bmc")
     }
-    slots = in_rack_order(list(Slot.objects.filter(template_id=layout.template_id)))
-    return [SlotRow(slot, nodes.get(slot.pk), reason(slot, nodes.get(slot.pk))) for slot in slots]
+    slots = slots_of(layout.template)
+    return [SlotRow(slot, nodes.get(slot.pk), _reason(slot, nodes.get(slot.pk))) for slot in slots]
+
+
+def _reason(slot: Slot, node: Node | None) -> str | None:
+    return reason(slot, TrayState.of(node) if node is not None else None)

@@ -11,9 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from devtools.sim_bmcs import CORPUS, Farm, SimBMC
-from provisioning.drivers.redfish import build_driver
-from provisioning.drivers.settings import BMCSettings
 from tests.peers.util import free_port
+from tests.provisioning.simulated import driver_for
 
 TREE = CORPUS / "nvidia-gb200-nvl-compute-tray" / "redfish" / "v1"
 
@@ -26,20 +25,8 @@ def farm():
 
 def inspect(bmc: SimBMC, limit: int) -> int:
     """GPUs an inspection of the tray finds."""
-    settings = BMCSettings(
-        protocol="redfish",
-        address=bmc.url,
-        username="root",
-        password="0penBmc",
-        system_id="System_0",
-        timeout=5.0,
-        max_in_flight=limit,
-    )
-    driver = build_driver(settings)
-    try:
+    with driver_for(bmc, "System_0", max_in_flight=limit) as driver:
         return len(driver.inspect.inspect().gpus)
-    finally:
-        driver.close()
 
 
 def test_six_inspections_of_one_bmc_keep_to_its_limit(farm):

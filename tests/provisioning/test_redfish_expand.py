@@ -9,9 +9,8 @@ import pytest
 
 from devtools.sim_bmcs import CORPUS, Farm, SimBMC
 from provisioning import inspection
-from provisioning.drivers.redfish import build_driver
-from provisioning.drivers.settings import BMCSettings
 from tests.peers.util import free_port
+from tests.provisioning.simulated import driver_for
 
 TREE = CORPUS / "nvidia-gb200-nvl-compute-tray" / "redfish" / "v1"
 
@@ -24,20 +23,8 @@ class Unexpanding(SimBMC):
 
 
 def read(bmc: SimBMC) -> tuple[dict, list, int]:
-    driver = build_driver(
-        BMCSettings(
-            protocol="redfish",
-            address=bmc.url,
-            username="root",
-            password="0penBmc",
-            system_id="System_0",
-            timeout=5.0,
-        )
-    )
-    try:
+    with driver_for(bmc, "System_0") as driver:
         _, hardware, firmware = inspection.read_bmc(driver, lambda percent, what: None)
-    finally:
-        driver.close()
     return hardware, firmware, bmc.counts.requests
 
 

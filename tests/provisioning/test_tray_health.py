@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 
 from devtools.sim_bmcs import CORPUS, Farm, SimBMC
-from provisioning.drivers.redfish import build_driver
-from provisioning.drivers.settings import BMCSettings
 from tests.peers.util import free_port
+from tests.provisioning.simulated import driver_for
 
 TRAYS = [
     # tree, system id; every one: System Health "OK", its chassis HealthRollup "OK"
@@ -27,18 +26,6 @@ def test_a_linked_sensors_collection_the_bmc_does_not_serve_costs_only_its_readi
         sim = farm.add(
             SimBMC(CORPUS / tree / "redfish" / "v1", "127.0.0.1", free_port(), latency=(0, 0))
         )
-        driver = build_driver(
-            BMCSettings(
-                protocol="redfish",
-                address=sim.url,
-                username="root",
-                password="0penBmc",
-                system_id=system,
-                timeout=5.0,
-            )
-        )
-        try:
+        with driver_for(sim, system) as driver:
             health = driver.health.health()
-        finally:
-            driver.close()
     assert (health.status, health.sensors) == ("ok", [])

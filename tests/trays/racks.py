@@ -22,3 +22,18 @@ def nvl72(rack: str = "r12", site: str = "dc1", net: str = "10.12") -> dict:
         "bmc": {"protocol": "redfish", "username": "root", "password": "0penBmc"},
         "trays": trays,
     }
+
+
+def built(site, *, leave_out: tuple[str, ...] = ()):
+    """Rack r12 of `site` enrolled through the service, the slots `leave_out` left empty."""
+    from trays import layouts
+    from trays.models import RackTemplate
+
+    body = nvl72()
+    return layouts.enrol_rack(
+        site=site,
+        rack=body["rack_name"],
+        template=RackTemplate.objects.get(name=body["template"]),
+        bmc=body["bmc"],
+        trays=[tray for tray in body["trays"] if tray["slot"] not in leave_out],
+    )

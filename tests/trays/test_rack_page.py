@@ -7,23 +7,15 @@ import pytest
 
 from inventory.models import Node, SiteRole
 from tests.factories import SiteFactory, put_in, user_in
-from tests.trays.racks import nvl72
-from trays import layouts, readiness
-from trays.models import RackTemplate
+from tests.trays.racks import built
+from trays import readiness
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def layout(site):
-    body = nvl72()
-    return layouts.enrol_rack(
-        site=site,
-        rack="r12",
-        template=RackTemplate.objects.get(name="gb200-nvl72"),
-        bmc=body["bmc"],
-        trays=[t for t in body["trays"] if t["slot"] != "switch-9"],
-    )
+    return built(site, leave_out=("switch-9",))
 
 
 def test_the_rack_page_lists_its_trays_by_slot_top_first(client, users, layout):

@@ -13,10 +13,9 @@ from provisioning import bmc_answers
 from provisioning.drivers.results import Health
 from reports import racks as rack_report
 from tests.factories import put_in
-from tests.trays.racks import nvl72
+from tests.trays.racks import built
 from tests.webhooks.factories import make_subscription
-from trays import layouts, readiness
-from trays.models import RackLayout, RackTemplate
+from trays import readiness
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -28,17 +27,6 @@ def place(trays, compute: str) -> None:
     trays.update(bmc_health="ok")
     for node in trays:
         put_in(node, compute if node.role == "compute" else "ready")
-
-
-def built(site) -> RackLayout:
-    body = nvl72()
-    return layouts.enrol_rack(
-        site=site,
-        rack=body["rack_name"],
-        template=RackTemplate.objects.get(name=body["template"]),
-        bmc=body["bmc"],
-        trays=body["trays"],
-    )
 
 
 def test_the_rack_is_ready_when_its_last_compute_tray_enters_service(site):
@@ -90,15 +78,7 @@ def test_a_switch_tray_whose_bmc_turns_critical_holds_the_whole_rack(site):
 
 
 def test_a_failed_power_shelf_or_an_empty_slot_is_what_the_rack_waits_for(site):
-    body = nvl72()
-    body["trays"] = [t for t in body["trays"] if t["slot"] != "compute-07-dpu1"]
-    layout = layouts.enrol_rack(
-        site=site,
-        rack="r12",
-        template=RackTemplate.objects.get(name="gb200-nvl72"),
-        bmc=body["bmc"],
-        trays=body["trays"],
-    )
+    layout = built(site, leave_out=("compute-07-dpu1",))
     trays = Node.objects.filter(rack=layout.rack)
     place(trays, "in_service")
     shelf = trays.get(serial="R12-POWER-2")

@@ -11,9 +11,7 @@ from inventory.models import Node
 from provisioning import services
 from tests.factories import OperationFactory, put_in
 from tests.peers.util import free_port
-from tests.trays.racks import nvl72
-from trays import layouts
-from trays.models import RackTemplate
+from tests.trays.racks import built
 
 pytestmark = pytest.mark.django_db
 TREE = CORPUS / "nvidia-gb200-nvl-switch-tray" / "redfish" / "v1"
@@ -41,14 +39,7 @@ def inspected(farm: Farm, node: Node, answers_for: str) -> Node:
 
 
 def test_a_switch_tray_answering_for_its_neighbour_is_flagged_and_holds_the_rack(site):
-    body = nvl72()
-    layout = layouts.enrol_rack(
-        site=site,
-        rack="r12",
-        template=RackTemplate.objects.get(name="gb200-nvl72"),
-        bmc=body["bmc"],
-        trays=body["trays"],
-    )
+    layout = built(site)
     with Farm() as farm:
         first = inspected(farm, Node.objects.get(serial="R12-SWITCH-1"), "R12-SWITCH-2")
         second = inspected(farm, Node.objects.get(serial="R12-SWITCH-2"), "r12-switch-2")
