@@ -7,7 +7,9 @@ gates and the trays they depend on work. So a laid-out rack is ready when:
 - every compute tray is in service (inspected, imaged, its gates passed, admitted);
 - every other tray (NVSwitch trays, power shelves, DPUs) has been inspected, is not
   failed, in RMA or decommissioned, and its BMC last said `ok` or `warning` (a warning is
-  a degraded part that still works: one power supply of six lost).
+  a degraded part that still works: one power supply of six lost);
+- no tray's BMC answers for another serial than the tray's (provisioning.inspection.
+  check_serial): a swapped cable or a wrong address, and nothing that BMC says counts.
 
 It is computed again in the transaction of every lifecycle transition of one of its
 trays and on every change of a tray's BMC health, with the layout row locked, so two
