@@ -68,6 +68,9 @@ def bench_env(args: argparse.Namespace, workdir: Path) -> dict[str, str]:
         "DEBUG": "false",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "CORRAL_POWER_ON_STAGGER": "0",  # the spec: no stagger
+        # One sushy-emulator address serves hundreds of systems here: a farm of BMCs, not
+        # one, so the per-BMC limit (redfish/gate.py) would cap the whole fan-out.
+        "CORRAL_BMC_MAX_IN_FLIGHT": "100000",
         "LOG_LEVEL": "WARNING",
         "CELERY_BROKER_DIR": str(workdir / "broker"),  # unused with Redis; keeps repo clean
         "CELERY_BEAT_SCHEDULE_FILENAME": str(workdir / "celerybeat-schedule"),
