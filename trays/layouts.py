@@ -101,22 +101,26 @@ def default_hostname(rack_name: str, slot_name: str) -> str:
     return re.sub("-{2,}", "-", raw)[:63].rstrip("-")
 
 
-def _rack(site: Site, name: str, fields: dict[str, Any]) -> Rack:
+def _rack(site: Site, name: str, u_height: int) -> Rack:
     """The rack to build: a new one, or an empty one already made (its delivery recorded
-    before the trays were racked). Refused when it holds nodes or has a layout."""
+    before the trays were racked). Refused when it holds nodes or has a layout. Problems
+    are keyed `rack_name`, the field the description gave."""
     rack = Rack.objects.select_for_update().filter(site=site, name=name).first()
     if rack is None:
-        rack = Rack(site=site, name=name, **fields)
-        rack.full_clean()
+        rack = Rack(site=site, name=name, u_height=u_height)
+        try:
+            rack.full_clean()
+        except ValidationError as exc:
+            raise ValidationError({"rack_name": exc.messages}) from None
         rack.save()
         return rack
     if RackLayout.objects.filter(rack=rack).exists():
-        raise ValidationError({"rack": f"Rack {name} in {site.slug} is built already."})
+        raise ValidationError({"rack_name": f"Rack {name} in {site.slug} is built already."})
     if rack.nodes.exists():
         raise ValidationError(
             {
-                "rack": f"Rack {name} in {site.slug} holds nodes: enrol a template only into "
-                "an empty rack."
+                "rack_name": f"Rack {name} in {site.slug} holds nodes: enrol a template only "
+                "into an empty rack."
             }
         )
     return rack
@@ -129,7 +133,6 @@ def enrol_rack(
     template: RackTemplate,
     trays: list[dict[str, Any]],
     bmc: dict[str, Any] | None = None,
-    rack_fields: dict[str, Any] | None = None,
 ) -> RackLayout:
     """Enrol every tray of a rack from its description, all or nothing."""
     slots = {s.name: s for s in template.slots.all()}
@@ -151,10 +154,10 @@ def enrol_rack(
         else:
             seen_slots[name] = index
     with transaction.atomic():
-        the_rack = _rack(site, rack, {"u_height": template.u_height, **(rack_fields or {})})
+        the_rack = _rack(site, rack, template.u_height)
         if the_rack.u_height < template.u_height:
             errors.add(
-                "rack",
+                "rack_name",
                 f"{template.name} needs {template.u_height}U; {rack} has {the_rack.u_height}U.",
             )
         batch = []

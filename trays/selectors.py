@@ -20,10 +20,7 @@ class SlotRow:
 def slot_rows(layout: RackLayout) -> list[SlotRow]:
     """Every slot of the rack's template in rack order, with its tray and what it waits
     for."""
-    nodes = {
-        t.slot_id: t.node
-        for t in Tray.objects.filter(layout=layout).select_related("node", "node__bmc")
-    }
+    nodes = {t.slot_id: t.node for t in Tray.objects.filter(layout=layout).select_related("node")}
     slots = slots_of(layout.template)
     return [SlotRow(slot, nodes.get(slot.pk), _reason(slot, nodes.get(slot.pk))) for slot in slots]
 

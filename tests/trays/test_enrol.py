@@ -79,13 +79,16 @@ def test_a_rack_that_holds_nodes_is_not_built_over(api, site):
     NodeFactory(rack=rack, rack_unit=1)
     resp = api("integration").post(URL, nvl72(), format="json")
     assert resp.status_code == 400
-    assert "holds nodes" in resp.json()["rack"][0]
+    assert "holds nodes" in resp.json()["rack_name"][0]
     empty = RackFactory(site=site, name="r13", u_height=48)
     resp = api("integration").post(URL, nvl72("r13", net="10.13"), format="json")
     assert resp.status_code == 201, resp.content
     assert resp.json()["rack"] == empty.pk
     resp = api("integration").post(URL, nvl72("r13", net="10.14"), format="json")
-    assert resp.status_code == 400 and "built already" in resp.json()["rack"][0]
+    assert resp.status_code == 400 and "built already" in resp.json()["rack_name"][0]
+    # A name the rack rules refuse is named on the field the client sent.
+    resp = api("integration").post(URL, {**nvl72("r 15", net="10.15")}, format="json")
+    assert resp.status_code == 400 and list(resp.json()) == ["rack_name"], resp.content
 
 
 def test_only_a_role_in_the_racks_site_enrols_it(api, site):
