@@ -30,6 +30,15 @@ from aiohttp import web
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "redfish"
 ROOT = "/redfish/v1"
+SESSIONS = f"{ROOT}/SessionService/Sessions"
+
+
+def _json_or_none(body: bytes) -> dict[str, Any] | None:
+    try:
+        found = json.loads(body or b"null")
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 @lru_cache(maxsize=64)
@@ -49,7 +58,10 @@ class Counts:
     requests: int = 0
     in_flight: int = 0
     most: int = 0  # the most requests in flight at once
-    refused: int = 0  # answered 503: past the BMC's limit
+    refused: int = 0  # answered 503: past the BMC's limit, or busy (SimBMC.busy)
+    logins: int = 0  # sessions created
+    logouts: int = 0  # sessions deleted
+    unauthorized: int = 0  # answered 401
 
 
 @dataclass
@@ -61,13 +73,28 @@ class SimBMC:
     limit: int = 4  # requests at once before it answers 503
     # Documents this BMC answers instead of the tree's (its own serial, say), by path.
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # With a password, only that password logs in and every request but the service root
+    # needs a session this BMC gave and still knows (a real BMC's rules); without one,
+    # any credentials do, as sushy-static's.
+    password: str | None = None
+    retry_after: int = 1  # the seconds its 503 names
     counts: Counts = field(default_factory=Counts)
 
     def __post_init__(self) -> None:
         if not ipaddress.ip_address(self.host).is_loopback:
             raise ValueError(f"{self.host} is not a loopback address: the simulator serves none")
         self._sessions = itertools.count(1)
+        self._tokens: set[str] = set()
+        self._busy = 0
         self._random = random.Random(f"{self.host}:{self.port}")
+
+    def busy(self, requests: int) -> None:
+        """Answer the next `requests` requests 503, as a BMC busy with other clients does."""
+        self._busy = requests
+
+    def forget_sessions(self) -> None:
+        """Drop every session, as a BMC that restarted or timed them out has."""
+        self._tokens.clear()
 
     @property
     def url(self) -> str:
@@ -76,31 +103,47 @@ class SimBMC:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         counts = self.counts
         counts.requests += 1
-        if counts.in_flight >= self.limit:
+        if counts.in_flight >= self.limit or self._busy > 0:
+            self._busy = max(0, self._busy - 1)
             counts.refused += 1
             return web.json_response(
                 {"error": {"code": "Base.1.0.ServiceTemporarilyUnavailable"}},
                 status=503,
-                headers={"Retry-After": "1"},
+                headers={"Retry-After": str(self.retry_after)},
             )
         counts.in_flight += 1
         counts.most = max(counts.most, counts.in_flight)
         try:
-            await request.read()
+            body = await request.read()
             await asyncio.sleep(self._random.uniform(*self.latency))
+            path = request.path.rstrip("/") or "/"
+            if not self._allowed(request, path, body):
+                counts.unauthorized += 1
+                return web.json_response({"error": {"message": "unauthorized"}}, status=401)
             expand = request.query.get("$expand", "")
-            return self._answer(request.method, request.path.rstrip("/") or "/", expand)
+            return self._answer(request.method, path, expand)
         finally:
             counts.in_flight -= 1
 
+    def _allowed(self, request: web.BaseRequest, path: str, body: bytes) -> bool:
+        if self.password is None or path == ROOT:
+            return True
+        if request.method == "POST" and path == SESSIONS:
+            return (_json_or_none(body) or {}).get("Password") == self.password
+        return request.headers.get("X-Auth-Token") in self._tokens
+
     def _answer(self, method: str, path: str, expand: str = "") -> web.Response:
-        sessions = f"{ROOT}/SessionService/Sessions"
-        if method == "POST" and path == sessions:
+        if method == "POST" and path == SESSIONS:
             number = next(self._sessions)
-            body = {"@odata.id": f"{sessions}/{number}", "Id": str(number), "UserName": "sim"}
-            headers = {"X-Auth-Token": f"sim-{number}", "Location": f"{sessions}/{number}"}
+            self.counts.logins += 1
+            self._tokens.add(f"sim-{number}")
+            body = {"@odata.id": f"{SESSIONS}/{number}", "Id": str(number), "UserName": "sim"}
+            headers = {"X-Auth-Token": f"sim-{number}", "Location": f"{SESSIONS}/{number}"}
             return web.json_response(body, status=201, headers=headers)
         if method == "DELETE":
+            if path.startswith(f"{SESSIONS}/"):
+                self.counts.logouts += 1
+                self._tokens.discard(f"sim-{path.rsplit('/', 1)[-1]}")
             return web.Response(status=204)
         if method != "GET":
             return web.json_response({"error": {"message": "not simulated"}}, status=405)

@@ -150,6 +150,16 @@ def _fresh_unknown_mac_window():
 
 
 @pytest.fixture(autouse=True)
+def _no_kept_redfish_sessions():
+    """Each test's BMCs are its own: a Redfish session a test's client kept (sessions.py)
+    would otherwise be taken by the next test's client of a server on the same port."""
+    from provisioning.drivers.redfish import sessions
+
+    yield
+    sessions.clear(logout=False)
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

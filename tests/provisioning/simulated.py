@@ -18,10 +18,8 @@ def driver_for(bmc: SimBMC, system_id: str, **settings: Any) -> Iterator[Driver]
         BMCSettings(
             protocol="redfish",
             address=bmc.url,
-            username="root",
-            password="0penBmc",
             system_id=system_id,
-            **{"timeout": 5.0, **settings},
+            **{"username": "root", "password": "0penBmc", "timeout": 5.0, **settings},
         )
     )
     try:

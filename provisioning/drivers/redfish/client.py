@@ -37,7 +37,7 @@ from provisioning.drivers.base import (
     no_answer,
     scrub,
 )
-from provisioning.drivers.redfish import bodies, gate
+from provisioning.drivers.redfish import bodies, gate, sessions
 from provisioning.drivers.redfish.bodies import (  # noqa: F401  (their home until now)
     MAX_DOCUMENT_BYTES,
     DocumentTooLarge,
@@ -93,59 +93,81 @@ class RedfishClient:
         self.settings = settings
         self.address = display_address(settings)
         self._root: sushy.Sushy | None = None
-        self._auth: sushy_auth.SessionOrBasicAuth | None = None
+        self._kept: sessions.Kept | None = None
+        self._key = sessions.key(base_url(settings), settings)
+        self._rejected = False  # the BMC rejected the credentials: log out, keep nothing
         self._system_path: str | None = None
         self.gets = 0  # GETs through get_json: what a walk's budget counts (reader.py)
 
     # -- connection ---------------------------------------------------------------
     @property
     def root(self) -> sushy.Sushy:
+        """The BMC's logged-in root: one this process kept (sessions.py), or a new one."""
         if self._root is None:
-            with self.translate(CONNECTING):
-                auth = sushy_auth.SessionOrBasicAuth(
-                    username=self.settings.username, password=self.settings.password
-                )
-                connector = sushy_connector.Connector(
-                    base_url(self.settings),
-                    verify=self.settings.verify_tls,
-                    server_side_retries=SERVER_SIDE_RETRIES,
-                    server_side_retries_delay=SERVER_SIDE_RETRIES_DELAY,
-                    default_request_timeout=self.settings.timeout,
-                    connect_timeout=min(self.settings.timeout, 5.0),
-                )
-                # Never the environment's proxies or .netrc: a worker's HTTPS_PROXY would
-                # send BMC credentials through that proxy (and reading the environment on
-                # every request was a fifth of an inspection's CPU).
-                connector._session.trust_env = False
-                # Every body, sushy's own reads too, through the bounded reader.
-                connector._session.hooks["response"].append(self._read_body)
-                # Every request through the BMC's gate (gate.py), then the caller's egress
-                # policy, if any, on every connection, redirect hops too.
-                gated = gate.GatedAdapter(
-                    gate.gate_for(base_url(self.settings), self.settings.max_in_flight),
-                    wait=GATE_WAIT_TIMEOUTS * self.settings.timeout,
-                    inner=self.settings.http_adapter,
-                )
-                for prefix in ("http://", "https://"):
-                    connector._session.mount(prefix, gated)
-                self._root = sushy.Sushy(
-                    base_url(self.settings),
-                    auth=auth,
-                    root_prefix=ROOT_PREFIX,
-                    connector=connector,
-                )
-                self._auth = auth
+            kept = sessions.take(self._key)
+            if kept is None:
+                with self.translate(CONNECTING):
+                    kept = self._connect()
+            self._kept = kept
+            self._root = kept.root
         return self._root
 
+    def _connect(self) -> sessions.Kept:
+        auth = sushy_auth.SessionOrBasicAuth(
+            username=self.settings.username, password=self.settings.password
+        )
+        connector = sushy_connector.Connector(
+            base_url(self.settings),
+            verify=self.settings.verify_tls,
+            server_side_retries=SERVER_SIDE_RETRIES,
+            server_side_retries_delay=SERVER_SIDE_RETRIES_DELAY,
+            default_request_timeout=self.settings.timeout,
+            connect_timeout=min(self.settings.timeout, 5.0),
+        )
+        # Never the environment's proxies or .netrc: a worker's HTTPS_PROXY would send
+        # BMC credentials through that proxy (and reading the environment on every
+        # request was a fifth of an inspection's CPU).
+        connector._session.trust_env = False
+        # Every body, sushy's own reads too, through the bounded reader; the place the
+        # request held at its BMC (gate.py) is given back once it ran.
+        timeout, address = self.settings.timeout, self.address
+
+        def read_body(response: requests.Response, **kwargs: Any) -> requests.Response:
+            try:
+                return bodies.read_whole(response, timeout, address)
+            finally:
+                gate.release(response)
+
+        connector._session.hooks["response"].append(read_body)
+        # Every request through the BMC's gate (gate.py), then the caller's egress policy,
+        # if any, on every connection, redirect hops too.
+        gated = gate.GatedAdapter(
+            gate.gate_for(base_url(self.settings), self.settings.max_in_flight),
+            wait=GATE_WAIT_TIMEOUTS * self.settings.timeout,
+            inner=self.settings.http_adapter,
+        )
+        for prefix in ("http://", "https://"):
+            connector._session.mount(prefix, gated)
+        root = sushy.Sushy(
+            base_url(self.settings), auth=auth, root_prefix=ROOT_PREFIX, connector=connector
+        )
+        return sessions.Kept(root=root, logout=lambda: self._logout(root, auth))
+
     def close(self) -> None:
-        """Log out of the Redfish session, if one was opened, and drop the socket."""
-        root, auth = self._root, self._auth
-        self._root = self._auth = None
-        if root is None:
+        """Give the logged-in root back for the next operation on this BMC (sessions.py),
+        or log it out when the BMC rejected its credentials."""
+        kept, self._kept, self._root = self._kept, None, None
+        if kept is None:
             return
+        if self._rejected:
+            kept.logout()
+        else:
+            sessions.give_back(self._key, kept, most=self.settings.max_in_flight)
+
+    def _logout(self, root: sushy.Sushy, auth: sushy_auth.SessionOrBasicAuth) -> None:
+        """Log out of the Redfish session, if one was opened, and drop the socket."""
         try:
-            if auth is not None:
-                auth.close()
+            auth.close()
         except Exception as exc:  # closing must never mask the caller's own error
             LOG.warning(
                 "Could not close Redfish session on BMC at %s: %s",
@@ -201,13 +223,6 @@ class RedfishClient:
         if not isinstance(data, dict):
             raise BMCResponseError(f"{at} with JSON that is not an object", address=self.address)
         return data
-
-    def _read_body(self, response: requests.Response, **kwargs: Any) -> requests.Response:
-        """The hook below; the response's place at the BMC is given back once it ran."""
-        try:
-            return bodies.read_whole(response, self.settings.timeout, self.address)
-        finally:
-            gate.release(response)
 
     def members(self, collection_path: str) -> list[str]:
         """Member paths of a Redfish collection."""
@@ -268,6 +283,7 @@ class RedfishClient:
         detail = scrub(str(exc), [self.settings.password])
         kwargs = {"address": self.address}
         if isinstance(exc, sushy_exc.AccessError):
+            self._rejected = True
             if exc.status_code == 403:
                 return BMCAuthError(
                     f"{at} refused access while {doing}: the user "
