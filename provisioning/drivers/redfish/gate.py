@@ -83,11 +83,11 @@ class GatedAdapter(BaseAdapter):
                 request=request,
             )
         try:
-            response = self.inner.send(request, *args, **kwargs)
+            response: requests.Response = self.inner.send(request, *args, **kwargs)
         except BaseException:
             self.gate.release()
             raise
-        response._corral_gate = self.gate
+        response._corral_gate = self.gate  # type: ignore[attr-defined]
         return response
 
     def close(self) -> None:
