@@ -235,10 +235,17 @@ def serve_plan(plan: Path, stats: Path) -> None:
     import resource
     import signal
 
+    specs = json.loads(plan.read_text())
+    # A socket per BMC, and one per client connection it holds (clients keep theirs open
+    # between operations: redfish/sessions.py): raised past the hard limit where allowed.
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket per BMC and client
+    wanted = max(hard, len(specs) + 20000)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     bmcs = []
-    for spec in json.loads(plan.read_text()):
+    for spec in specs:
         tree = CORPUS / spec["tree"] / "redfish" / "v1"
         bmcs.append(
             SimBMC(

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from provisioning.drivers.console import ConsoleInterface
     from provisioning.drivers.results import FirmwareComponent, HardwareFacts, Health
     from provisioning.drivers.updates import UpdateInterface
 
@@ -212,6 +213,7 @@ class Driver:
         health: HealthInterface,
         updates: UpdateInterface,
         closer: object | None = None,
+        console: ConsoleInterface | None = None,
     ) -> None:
         self.protocol = protocol
         self.address = address
@@ -222,6 +224,12 @@ class Driver:
         self.health = health
         # Firmware updates and BIOS settings (updates.NoUpdates where a protocol has none).
         self.updates = updates
+        # The machine's serial console (drivers/console.py), said unsupported where not built.
+        if console is None:
+            from provisioning.drivers.console import NoConsole
+
+            console = NoConsole(protocol, address, "not built for this protocol")
+        self.console = console
         self._closer = closer
 
     def close(self) -> None:

@@ -42,7 +42,7 @@ set_working_mc 0x20
     guid a123456789abcdefa123456789abcdef
   endlan
   chassis_control "/bin/sh {program} {state}"
-  user 2 true  "{username}" "{password}" admin 10 none md2 md5 straight
+{sol}  user 2 true  "{username}" "{password}" admin 10 none md2 md5 straight
 """
 
 EMU_COMMANDS = """\
@@ -222,8 +222,14 @@ def run_ipmi_sim(
     name: str = "gpu001",
     fru: FRUIdentity | None | Literal["default"] = "default",
     sensors: Sequence[SimSensor] = (),
+    sol: int | None = None,
 ) -> Iterator[IPMISim]:
     """Start one ipmi_sim BMC on a free loopback UDP port; stop it on exit.
+
+    ``sol``: a TCP port on 127.0.0.1 where the machine's serial port listens (a QEMU
+    serial chardev with telnet=on, or tests/peers/serial_line.py); the BMC connects to it
+    and serves it as serial-over-LAN. Its "telnet:" form, because in OpenIPMI 2.0.33 the
+    plain "tcp:" one never writes what the remote console types.
 
     ``fru`` defaults to an identity with serial ``SIM-<NAME>``; None leaves FRU 0 empty.
     ``sensors`` go into its SDR repository with their readings (tests/peers/ipmi_sdr.py).
@@ -247,6 +253,7 @@ def run_ipmi_sim(
                 state=chassis_dir,
                 username=username,
                 password=password,
+                sol=f'  sol "telnet:{LOOPBACK}:{sol}" 115200\n' if sol else "",
             )
         )
         argv = [
@@ -299,7 +306,7 @@ IPMISimFactory = Callable[..., IPMISim]
 @pytest.fixture(scope="session")
 def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMISimFactory]:
     """Start extra BMCs: ``factory(username="admin", password="password", name="gpu001",
-    fru="default", sensors=())`` (see ``run_ipmi_sim`` for ``fru`` and ``sensors``).
+    fru="default", sensors=(), sol=None)`` (see ``run_ipmi_sim`` for the last three).
 
     One ipmi_sim process per BMC (~4 MB each); all are stopped at session end.
     """
@@ -311,9 +318,12 @@ def ipmi_sim_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IPMIS
         name: str = "gpu001",
         fru: FRUIdentity | None | Literal["default"] = "default",
         sensors: Sequence[SimSensor] = (),
+        sol: int | None = None,
     ) -> IPMISim:
         workdir = tmp_path_factory.mktemp("ipmi-sim")
-        return stack.enter_context(run_ipmi_sim(workdir, username, password, name, fru, sensors))
+        return stack.enter_context(
+            run_ipmi_sim(workdir, username, password, name, fru, sensors, sol)
+        )
 
     with stack:
         yield start

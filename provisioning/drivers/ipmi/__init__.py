@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from provisioning.drivers.base import PROTOCOL_IPMI, Driver
+from provisioning.drivers.ipmi.console import IPMIConsole
 from provisioning.drivers.ipmi.interfaces import (
     IPMIFirmware,
     IPMIHealth,
@@ -30,4 +31,5 @@ def build_driver(settings: BMCSettings) -> Driver:
         health=IPMIHealth(conn),
         updates=NoUpdates(PROTOCOL_IPMI, conn.address),
         closer=conn,
+        console=IPMIConsole(conn),
     )

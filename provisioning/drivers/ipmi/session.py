@@ -8,7 +8,7 @@ session back. Hence:
 
 * one ``Command`` per (host, port, username) is kept in a module-level cache and
   reused, serialised by a per-BMC lock;
-* after every login attempt the stale entry is removed (``_forget_half_open``), so a
+* after every login attempt the stale entry is removed (``forget_half_open``), so a
   broken session can be replaced by a fresh login instead of hanging;
 * every call runs in a helper thread with a deadline, because pyghmi retries a silent
   BMC for up to ~30 s; on timeout the cache slot is replaced so the next call logs in
@@ -276,7 +276,7 @@ class IPMIConnection:
         except Exception as exc:
             raise self.to_bmc_error(exc, "logging in") from exc
         finally:
-            _forget_half_open(self.host, self.settings.username, self.settings.password, self.port)
+            forget_half_open(self.host, self.settings.username, self.settings.password, self.port)
 
     def to_bmc_error(self, exc: Exception, doing: str) -> BMCError:
         at = f"BMC at {self.address}"
@@ -313,13 +313,13 @@ def _broken(command: ipmi_command.Command) -> bool:
 
 
 def _logout(command: ipmi_command.Command, address: str, password: str) -> None:
-    """Best-effort logout; safe only because _forget_half_open ran after its login."""
+    """Best-effort logout; safe only because forget_half_open ran after its login."""
     try:
         command.ipmi_session.logout()
     except Exception as exc:
         LOG.debug("Ignoring logout error on BMC at %s: %s", address, scrub(str(exc), [password]))
 
 
-def _forget_half_open(host: str, username: str, password: str, port: int) -> None:
+def forget_half_open(host: str, username: str, password: str, port: int) -> None:
     """Work around pyghmi's stale half-open session entry (see module docstring)."""
     ipmi_session.Session.initting_sessions.pop((host, username, password, port, None), None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from provisioning.drivers.base import PROTOCOL_REDFISH, Driver
+from provisioning.drivers.console import NoConsole
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
 from provisioning.drivers.redfish.firmware import RedfishFirmware
@@ -27,4 +28,9 @@ def build_driver(settings: BMCSettings) -> Driver:
         health=RedfishHealth(client),
         updates=RedfishUpdates(client),
         closer=client,
+        console=NoConsole(
+            PROTOCOL_REDFISH,
+            client.address,
+            "its SerialConsole (over the BMC's SSH) is not attached to by Corral yet",
+        ),
     )

@@ -1,0 +1,133 @@
+"""IPMI serial-over-LAN through pyghmi's Console.
+
+pyghmi's I/O is driven by whoever calls `Console.wait_for_rsp`: each attached console has
+a thread of its own that does, until it is closed or the BMC ends the session. pyghmi
+reports trouble as a dict ({"error": ...}) through the same callback that gets the
+console's bytes; those are told apart here, so the caller gets bytes only, and a reason.
+Activation is never forced: a console another client holds is refused with that reason
+(IPMI has one SOL session per BMC, and taking it would cut off a technician).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from pyghmi.ipmi import console as pyghmi_console
+
+from provisioning.drivers.base import BMCError, BMCTransientError, BMCUnsupportedError, scrub
+from provisioning.drivers.console import ConsoleInterface, ConsoleLink, Output
+from provisioning.drivers.ipmi.session import IPMIConnection, forget_half_open
+
+LOG = logging.getLogger(__name__)
+PUMP_SECONDS = 0.2  # how long each wait for the BMC's next packet lasts
+HELD = "SOL Session active for another client"
+NOT_OFFERED = ("SOL is disabled", "Invalid command", "Invalid data field", "not supported")
+
+
+class SOLLink(ConsoleLink):
+    def __init__(self, conn: IPMIConnection, output: Output) -> None:
+        self._conn, self._output = conn, output
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._error = ""
+        settings = conn.settings
+        try:
+            self._console = pyghmi_console.Console(
+                conn.host, settings.username, settings.password, self._handle, port=conn.port
+            )
+        finally:
+            forget_half_open(conn.host, settings.username, settings.password, conn.port)
+        self._pump = threading.Thread(target=self._run, name=f"sol-{conn.address}", daemon=True)
+        self._pump.start()
+
+    # -- pyghmi's side ---------------------------------------------------------------
+    def _handle(self, data: Any) -> None:
+        if isinstance(data, dict):
+            if "error" in data:
+                self._error = scrub(str(data["error"]), [self._conn.settings.password])
+                self._ready.set()
+            return
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        if data:
+            self._output(bytes(data))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pyghmi_console.Console.wait_for_rsp(PUMP_SECONDS)
+            if self._console.activated and self._console.connected:
+                self._ready.set()
+            if self._console.broken:
+                self._error = self._error or "the BMC ended the serial-over-LAN session"
+                self._ready.set()
+                return
+
+    # -- the caller's side -----------------------------------------------------------
+    def wait_ready(self, timeout: float) -> None:
+        """Return once the console is active, or raise why it is not."""
+        if not self._ready.wait(timeout):
+            self.close()
+            raise self._conn.no_answer("no serial-over-LAN activation", "attaching the console")
+        if self._error:
+            self.close()
+            raise self._refusal(self._error)
+
+    def _refusal(self, error: str) -> BMCError:
+        at = f"BMC at {self._conn.address}"
+        if HELD in error:
+            return BMCTransientError(
+                f"{at}: its serial console is held by another client (one serial-over-LAN "
+                "session per BMC); Corral does not take it over",
+                address=self._conn.address,
+            )
+        if any(marker in error for marker in NOT_OFFERED):
+            return BMCUnsupportedError(
+                f"{at} offers no serial-over-LAN console ({error})", address=self._conn.address
+            )
+        return self._conn.to_bmc_error(RuntimeError(error), "attaching the console")
+
+    def send(self, data: bytes) -> None:
+        if not self.alive:
+            raise BMCTransientError(
+                f"BMC at {self._conn.address}: the console is closed ({self.why_closed})",
+                address=self._conn.address,
+            )
+        self._console.send_data(data)
+
+    def close(self) -> None:
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        try:
+            self._console.close()
+        except Exception as exc:  # the BMC may already be gone
+            LOG.debug("Closing the console of BMC at %s: %s", self._conn.address, exc)
+        if self._pump is not threading.current_thread():
+            self._pump.join(timeout=PUMP_SECONDS * 5)
+
+    @property
+    def alive(self) -> bool:
+        return not self._stop.is_set() and not self._error and not self._console.broken
+
+    @property
+    def why_closed(self) -> str:
+        if self.alive:
+            return ""
+        return self._error or "closed by Corral"
+
+
+class IPMIConsole(ConsoleInterface):
+    def __init__(self, conn: IPMIConnection) -> None:
+        self.conn = conn
+
+    def attach(self, output: Output) -> ConsoleLink:
+        try:
+            link = SOLLink(self.conn, output)
+        except BMCError:
+            raise
+        except Exception as exc:
+            raise self.conn.to_bmc_error(exc, "attaching the console") from exc
+        link.wait_ready(self.conn.settings.timeout)
+        return link
