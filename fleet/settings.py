@@ -322,6 +322,7 @@ INSTALLED_APPS += ["metrics"]  # /metrics reads every app; none imports it
 INSTALLED_APPS += ["converge", "sso"]  # sso's backend idles while CORRAL_OIDC_ISSUER is unset
 INSTALLED_APPS += ["fleetfile"]  # the fleet as code: plan, apply, export
 INSTALLED_APPS += ["trays"]  # racks built as one unit: templates, trays, readiness
+INSTALLED_APPS += ["consoles"]  # serial consoles: recorded while nodes deploy or run gates
 AUTHENTICATION_BACKENDS += ["sso.backends.OIDCBackend"]
 
 # Settings each valid alone but wrong together stop every process here, naming them all.

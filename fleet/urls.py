@@ -49,6 +49,7 @@ urlpatterns = [
     path("", include("attestation.urls")),
     path("", include("converge.urls")),
     path("", include("trays.urls")),
+    path("", include("consoles.urls")),
     path("api/v1/", include((api_patterns, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a file: no inline script (CSP).

@@ -43,6 +43,7 @@ MAY_IMPORT = {
     # Racks built as one unit: templates, trays, readiness (a tray's BMC health is
     # provisioning's signal); reports read readiness for rack-to-revenue.
     "trays": {*KERNEL, "provisioning"},
+    "consoles": {*KERNEL, "provisioning"},
     # Single sign-on maps a provider's groups to roles and site roles; nothing imports it.
     "sso": {*KERNEL},
     # The fleet as code plans and applies files through inventory's services (drift's for

@@ -5,6 +5,7 @@ their questions of. Plain ORM and factories, so it builds on either database."""
 from __future__ import annotations
 
 from attestation.models import FirmwareReference
+from consoles.models import ConsoleLog
 from day2.models import Campaign, CampaignNode
 from reports.models import GpuPrice
 from tests.attestation.factories import make_attestation, make_reference
@@ -34,6 +35,7 @@ def build_world(slug: str = "hall-a") -> dict:
     site = SiteFactory(slug=slug, name=slug.replace("-", " ").title())
     rack = RackFactory(site=site)
     node = NodeFactory(rack=rack, rack_unit=1)
+    ConsoleLog.objects.create(node=node, state="deploying")  # its page links the log's text
     sub = make_subscription()
     return {
         "sites": site,

@@ -9,11 +9,10 @@ needs a technician and is never retried.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from provisioning.drivers.console import ConsoleInterface
     from provisioning.drivers.results import FirmwareComponent, HardwareFacts, Health
     from provisioning.drivers.updates import UpdateInterface
 
@@ -194,6 +193,67 @@ def check_boot_request(device: str, mode: str | None, address: str | None) -> No
         )
 
 
+# --- the serial console ------------------------------------------------------------------
+# What a technician looks at first when a deploy hangs or a gate fails (firmware, boot
+# loader, kernel and init all write there), and what Corral records while a node deploys
+# or runs its gates (the consoles app). A driver attaches (IPMI serial-over-LAN today) and
+# hands every byte the machine writes to a callback, as it comes; keystrokes go the other
+# way with `send`. A BMC serves one serial-over-LAN session at a time: attaching never
+# takes it from another client (no "force"), it fails saying the console is held.
+
+Output = Callable[[bytes], None]
+
+
+class ConsoleLink(abc.ABC):
+    """An attached console. Output arrives through the callback given to `attach`, from a
+    thread of the driver's; `alive` turns False when the BMC ends the session."""
+
+    @abc.abstractmethod
+    def send(self, data: bytes) -> None:
+        """Type `data` into the console."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Give the console back to the BMC (once; a second call does nothing)."""
+
+    @property
+    @abc.abstractmethod
+    def alive(self) -> bool: ...
+
+    @property
+    @abc.abstractmethod
+    def why_closed(self) -> str:
+        """Why the link is no longer alive, in a technician's words ("" while it is)."""
+
+    def __enter__(self) -> ConsoleLink:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class ConsoleInterface(abc.ABC):
+    @abc.abstractmethod
+    def attach(self, output: Output) -> ConsoleLink:
+        """Attach to the machine's serial console, or raise a BMCError: unsupported where
+        the BMC offers none, transient where it is held by another client or the BMC did
+        not answer."""
+
+
+class NoConsole(ConsoleInterface):
+    """A BMC whose serial console Corral cannot attach to (yet): said, never guessed."""
+
+    def __init__(self, protocol: str, address: str, why: str) -> None:
+        self.protocol, self.address, self.why = protocol, address, why
+
+    def attach(self, output: Output) -> ConsoleLink:
+        raise BMCUnsupportedError(
+            f"BMC at {self.address} offers no serial console Corral can attach to over "
+            f"{self.protocol}: {self.why}",
+            address=self.address,
+        )
+
+
 class Driver:
     """One BMC, seen through the capability interfaces of its protocol.
 
@@ -212,8 +272,8 @@ class Driver:
         firmware: FirmwareInterface,
         health: HealthInterface,
         updates: UpdateInterface,
+        console: ConsoleInterface,
         closer: object | None = None,
-        console: ConsoleInterface | None = None,
     ) -> None:
         self.protocol = protocol
         self.address = address
@@ -224,11 +284,7 @@ class Driver:
         self.health = health
         # Firmware updates and BIOS settings (updates.NoUpdates where a protocol has none).
         self.updates = updates
-        # The machine's serial console (drivers/console.py), said unsupported where not built.
-        if console is None:
-            from provisioning.drivers.console import NoConsole
-
-            console = NoConsole(protocol, address, "not built for this protocol")
+        # The machine's serial console (ConsoleInterface; NoConsole where there is none).
         self.console = console
         self._closer = closer
 

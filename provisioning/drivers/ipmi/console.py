@@ -16,8 +16,15 @@ from typing import Any
 
 from pyghmi.ipmi import console as pyghmi_console
 
-from provisioning.drivers.base import BMCError, BMCTransientError, BMCUnsupportedError, scrub
-from provisioning.drivers.console import ConsoleInterface, ConsoleLink, Output
+from provisioning.drivers.base import (
+    BMCError,
+    BMCTransientError,
+    BMCUnsupportedError,
+    ConsoleInterface,
+    ConsoleLink,
+    Output,
+    scrub,
+)
 from provisioning.drivers.ipmi.session import IPMIConnection, forget_half_open
 
 LOG = logging.getLogger(__name__)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from provisioning.drivers.base import PROTOCOL_REDFISH, Driver
-from provisioning.drivers.console import NoConsole
+from provisioning.drivers.base import PROTOCOL_REDFISH, Driver, NoConsole
 from provisioning.drivers.redfish.client import RedfishClient
 from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
 from provisioning.drivers.redfish.firmware import RedfishFirmware

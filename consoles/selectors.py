@@ -1,0 +1,39 @@
+"""Reading console logs: whole, or their last lines as a terminal would have shown them."""
+
+from __future__ import annotations
+
+import re
+
+from .models import ConsoleChunk, ConsoleLog
+
+# Escape sequences a terminal acts on and a page must not show: CSI (colours, cursor
+# moves), OSC (titles) and the two-byte ones; then control characters but tab and newline.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def logs_of(node_id: int, limit: int = 10) -> list[ConsoleLog]:
+    return list(ConsoleLog.objects.filter(node_id=node_id).select_related("operation")[:limit])
+
+
+def output(log: ConsoleLog) -> bytes:
+    """The kept output, as the machine wrote it."""
+    chunks = ConsoleChunk.objects.filter(log=log).order_by("id").values_list("data", flat=True)
+    return b"".join(bytes(chunk) for chunk in chunks)
+
+
+def readable(data: bytes) -> str:
+    """`data` as text a page can show: UTF-8 (anything else replaced), escape sequences and
+    control characters gone, a carriage return overwriting its line as on a terminal."""
+    text = _ESCAPES.sub("", data.decode("utf-8", errors="replace"))
+    lines = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        shown = [part for part in line.split("\r") if part] or [""]
+        lines.append(_CONTROLS.sub("", shown[-1]))
+    return "\n".join(lines)
+
+
+def last_lines(log: ConsoleLog, count: int = 40) -> list[str]:
+    """The last `count` lines with something on them."""
+    lines = [line for line in readable(output(log)).split("\n") if line.strip()]
+    return lines[-count:]

@@ -1,0 +1,47 @@
+"""The node page's console panel and a log's whole text (the node's site, read role)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from inventory.models import Node
+from inventory.permissions import VIEW
+from inventory.scope import visible_or_404
+from inventory.web import require
+
+from . import selectors
+from .models import ConsoleLog
+
+PANEL_LINES = 40
+
+
+@login_required
+def node_panel(request: HttpRequest, pk: int) -> HttpResponse:
+    node = visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
+    require(request, VIEW, on=node)
+    logs = selectors.logs_of(node.pk)
+    latest = logs[0] if logs else None
+    lines = selectors.last_lines(latest, PANEL_LINES) if latest is not None else []
+    failed = bool(latest and latest.operation and latest.operation.status == "failed")
+    context = {
+        "node": node,
+        "logs": logs,
+        "latest": latest,
+        "lines": lines,
+        "text": "\n".join(lines),
+        "failed": failed,
+    }
+    return render(request, "consoles/_node_panel.html", context)
+
+
+@login_required
+def log_text(request: HttpRequest, pk: int, log_id: int) -> HttpResponse:
+    """The whole kept log as plain text, cleaned as the panel shows it (a download)."""
+    node = visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
+    require(request, VIEW, on=node)
+    log = get_object_or_404(ConsoleLog, pk=log_id, node=node)
+    text = selectors.readable(selectors.output(log))
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    name = f"{node.hostname or node.serial}-console-{log.pk}.txt"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

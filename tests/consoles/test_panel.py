@@ -1,0 +1,73 @@
+"""The node page's console panel: the last lines of the latest recording as a terminal
+showed them, a failed deploy marked, the whole log as text; another site's reader sees
+nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from consoles.models import ConsoleLog
+from consoles.recorder import Recorder
+from inventory.models import SiteRole
+from tests.factories import NodeFactory, OperationFactory, RackFactory, SiteFactory, user_in
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def node(rack):
+    return NodeFactory(rack=rack, hostname="gpu-017")
+
+
+def recorded(node, data: bytes, **fields) -> ConsoleLog:
+    log = ConsoleLog.objects.create(node=node, state="deploying", **fields)
+    recorder = Recorder(log)
+    recorder.write(data)
+    recorder.flush(ended=True, reason="the node left deploying")
+    return log
+
+
+def test_a_failed_deploy_shows_its_last_console_lines(client, users, node):
+    op = OperationFactory(node=node, kind="deploy", status="failed")
+    lines = b"".join(b"[   %2d.000000] boot step %d\r\n" % (i, i) for i in range(60))
+    recorded(node, lines + b"\x1b[1;31mKernel panic - not syncing: VFS\x1b[0m\r\n", operation=op)
+    client.force_login(users["manager"])
+    assert 'id="console-panel-slot"' in client.get(f"/nodes/{node.pk}/").content.decode()
+    panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
+    assert "failed</span>" in panel
+    shown = panel.split('id="console-lines"')[1].split(">", 1)[1].split("</pre>")[0]
+    assert shown.splitlines()[-1] == "Kernel panic - not syncing: VFS"
+    assert len(shown.splitlines()) == 40 and "boot step 21" in shown and "boot step 20" not in shown
+
+
+def test_markup_written_on_a_console_is_shown_as_text(client, users, node):
+    recorded(node, b"<script>alert(1)</script>\r\n")
+    client.force_login(users["manager"])
+    panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in panel and "<script>" not in panel
+
+
+def test_the_whole_log_is_a_text_download(client, users, node):
+    log = recorded(node, b"GRUB loading.\r\n\x1b[2Jcorral-deploy: writing image\r\n")
+    client.force_login(users["technician"])
+    answer = client.get(f"/nodes/{node.pk}/console-logs/{log.pk}.txt")
+    assert answer.status_code == 200
+    assert answer["Content-Type"] == "text/plain; charset=utf-8"
+    assert "gpu-017-console-" in answer["Content-Disposition"]
+    assert answer.content.decode() == "GRUB loading.\ncorral-deploy: writing image\n"
+
+
+def test_a_node_never_recorded_says_when_it_will_be(client, users, node):
+    client.force_login(users["manager"])
+    panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
+    assert 'id="console-none"' in panel
+
+
+def test_another_sites_reader_sees_neither_panel_nor_log(client, node):
+    log = recorded(node, b"secret boot\r\n")
+    other = RackFactory(site=SiteFactory(slug="hall-b")).site
+    reader = user_in(None, "hall-b-manager")
+    SiteRole.objects.create(user=reader, role="manager", site=other)
+    client.force_login(reader)
+    assert client.get(f"/nodes/{node.pk}/console-panel/").status_code == 404
+    assert client.get(f"/nodes/{node.pk}/console-logs/{log.pk}.txt").status_code == 404

@@ -1,0 +1,113 @@
+"""A node's console recorded while it deploys (consoles/recording.py), through IPMI
+serial-over-LAN from ipmi_sim serving a serial line (tests/peers/serial_line.py)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connections
+
+from consoles import recording, selectors
+from consoles.models import KEPT_PER_NODE, ConsoleLog
+from tests.factories import BMCFactory, NodeFactory, put_in
+from tests.peers.serial_line import SerialLine
+from tests.peers.util import wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module")
+def machine(ipmi_sim_factory):
+    line = SerialLine()
+    bmc = ipmi_sim_factory(name="rec001", sol=line.port)
+    line.wait_connected()
+    yield bmc, line
+    line.close()
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch):
+    monkeypatch.setattr(recording, "FLUSH_SECONDS", 0.2)
+    monkeypatch.setattr(recording, "ATTACH_BACKOFF", 0.2)
+
+
+def record(*args):
+    """recording.record on a thread of the test's, its database connection closed after."""
+    try:
+        return recording.record(*args)
+    finally:
+        connections.close_all()
+
+
+def ipmi_node(bmc, state="deploying"):
+    node = NodeFactory(bmc=None, state=state)
+    BMCFactory(
+        node=node,
+        protocol="ipmi",
+        address=bmc.host,
+        port=bmc.port,
+        username=bmc.username,
+        password=bmc.password,
+    )
+    return node
+
+
+def shows(node, text: str) -> bool:
+    log = ConsoleLog.objects.filter(node=node).first()
+    return log is not None and text in selectors.readable(selectors.output(log))
+
+
+def test_a_deploy_is_recorded_until_the_node_leaves_the_state(machine):
+    bmc, line = machine
+    node = ipmi_node(bmc)
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(record, node.pk, None, "deploying")
+        wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
+        line.write(b"iPXE 1.21.1 -- Open Source Network Boot Firmware\r\n")
+        line.write(b"[    0.000000] Linux version 6.1.0-56-amd64\r\n")
+        wait_until(lambda: shows(node, "Linux version 6.1.0"), what="the kernel's line")
+        put_in(node, "validating")
+        log = running.result(timeout=30)
+    assert log.ended is not None and log.end_reason == "the node left deploying"
+    assert selectors.last_lines(log)[-2:] == [
+        "iPXE 1.21.1 -- Open Source Network Boot Firmware",
+        "[    0.000000] Linux version 6.1.0-56-amd64",
+    ]
+
+
+def test_a_second_delivery_finds_the_recording_open_and_leaves(machine):
+    bmc, _line = machine
+    node = ipmi_node(bmc)
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(record, node.pk, None, "deploying", stop)
+        wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
+        assert recording.record(node.pk, None, "deploying") is None
+        stop.set()
+        assert first.result(timeout=30).end_reason == "stopped"
+    assert ConsoleLog.objects.filter(node=node).count() == 1
+
+
+def test_a_bmc_without_a_console_ends_the_recording_saying_so():
+    node = NodeFactory(state="deploying")  # a Redfish BMC
+    log = recording.record(node.pk, None, "deploying")
+    assert "offers no serial console Corral can attach to over redfish" in log.end_reason
+    assert selectors.output(log) == b""
+
+
+def test_a_node_already_gone_from_the_state_is_not_recorded(machine):
+    node = ipmi_node(machine[0], state="validating")
+    assert recording.record(node.pk, None, "deploying") is None
+    assert not ConsoleLog.objects.filter(node=node).exists()
+
+
+def test_only_the_last_logs_of_a_node_are_kept():
+    node = NodeFactory()
+    for _ in range(KEPT_PER_NODE + 3):
+        ConsoleLog.objects.create(node=node, state="deploying")
+    newest = list(ConsoleLog.objects.filter(node=node).values_list("pk", flat=True))
+    assert recording.rotate(node.pk) == 3
+    kept = list(ConsoleLog.objects.filter(node=node).values_list("pk", flat=True))
+    assert kept == newest[:KEPT_PER_NODE]
