@@ -13,6 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from consoles import selectors as consoles
 from inventory.models import LifecycleEvent
 from inventory.notify import node_data
 from validation.models import CheckResult, GateRun
@@ -64,6 +65,7 @@ def files(case: Case) -> dict[str, bytes]:
             for e in events
         ]
     )
+    out.update(_consoles(case))
     history = CaseEvent.objects.filter(case=case).order_by("created", "id")
     out["case/history.json"] = _json(
         [
@@ -79,6 +81,31 @@ def files(case: Case) -> dict[str, bytes]:
             for e in history
         ]
     )
+    return out
+
+
+def _consoles(case: Case) -> dict[str, bytes]:
+    """The node's recorded consoles (its last deploys and gate runs), as the machine wrote
+    them, and an index saying when each was recorded, why it ended and what scrolled away."""
+    out: dict[str, bytes] = {}
+    index = []
+    for log in consoles.logs_of(case.node_id):
+        path = "console/" + _slug(log.started.strftime("%Y%m%dT%H%M%SZ"), log.state, log.pk)
+        out[f"{path}.log"] = consoles.output(log)
+        index.append(
+            {
+                "file": f"{path}.log",
+                "state": log.state,
+                "operation": log.operation_id,
+                "started": log.started,
+                "ended": log.ended,
+                "end_reason": log.end_reason,
+                "bytes_written": log.total_bytes,
+                "bytes_not_kept": log.dropped_bytes,
+            }
+        )
+    if index:
+        out["console/index.json"] = _json(index)
     return out
 
 

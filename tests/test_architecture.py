@@ -23,7 +23,7 @@ MAY_IMPORT = {
     # Provisioning announces a phone-home by signal, so it never imports attestation.
     "attestation": {*KERNEL, "provisioning"},
     "validation": {*KERNEL, "provisioning", "attestation"},
-    "rma": {*KERNEL, "provisioning", "validation"},
+    "rma": {*KERNEL, "provisioning", "validation", "consoles"},
     # Drift reads facts (inventory), images (provisioning); nothing imports drift back:
     # inventory announces new facts with a signal drift listens to.
     "drift": {*KERNEL, "provisioning", "attestation", "validation"},

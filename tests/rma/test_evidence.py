@@ -8,6 +8,8 @@ import tarfile
 import pytest
 from django.utils import timezone
 
+from consoles.models import ConsoleLog
+from consoles.recorder import Recorder
 from inventory.lifecycle import transition
 from rma import services
 from tests.factories import CheckResultFactory, GateRunFactory, NodeFactory
@@ -122,3 +124,19 @@ def test_a_case_opened_by_hand_uses_the_latest_finished_run(api):
     files = open_tar(api("manager").get(f"/api/v1/rma-cases/{case.pk}/evidence.tar.gz").content)
     assert json.loads(files["gate-run/summary.json"])["id"] == run.pk
     assert "gate-run/failing/preflight-nccl-0/stdout.txt" in files
+
+
+def test_the_bundle_has_the_consoles_the_node_was_recorded_on(api, convicted):
+    case, _run = convicted
+    log = ConsoleLog.objects.create(node=case.node, state="validating")
+    recorder = Recorder(log)
+    written = b"\x1b[0mNVRM: Xid (PCI:0000:3b:00): 79\r\n\xff"
+    recorder.write(written)
+    recorder.flush(ended=True, reason="the node left validating")
+    files = open_tar(api("technician").get(f"/api/v1/rma-cases/{case.pk}/evidence.tar.gz").content)
+    logs = [p for p in files if p.startswith("console/") and p.endswith(".log")]
+    assert len(logs) == 1 and logs[0].endswith(f"-validating-{log.pk}.log")
+    assert files[logs[0]] == written  # as the machine wrote it
+    index = json.loads(files["console/index.json"])
+    assert index[0]["file"] == logs[0] and index[0]["end_reason"] == "the node left validating"
+    assert index[0]["bytes_written"] == len(written) and index[0]["bytes_not_kept"] == 0
