@@ -267,8 +267,23 @@ def _qemu_argv(
     app_port: int,
     files_port: int | None,
     memory_mb: int,
+    serial_port: int | None = None,
 ) -> list[str]:
     forwards = guest_forwards(app_port, files_port)
+    serial_log = workdir / "serial.log"
+    # The serial port is a file, or (serial_port) a telnet server on 127.0.0.1 that a BMC's
+    # serial-over-LAN connects to (tests/peers/ipmi.py sol=), still logged to the file.
+    console = (
+        ["-serial", f"file:{serial_log}"]
+        if serial_port is None
+        else [
+            "-chardev",
+            f"socket,id=ser0,host=127.0.0.1,port={serial_port},server=on,wait=off,telnet=on,"
+            f"logfile={serial_log}",
+            "-serial",
+            "chardev:ser0",
+        ]
+    )
     netdev = ",".join(
         [
             "user",
@@ -297,8 +312,7 @@ def _qemu_argv(
         "none",
         "-monitor",
         "none",
-        "-serial",
-        f"file:{workdir / 'serial.log'}",
+        *console,
         "-netdev",
         netdev,
         "-device",
@@ -322,8 +336,12 @@ def start_vm(
     boot_script: str | None = None,
     timeout: float = 90.0,
     memory_mb: int = 512,
+    serial_port: int | None = None,
 ) -> VM:
     """Start a VM that PXE-boots into iPXE and chains to the app on app_port.
+
+    serial_port: its serial console as a telnet server on that loopback port (for a BMC's
+    serial-over-LAN) instead of only a file; serial.log has it either way.
 
     files_port: the artifact server's host port (ArtifactServer.port), reachable from the
     guest at http://10.0.2.101:8801. boot_script replaces the whole TFTP boot.ipxe
@@ -346,6 +364,7 @@ def start_vm(
         app_port=app_port,
         files_port=files_port,
         memory_mb=memory_mb,
+        serial_port=serial_port,
     )
     (workdir / "qemu.argv").write_text("\n".join(argv) + "\n")  # to rerun by hand
     return VM(workdir, argv, name=name, mac=mac, serial=serial, uuid=uuid, timeout=timeout)
