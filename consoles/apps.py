@@ -6,7 +6,11 @@ class ConsolesConfig(AppConfig):
     runs its gates, its last lines on the node page (docs/console.md)."""
 
     name = "consoles"
-    site_scopes = {"consolelog": "node__rack__site", "consolechunk": "log__node__rack__site"}
+    site_scopes = {
+        "consolelog": "node__rack__site",
+        "consolechunk": "log__node__rack__site",
+        "consolesession": "node__rack__site",
+    }
     verbose_name = "Consoles"
     default_auto_field = "django.db.models.BigAutoField"
 

@@ -55,3 +55,25 @@ class ConsoleChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.pk} of console log {self.log_id}"
+
+
+class ConsoleSession(models.Model):
+    """Someone at a node's live console: who, from where, when, for how long. Every
+    session is kept (the audit of who typed into which machine)."""
+
+    VIA = [("cli", "manage.py console"), ("browser", "browser")]
+
+    node = models.ForeignKey("inventory.Node", on_delete=models.CASCADE, related_name="+")
+    actor = models.CharField(max_length=150, help_text="user:<name>, or os:<login> for the CLI")
+    via = models.CharField(max_length=10, choices=VIA)
+    started = models.DateTimeField(auto_now_add=True)
+    ended = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=300, blank=True)
+    bytes_typed = models.BigIntegerField(default=0)
+    bytes_shown = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-started", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} at the console of node {self.node_id}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .models import ConsoleChunk, ConsoleLog
+from .models import ConsoleChunk, ConsoleLog, ConsoleSession
 
 # Escape sequences a terminal acts on and a page must not show: CSI (colours, cursor
 # moves), OSC (titles) and the two-byte ones; then control characters but tab and newline.
@@ -14,6 +14,11 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 def logs_of(node_id: int, limit: int = 10) -> list[ConsoleLog]:
     return list(ConsoleLog.objects.filter(node_id=node_id).select_related("operation")[:limit])
+
+
+def sessions_of(node_id: int, limit: int = 5) -> list[ConsoleSession]:
+    """The node's latest live console sessions: who was at its console, and for how long."""
+    return list(ConsoleSession.objects.filter(node_id=node_id)[:limit])
 
 
 def output(log: ConsoleLog) -> bytes:

@@ -30,6 +30,7 @@ def node_panel(request: HttpRequest, pk: int) -> HttpResponse:
         "lines": lines,
         "text": "\n".join(lines),
         "failed": failed,
+        "sessions": selectors.sessions_of(node.pk),
     }
     return render(request, "consoles/_node_panel.html", context)
 

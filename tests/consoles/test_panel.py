@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from consoles.models import ConsoleLog
+from consoles.models import ConsoleLog, ConsoleSession
 from consoles.recorder import Recorder
 from inventory.models import SiteRole
 from tests.factories import NodeFactory, OperationFactory, RackFactory, SiteFactory, user_in
@@ -71,3 +71,10 @@ def test_another_sites_reader_sees_neither_panel_nor_log(client, node):
     client.force_login(reader)
     assert client.get(f"/nodes/{node.pk}/console-panel/").status_code == 404
     assert client.get(f"/nodes/{node.pk}/console-logs/{log.pk}.txt").status_code == 404
+
+
+def test_who_was_at_the_console_is_shown(client, users, node):
+    ConsoleSession.objects.create(node=node, actor="os:alice", via="cli")
+    client.force_login(users["manager"])
+    panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
+    assert "os:alice (manage.py console)" in panel.split('id="console-sessions"')[1]
