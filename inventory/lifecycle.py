@@ -133,7 +133,8 @@ def deadline_for(state: str) -> datetime | None:
 # the lifecycle names none of them and every consequence of a transition is in one list
 # (`manage.py shell -c "from inventory.lifecycle import HOOKS; print(HOOKS)"`). Today:
 # reports keep the node's state spans; provisioning closes a deployment its node left;
-# trays assess again the readiness of the rack a tray belongs to.
+# trays assess again the readiness of the rack a tray belongs to; consoles start recording
+# the console of a node that begins to deploy or run its gates.
 TransitionHook = Callable[[LifecycleEvent], None]
 HOOKS: dict[str, TransitionHook] = {}
 

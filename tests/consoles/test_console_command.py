@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from consoles.models import ConsoleSession
-from tests.factories import BMCFactory, NodeFactory
+from tests.consoles.helpers import ipmi_node
+from tests.factories import NodeFactory
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 from tests.workers import database_url
@@ -30,19 +31,6 @@ def machine(ipmi_sim_factory):
     line.wait_connected()
     yield bmc, line
     line.close()
-
-
-def ipmi_node(bmc, hostname):
-    node = NodeFactory(bmc=None, hostname=hostname)
-    BMCFactory(
-        node=node,
-        protocol="ipmi",
-        address=bmc.host,
-        port=bmc.port,
-        username=bmc.username,
-        password=bmc.password,
-    )
-    return node
 
 
 @pytest.fixture
@@ -85,7 +73,7 @@ class Reader:
 
 def test_a_technician_types_into_a_console_and_ends_it(machine, console):
     bmc, line = machine
-    node = ipmi_node(bmc, "gpu-cli-1")
+    node = ipmi_node(bmc, hostname="gpu-cli-1")
     proc = console("GPU-CLI-1")
     shown, said = Reader(proc.stdout), Reader(proc.stderr)
     # What the machine wrote before the console was attached is not the BMC's to show.

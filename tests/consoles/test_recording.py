@@ -11,7 +11,8 @@ from django.db import connections
 
 from consoles import recording, selectors
 from consoles.models import KEPT_PER_NODE, ConsoleLog
-from tests.factories import BMCFactory, NodeFactory, put_in
+from tests.consoles.helpers import ipmi_node
+from tests.factories import NodeFactory, put_in
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 
@@ -41,19 +42,6 @@ def record(*args):
         connections.close_all()
 
 
-def ipmi_node(bmc, state="deploying"):
-    node = NodeFactory(bmc=None, state=state)
-    BMCFactory(
-        node=node,
-        protocol="ipmi",
-        address=bmc.host,
-        port=bmc.port,
-        username=bmc.username,
-        password=bmc.password,
-    )
-    return node
-
-
 def shows(node, text: str) -> bool:
     log = ConsoleLog.objects.filter(node=node).first()
     return log is not None and text in selectors.readable(selectors.output(log))
@@ -61,7 +49,7 @@ def shows(node, text: str) -> bool:
 
 def test_a_deploy_is_recorded_until_the_node_leaves_the_state(machine):
     bmc, line = machine
-    node = ipmi_node(bmc)
+    node = ipmi_node(bmc, state="deploying")
     with ThreadPoolExecutor(1) as pool:
         running = pool.submit(record, node.pk, None, "deploying")
         wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
@@ -79,7 +67,7 @@ def test_a_deploy_is_recorded_until_the_node_leaves_the_state(machine):
 
 def test_a_second_delivery_finds_the_recording_open_and_leaves(machine):
     bmc, _line = machine
-    node = ipmi_node(bmc)
+    node = ipmi_node(bmc, state="deploying")
     stop = threading.Event()
     with ThreadPoolExecutor(1) as pool:
         first = pool.submit(record, node.pk, None, "deploying", stop)

@@ -5,11 +5,10 @@ boots the kernel, whose boot and init are seen on the console."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from provisioning.drivers import get_driver
+from tests.consoles.helpers import Screen
 from tests.peers.util import free_port, wait_for_port, wait_until
 from tests.provisioning.drivers.test_ipmi import settings_for
 
@@ -24,20 +23,6 @@ def connected(port: int) -> bool:
             fields[1] == needle and fields[3] == "01"  # ESTABLISHED
             for fields in (line.split() for line in table.readlines()[1:])
         )
-
-
-class Screen:
-    def __init__(self) -> None:
-        self.data = bytearray()
-        self._lock = threading.Lock()
-
-    def __call__(self, data: bytes) -> None:
-        with self._lock:
-            self.data.extend(data)
-
-    def shows(self, wanted: str) -> bool:
-        with self._lock:
-            return wanted.encode() in self.data
 
 
 def test_a_qemu_machine_boots_on_the_console_after_a_key_typed_through_sol(

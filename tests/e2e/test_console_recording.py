@@ -9,7 +9,8 @@ import pytest
 from consoles import selectors
 from consoles.models import ConsoleLog
 from inventory import lifecycle
-from tests.factories import BMCFactory, NodeFactory, RackFactory, SiteFactory, put_in
+from tests.consoles.helpers import ipmi_node
+from tests.factories import RackFactory, SiteFactory, put_in
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 
@@ -23,15 +24,7 @@ def test_a_failed_deploy_shows_the_console_it_ended_on(
     bmc = ipmi_sim_factory(name="e2esol", sol=line.port)
     line.wait_connected()
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), name="r01")
-    node = NodeFactory(rack=rack, bmc=None, hostname="gpu-sol-1")
-    BMCFactory(
-        node=node,
-        protocol="ipmi",
-        address=bmc.host,
-        port=bmc.port,
-        username=bmc.username,
-        password=bmc.password,
-    )
+    node = ipmi_node(bmc, rack=rack, hostname="gpu-sol-1")
     put_in(node, "ready")
     lifecycle.transition(node, "deploy", actor="user:tech")
 

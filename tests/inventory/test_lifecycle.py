@@ -190,6 +190,7 @@ def test_the_hooks_other_apps_keep_in_step_run_in_the_transition_and_are_listed(
     from tests.factories import DeploymentFactory
 
     assert set(lifecycle.HOOKS) == {
+        "consoles.record",
         "provisioning.close_deployment",
         "reports.spans",
         "trays.readiness",

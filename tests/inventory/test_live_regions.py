@@ -71,7 +71,8 @@ def test_the_node_page_draws_the_panels_the_apps_registered_in_their_order(clien
     page = client.get(reverse("inventory:node_detail", args=[node.pk])).content.decode()
     drawn = re.findall(r'id="([a-z]+)-panel-slot"', page)
     assert drawn == [
-        "gates", "boot", "sensors", "attestation", "rma", "drift", "health", "changes"
+        "gates", "console", "boot", "sensors", "attestation", "rma", "drift", "health",
+        "changes",
     ]  # fmt: skip
     registered = sorted(
         (p for p in panels.PANELS.values() if p.page == "node"), key=lambda p: p.order

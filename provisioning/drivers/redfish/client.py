@@ -168,8 +168,8 @@ class RedfishClient:
         """Log out of the Redfish session, if one was opened, and drop the socket."""
         try:
             auth.close()
-        except Exception as exc:  # closing must never mask the caller's own error
-            LOG.warning(
+        except Exception as exc:  # never the caller's error; the BMC times the session out
+            LOG.info(
                 "Could not close Redfish session on BMC at %s: %s",
                 self.address,
                 scrub(str(exc), [self.settings.password]),

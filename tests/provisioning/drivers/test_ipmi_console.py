@@ -3,30 +3,13 @@ against ipmi_sim serving a serial port (tests/peers/serial_line.py) as SOL."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from provisioning.drivers import BMCSettings, BMCTransientError, BMCUnsupportedError, get_driver
+from tests.consoles.helpers import Screen
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 from tests.provisioning.drivers.test_ipmi import settings_for
-
-
-class Screen:
-    """What the console showed, as a terminal would get it."""
-
-    def __init__(self) -> None:
-        self.data = bytearray()
-        self._lock = threading.Lock()
-
-    def __call__(self, data: bytes) -> None:
-        with self._lock:
-            self.data.extend(data)
-
-    def shows(self, wanted: bytes) -> bool:
-        with self._lock:
-            return wanted in self.data
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,40 @@
+"""What the console tests share: a node whose BMC is an ipmi_sim, and a screen that keeps
+what a console showed."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.factories import BMCFactory, NodeFactory
+
+
+def ipmi_node(bmc, **fields):
+    """A node (NodeFactory's fields) whose BMC is the ipmi_sim `bmc`."""
+    node = NodeFactory(bmc=None, **fields)
+    BMCFactory(
+        node=node,
+        protocol="ipmi",
+        address=bmc.host,
+        port=bmc.port,
+        username=bmc.username,
+        password=bmc.password,
+    )
+    return node
+
+
+class Screen:
+    """What the console showed, as a terminal would get it (a console's output callback)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self._lock = threading.Lock()
+
+    def __call__(self, data: bytes) -> None:
+        with self._lock:
+            self.data.extend(data)
+
+    def shows(self, wanted: bytes | str) -> bool:
+        if isinstance(wanted, str):
+            wanted = wanted.encode()
+        with self._lock:
+            return wanted in self.data
