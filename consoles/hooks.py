@@ -7,6 +7,7 @@ from typing import Any
 from django.db import transaction
 
 from inventory.models import Node
+from provisioning.drivers import CONSOLE_PROTOCOLS
 
 from .recording import RECORDED
 from .tasks import record_console
@@ -20,8 +21,11 @@ def on_transition(event: Any) -> None:
     node_id, operation_id, state = event.node_id, event.operation_id, event.to_state
 
     def send() -> None:
-        node = Node.objects.select_related("rack__site").filter(pk=node_id).first()
-        if node is not None:
-            record_console.apply_async(args=[node_id, operation_id, state], queue=node.queue)
+        node = Node.objects.select_related("bmc", "rack__site").filter(pk=node_id).first()
+        if node is None or getattr(node, "bmc", None) is None:
+            return
+        if node.bmc.protocol not in CONSOLE_PROTOCOLS:
+            return  # nothing to record: the node page says its BMC offers no console
+        record_console.apply_async(args=[node_id, operation_id, state], queue=node.queue)
 
     transaction.on_commit(send)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from provisioning.drivers import CONSOLE_PROTOCOLS
+
 from .models import ConsoleChunk, ConsoleLog, ConsoleSession
 
 # Escape sequences a terminal acts on and a page must not show: CSI (colours, cursor
@@ -14,6 +16,18 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 def logs_of(node_id: int, limit: int = 10) -> list[ConsoleLog]:
     return list(ConsoleLog.objects.filter(node_id=node_id).select_related("operation")[:limit])
+
+
+def no_console(node) -> str:
+    """Why the node's console is not recorded, where its BMC offers none Corral can attach
+    to ("" where it does)."""
+    bmc = getattr(node, "bmc", None)
+    if bmc is None:
+        return "it has no BMC recorded"
+    if bmc.protocol not in CONSOLE_PROTOCOLS:
+        kind = bmc.get_protocol_display()
+        return f"its BMC ({kind}) offers no serial console Corral can attach to yet"
+    return ""
 
 
 def sessions_of(node_id: int, limit: int = 5) -> list[ConsoleSession]:

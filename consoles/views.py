@@ -31,6 +31,7 @@ def node_panel(request: HttpRequest, pk: int) -> HttpResponse:
         "text": "\n".join(lines),
         "failed": failed,
         "sessions": selectors.sessions_of(node.pk),
+        "no_console": selectors.no_console(node),
     }
     return render(request, "consoles/_node_panel.html", context)
 

@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from consoles.models import ConsoleLog
 from inventory.models import Operation
 from tests.peers.swtpm import tpm_ca_files
 
@@ -193,7 +194,8 @@ def wait_until_quiet(timeout: float = 20) -> None:
     The worker is busy while an operation it runs still beats (its heartbeat thread
     refreshes every CORRAL_WORKER_HEARTBEAT_SECONDS, 0.5 s here) or one was handed to the
     broker a moment ago. Rows a test made by hand and left pending or running do neither,
-    so they are not waited for. Work still beating after `timeout` is left to the flush, as
+    so they are not waited for. A console recording still open is waited for too (it is
+    not an operation). Work still beating after `timeout` is left to the flush, as
     a test that keeps the worker busy on purpose (a BMC that never answers) needs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -202,7 +204,8 @@ def wait_until_quiet(timeout: float = 20) -> None:
             Q(heartbeat__gte=now - BEATING) | Q(heartbeat__isnull=True, started__gte=now - BEATING)
         )
         in_flight = Q(status="pending", sent__gte=now - IN_FLIGHT)
-        if not Operation.objects.filter(beating | in_flight).exists():
+        recording = ConsoleLog.objects.filter(ended__isnull=True)  # consoles' own work
+        if not Operation.objects.filter(beating | in_flight).exists() and not recording.exists():
             return
         time.sleep(0.2)
 

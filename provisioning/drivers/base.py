@@ -49,6 +49,9 @@ HEALTH_UNKNOWN = "unknown"
 PROTOCOL_REDFISH = "redfish"
 PROTOCOL_IPMI = "ipmi"
 PROTOCOLS = (PROTOCOL_REDFISH, PROTOCOL_IPMI)
+# Protocols whose driver attaches to the machine's serial console (ConsoleInterface; the
+# others' is NoConsole): what is worth a recording (consoles) at all.
+CONSOLE_PROTOCOLS = frozenset({PROTOCOL_IPMI})
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:

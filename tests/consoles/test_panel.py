@@ -5,11 +5,20 @@ nothing."""
 from __future__ import annotations
 
 import pytest
+from celery.signals import before_task_publish
 
 from consoles.models import ConsoleLog, ConsoleSession
 from consoles.recorder import Recorder
-from inventory.models import SiteRole
-from tests.factories import NodeFactory, OperationFactory, RackFactory, SiteFactory, user_in
+from inventory.lifecycle import transition
+from inventory.models import BMC, SiteRole
+from tests.factories import (
+    NodeFactory,
+    OperationFactory,
+    RackFactory,
+    SiteFactory,
+    put_in,
+    user_in,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -57,10 +66,36 @@ def test_the_whole_log_is_a_text_download(client, users, node):
     assert answer.content.decode() == "GRUB loading.\ncorral-deploy: writing image\n"
 
 
-def test_a_node_never_recorded_says_when_it_will_be(client, users, node):
+def test_a_node_never_recorded_says_when_it_will_be(client, users, rack):
+    node = NodeFactory(rack=rack)
+    BMC.objects.filter(node=node).update(protocol="ipmi", address="127.0.0.1")
     client.force_login(users["manager"])
     panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
-    assert 'id="console-none"' in panel
+    assert "Corral records it while the node deploys or runs its gates" in panel
+
+
+def test_a_node_whose_bmc_has_no_console_says_so(client, users, node):
+    client.force_login(users["manager"])
+    panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
+    assert "Not recorded: its BMC (Redfish) offers no serial console Corral can attach to" in panel
+
+
+def test_a_node_entering_deploying_behind_a_bmc_without_a_console_sends_no_recording(
+    node, django_capture_on_commit_callbacks
+):
+    sent: list[str] = []
+
+    def heard(sender=None, **_):
+        sent.append(sender)
+
+    before_task_publish.connect(heard, weak=False)
+    try:
+        put_in(node, "ready")
+        with django_capture_on_commit_callbacks(execute=True):
+            transition(node, "deploy", "user:tech")
+    finally:
+        before_task_publish.disconnect(heard)
+    assert "consoles.tasks.record_console" not in sent
 
 
 def test_another_sites_reader_sees_neither_panel_nor_log(client, node):

@@ -50,14 +50,23 @@ def shows(node, text: str) -> bool:
 def test_a_deploy_is_recorded_until_the_node_leaves_the_state(machine):
     bmc, line = machine
     node = ipmi_node(bmc, state="deploying")
+    stop = threading.Event()  # set only should the test fail: no thread outlives it
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(record, node.pk, None, "deploying")
-        wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
-        line.write(b"iPXE 1.21.1 -- Open Source Network Boot Firmware\r\n")
-        line.write(b"[    0.000000] Linux version 6.1.0-56-amd64\r\n")
-        wait_until(lambda: shows(node, "Linux version 6.1.0"), what="the kernel's line")
-        put_in(node, "validating")
-        log = running.result(timeout=30)
+        running = pool.submit(record, node.pk, None, "deploying", stop)
+        try:
+            # What the machine writes before the console is attached is not the BMC's to
+            # pass on: the banner is written until it shows, then the kernel's line.
+            def banner() -> bool:
+                line.write(b"iPXE 1.21.1 -- Open Source Network Boot Firmware\r\n")
+                return shows(node, "Open Source Network Boot Firmware")
+
+            wait_until(banner, timeout=30, interval=0.5, what="the console recorded")
+            line.write(b"[    0.000000] Linux version 6.1.0-56-amd64\r\n")
+            wait_until(lambda: shows(node, "Linux version 6.1.0"), what="the kernel's line")
+            put_in(node, "validating")
+            log = running.result(timeout=30)
+        finally:
+            stop.set()
     assert log.ended is not None and log.end_reason == "the node left deploying"
     assert selectors.last_lines(log)[-2:] == [
         "iPXE 1.21.1 -- Open Source Network Boot Firmware",
@@ -71,9 +80,11 @@ def test_a_second_delivery_finds_the_recording_open_and_leaves(machine):
     stop = threading.Event()
     with ThreadPoolExecutor(1) as pool:
         first = pool.submit(record, node.pk, None, "deploying", stop)
-        wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
-        assert recording.record(node.pk, None, "deploying") is None
-        stop.set()
+        try:
+            wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
+            assert recording.record(node.pk, None, "deploying") is None
+        finally:
+            stop.set()
         assert first.result(timeout=30).end_reason == "stopped"
     assert ConsoleLog.objects.filter(node=node).count() == 1
 
