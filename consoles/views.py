@@ -4,6 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from engine.choices import OperationStatus
 from inventory.models import Node
 from inventory.permissions import VIEW
 from inventory.scope import visible_or_404
@@ -17,12 +18,12 @@ PANEL_LINES = 40
 
 @login_required
 def node_panel(request: HttpRequest, pk: int) -> HttpResponse:
-    node = visible_or_404(request.user, Node.objects.select_related("rack__site"), pk=pk)
+    node = visible_or_404(request.user, Node.objects.select_related("rack__site", "bmc"), pk=pk)
     require(request, VIEW, on=node)
     logs = selectors.logs_of(node.pk)
     latest = logs[0] if logs else None
     lines = selectors.last_lines(latest, PANEL_LINES) if latest is not None else []
-    failed = bool(latest and latest.operation and latest.operation.status == "failed")
+    failed = bool(latest and latest.operation and latest.operation.status == OperationStatus.FAILED)
     context = {
         "node": node,
         "logs": logs,

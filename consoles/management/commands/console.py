@@ -25,8 +25,6 @@ from provisioning.drivers import BMCError
 
 from ... import live
 
-ESCAPE = b"~."
-
 
 class Command(BaseCommand):
     help = "Attach to a node's serial console through its BMC; ~. at a line's start ends it."
@@ -91,11 +89,12 @@ def pump(console: live.Live) -> None:
         data = os.read(fd, 1024)
         if not data:
             return
-        outgoing = bytearray()
+        outgoing, ended = bytearray(), False
         for byte in data:
             if held:
                 held = False
                 if byte == ord("."):
+                    ended = True
                     break
                 outgoing.append(ord("~"))
             if line_start and byte == ord("~"):
@@ -103,10 +102,7 @@ def pump(console: live.Live) -> None:
                 continue
             outgoing.append(byte)
             line_start = byte in (ord("\r"), ord("\n"))
-        else:
-            if outgoing:
-                console.send(bytes(outgoing))
-            continue
         if outgoing:
             console.send(bytes(outgoing))
-        return
+        if ended:
+            return
