@@ -11,7 +11,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
+from django.db import close_old_connections
 from django.utils import timezone
 
 from inventory.models import Node
@@ -70,3 +72,47 @@ def attached(node: Node, actor: str, via: str, output: Callable[[bytes], None]) 
             bytes_typed=live.typed if live else 0,
             bytes_shown=live.shown if live else 0,
         )
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A live session opened for a socket (socket.py): its row, and names to show."""
+
+    session_id: int
+    who: str
+    hostname: str
+
+
+def open_session(node_id: int, actor: str, via: str) -> Opened:
+    """The session's row, from before the relay is asked for the console."""
+    close_old_connections()
+    try:
+        node = Node.objects.only("hostname", "serial").get(pk=node_id)
+        session = ConsoleSession.objects.create(node_id=node_id, actor=actor, via=via)
+        who = actor.split(":", 1)[-1]
+        return Opened(session.pk, who, node.hostname or node.serial)
+    finally:
+        close_old_connections()
+
+
+def close_session(opened: Opened, reason: str, typed: int, shown: int) -> None:
+    close_old_connections()
+    try:
+        ConsoleSession.objects.filter(pk=opened.session_id).update(
+            ended=timezone.now(), end_reason=reason[:300], bytes_typed=typed, bytes_shown=shown
+        )
+    finally:
+        close_old_connections()
+
+
+def ensure_relay(node_id: int) -> None:
+    """Ask the node's site for a relay (tasks.relay_console); a relay already running
+    takes the duplicate and returns at once."""
+    from .tasks import relay_console
+
+    close_old_connections()
+    try:
+        node = Node.objects.select_related("rack__site").get(pk=node_id)
+        relay_console.apply_async(args=[node_id], queue=node.queue)
+    finally:
+        close_old_connections()

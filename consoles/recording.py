@@ -1,20 +1,21 @@
 """A node's console is recorded while it deploys or runs its gates.
 
 The transition into one of RECORDED sends `tasks.record_console` to the node's site
-queue once the transition commits (hooks.py); the recording attaches through the node's driver,
-flushes its output every FLUSH_SECONDS, and ends when the node leaves that state, or
-after MAX_SECONDS, always with the reason it ended. A BMC without a console Corral can
-attach to ends it at once, saying so (the page shows that, not an empty log). A console
-connection the BMC drops is noted in the log and attached again, ATTACH_TRIES times in a
-row at most; one another client holds is tried again the same way (never taken).
+queue once the transition commits (hooks.py). The recording is one of the things the
+node's console relay does (relay.py: it holds the BMC's one console session for the
+recording and for everyone watching live): `record` asks it of the relay running for the
+node, or starts one. A Recording flushes its output every FLUSH_SECONDS and ends when the
+node leaves that state, or after MAX_SECONDS, always with the reason it ended. A BMC
+without a console Corral can attach to ends it at once, saying so (the page shows that,
+not an empty log). A console connection the BMC drops is noted in the log and attached
+again, ATTACH_TRIES times in a row at most; one another client holds is tried again the
+same way (never taken).
 
-A recording delivered twice finds the first one still open and leaves (the BMC serves one
-console session, and a second would only be refused).
+A recording delivered twice finds the first one still open and leaves.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 
@@ -23,13 +24,10 @@ from django.utils import timezone
 
 from inventory.choices import NodeState
 from inventory.models import Node
-from provisioning.drivers import BMCError, BMCTransientError, get_driver
-from provisioning.services import bmc_settings
 
 from .models import KEPT_PER_NODE, ConsoleLog
 from .recorder import Recorder
 
-LOG = logging.getLogger(__name__)
 RECORDED = frozenset({NodeState.DEPLOYING, NodeState.VALIDATING})
 FLUSH_SECONDS = 2.0
 ATTACH_TRIES = 5
@@ -40,30 +38,56 @@ MAX_SECONDS = 4 * 3600
 def record(
     node_id: int, operation_id: int | None, state: str, stop: threading.Event | None = None
 ) -> ConsoleLog | None:
-    """Record the node's console while it stays in `state`; the log, or None when there
-    was nothing to record (the node already left, or a recording of it is open)."""
-    node = Node.objects.select_related("bmc", "rack__site").filter(pk=node_id).first()
-    if node is None or node.state != state:
-        return None
-    with transaction.atomic():
-        open_logs = ConsoleLog.objects.select_for_update().filter(node=node, ended__isnull=True)
-        if open_logs.filter(operation_id=operation_id, state=state).exists():
+    """Record the node's console while it stays in `state`; the log, when this call
+    recorded it (None when there was nothing to record, or the node's running relay took
+    the recording over)."""
+    from .relay import serve
+
+    return serve(node_id, record=(operation_id, state), stop=stop)
+
+
+class Recording:
+    """One ConsoleLog being written: its recorder and when it must end."""
+
+    def __init__(self, log: ConsoleLog) -> None:
+        self.log = log
+        self.state = log.state
+        self.operation_id = log.operation_id
+        self.recorder = Recorder(log)
+        self.deadline = time.monotonic() + MAX_SECONDS
+
+    @classmethod
+    def open(cls, node_id: int, operation_id: int | None, state: str) -> Recording | None:
+        """A new log, or None: the node left the state, or this recording is open."""
+        if not Node.objects.filter(pk=node_id, state=state).exists():
             return None
-        # An open log of an earlier recording: its worker ended without closing it.
-        open_logs.update(ended=timezone.now(), end_reason="its recorder stopped (worker ended)")
-        log = ConsoleLog.objects.create(node=node, operation_id=operation_id, state=state)
-    rotate(node_id)
-    recorder = Recorder(log)
-    reason = "stopped"
-    try:
-        reason = _run(recorder, node, state, stop or threading.Event())
-    except Exception as exc:  # the log says why it ended, whatever happened
-        LOG.exception("Recording the console of %s failed", node)
-        reason = f"recording failed: {type(exc).__name__}"
-    finally:
-        recorder.flush(ended=True, reason=reason)
-    log.refresh_from_db()
-    return log
+        with transaction.atomic():
+            open_logs = ConsoleLog.objects.select_for_update().filter(
+                node_id=node_id, ended__isnull=True
+            )
+            if open_logs.filter(operation_id=operation_id, state=state).exists():
+                return None
+            # An open log of an earlier recording: its worker ended without closing it.
+            open_logs.update(ended=timezone.now(), end_reason="its recorder stopped (worker ended)")
+            log = ConsoleLog.objects.create(node_id=node_id, operation_id=operation_id, state=state)
+        rotate(node_id)
+        return cls(log)
+
+    def is_of(self, operation_id: int | None, state: str) -> bool:
+        return self.operation_id == operation_id and self.state == state
+
+    def due_end(self) -> str:
+        """Why it must end now, or ""."""
+        if not Node.objects.filter(pk=self.log.node_id, state=self.state).exists():
+            return f"the node left {self.state}"
+        if time.monotonic() > self.deadline:
+            return f"recorded for {MAX_SECONDS // 3600} h, the longest it lasts"
+        return ""
+
+    def close(self, reason: str) -> ConsoleLog:
+        self.recorder.flush(ended=True, reason=reason)
+        self.log.refresh_from_db()
+        return self.log
 
 
 def rotate(node_id: int) -> int:
@@ -74,45 +98,3 @@ def rotate(node_id: int) -> int:
     if old:
         ConsoleLog.objects.filter(pk__in=old).delete()
     return len(old)
-
-
-def _still(node_id: int, state: str) -> bool:
-    return Node.objects.filter(pk=node_id, state=state).exists()
-
-
-def _run(recorder: Recorder, node: Node, state: str, stop: threading.Event) -> str:
-    deadline = time.monotonic() + MAX_SECONDS
-    left = f"the node left {state}"
-    try:
-        settings = bmc_settings(node)
-    except BMCError as exc:
-        return str(exc)
-    tries = 0  # attaches in a row that failed, or links that died before a flush
-    with get_driver(settings) as driver:
-        while True:
-            if not _still(node.pk, state):
-                return left
-            try:
-                link = driver.console.attach(recorder.write)
-            except BMCTransientError as exc:
-                why = str(exc)
-            except BMCError as exc:
-                return str(exc)
-            else:
-                with link:
-                    while link.alive:
-                        if stop.wait(FLUSH_SECONDS):
-                            return "stopped"
-                        recorder.flush()
-                        tries = 0
-                        if not _still(node.pk, state):
-                            return left
-                        if time.monotonic() > deadline:
-                            return f"recorded for {MAX_SECONDS // 3600} h, the longest it lasts"
-                why = f"console connection lost ({link.why_closed})"
-                recorder.note(f"{why}; attaching again")
-            tries += 1
-            if tries >= ATTACH_TRIES:
-                return why
-            if stop.wait(ATTACH_BACKOFF * 2 ** (tries - 1)):
-                return "stopped"

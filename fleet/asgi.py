@@ -10,6 +10,9 @@ answer is one that never leaves the server's event loop. So:
   that needs the database (a deployment the copy has not loaded yet, a copy whose last
   refresh failed, boot-storm caches switched off) goes to a small thread pool running the
   same code as fleet.wsgi, which ends in the same decision.
+- A console socket (/ws/nodes/<id>/console) is served on the event loop by
+  consoles.socket, asking Django first whether the caller may (`_authorize`, through the
+  API's own endpoint, middleware and all); no other path takes a WebSocket.
 - Every other path is Django's unchanged WSGI application run in a thread pool (a2wsgi),
   so views, middleware and database connections behave exactly as under a WSGI server,
   with real thread concurrency (Django's own ASGI handler would serialise sync views onto
@@ -19,12 +22,14 @@ answer is one that never leaves the server's event loop. So:
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from a2wsgi import WSGIMiddleware
+from a2wsgi.wsgi import build_environ
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
@@ -33,6 +38,8 @@ from django.db import connections  # noqa: E402
 
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
+
+from consoles import socket as console_socket  # noqa: E402, I001  (needs Django set up)
 from inventory.macs import is_mac  # noqa: E402
 from provisioning.bootserver import cache, records, serve  # noqa: E402
 from provisioning.metrics import BOOT_ANSWER_SECONDS  # noqa: E402
@@ -41,6 +48,8 @@ django_app = WSGIMiddleware(django_application, workers=settings.CORRAL_WEB_THRE
 _boot_pool = ThreadPoolExecutor(
     max_workers=settings.CORRAL_WEB_THREADS, thread_name_prefix="corral-boot"
 )
+# Console sockets' calls into Django (may they, their session rows, asking for a relay).
+_console_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="corral-console")
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in bootfront.HEADERS]
 
 
@@ -86,6 +95,33 @@ async def boot_ipxe(scope: dict, send) -> None:
     BOOT_ANSWER_SECONDS.labels(source).observe(time.perf_counter() - start)
 
 
+def _authorize(scope: dict, node_id: int) -> tuple[int, dict]:
+    """GET /api/v1/nodes/<id>/console/ through Django with the socket's own headers
+    (cookie or token, origin, forwarded address): its status and JSON body."""
+    path = f"/api/v1/nodes/{node_id}/console/"
+    http = {
+        **scope,
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "http_version": scope.get("http_version", "1.1"),
+        "scheme": {"wss": "https", "ws": "http"}.get(scope.get("scheme", "ws"), "http"),
+    }
+    environ = build_environ(http, io.BytesIO(b""))  # type: ignore[arg-type]
+    environ["HTTP_ACCEPT"] = "application/json"
+    answered: list[str] = []
+    body = b"".join(
+        django_application(environ, lambda status, headers, *_: answered.append(status))
+    )
+    status = int(answered[0].split()[0]) if answered else 500
+    try:
+        return status, json.loads(body or b"{}")
+    except ValueError:  # a redirect to the login page, an HTML error page
+        return (403 if status < 400 else status), {"detail": "Log in to open a console."}
+
+
 def _final_flush() -> None:
     try:
         records.flush()
@@ -118,6 +154,12 @@ async def application(scope: dict, receive, send) -> None:
         await boot_ipxe(scope, send)
     elif scope["type"] == "lifespan":
         await _lifespan(receive, send)
+    elif scope["type"] == "websocket":
+        if console_socket.PATH.match(scope["path"]):
+            await console_socket.serve(scope, receive, send, _authorize, _console_pool)
+        else:
+            await receive()  # the connect
+            await console_socket.refuse(scope, send, 404, "No WebSocket is served here.")
     else:
         if scope["type"] == "http" and _chunked(scope):
             framed = await _with_length(scope, receive, send)

@@ -292,6 +292,9 @@ CORRAL_BMC_RETRY_BASE_SECONDS = env.float("CORRAL_BMC_RETRY_BASE_SECONDS", defau
 # The most Redfish requests in flight on one BMC from one worker process (an inspection,
 # the power refresh and a firmware update share them): real BMCs refuse past a few.
 CORRAL_BMC_MAX_IN_FLIGHT = env.int("CORRAL_BMC_MAX_IN_FLIGHT", default=2)
+# A live console (browser or `corral console`) with no key typed this long is closed, so a
+# forgotten tab does not hold a node's keyboard (docs/console.md).
+CORRAL_CONSOLE_IDLE_SECONDS = env.float("CORRAL_CONSOLE_IDLE_SECONDS", default=900.0)
 # After a power request, read the state back until it matches (BMCs apply it late).
 CORRAL_POWER_WAIT_SECONDS = env.float("CORRAL_POWER_WAIT_SECONDS", default=60.0)
 CORRAL_POWER_POLL_SECONDS = env.float("CORRAL_POWER_POLL_SECONDS", default=2.0)

@@ -44,6 +44,7 @@ POSITIVE = (
     "CELERY_TASK_TIME_LIMIT",
     "CORRAL_FLEET_MAX_BYTES",
     "CORRAL_BMC_MAX_IN_FLIGHT",
+    "CORRAL_CONSOLE_IDLE_SECONDS",
 )
 # (the public keys, the switch that refuses what is unsigned) of each signed kind of thing.
 SIGNING = (

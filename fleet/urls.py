@@ -27,6 +27,7 @@ api_patterns = [
     path("", include("converge.api.urls")),
     path("", include("fleetfile.api.urls")),
     path("", include("trays.api.urls")),
+    path("", include("consoles.api.urls")),
     path("auth/token/rotate/", tokens.RotateToken.as_view(), name="token-rotate"),
 ]
 

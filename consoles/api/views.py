@@ -1,0 +1,87 @@
+"""`GET /api/v1/nodes/{id}/console/`: may the caller open the node's live console, and
+where. The console socket (consoles/socket.py) asks this same endpoint, with the socket's
+own cookie or token, before it opens anything: one place decides, for pages, the CLI and
+the socket alike."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.actors import request_actor
+from inventory.models import Node
+from inventory.permissions import ACT
+from inventory.scope import visible_or_404
+from provisioning.drivers import CONSOLE_PROTOCOLS
+
+from .. import bus
+
+
+class ConsoleAccessSerializer(serializers.Serializer):
+    node = serializers.IntegerField()
+    hostname = serializers.CharField()
+    websocket = serializers.CharField(help_text="the socket's path on this server")
+    you = serializers.CharField(help_text="who the session is recorded as")
+    keyboard = serializers.CharField(
+        allow_blank=True, help_text="who holds the keyboard now; blank when nobody does"
+    )
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+def refusal(node: Node) -> str:
+    """Why the node has no console Corral can open, or ""."""
+    bmc = getattr(node, "bmc", None)
+    if bmc is None:
+        return f"Node {node} has no BMC: there is no console to open."
+    if bmc.protocol not in CONSOLE_PROTOCOLS:
+        return (
+            f"The BMC of {node} ({bmc.protocol}) offers no serial console Corral can attach "
+            f"to yet; Corral attaches over {', '.join(sorted(CONSOLE_PROTOCOLS))}."
+        )
+    return ""
+
+
+class ConsoleAccessView(APIView):
+    """Technician or above, in the node's site: the console's socket, and who holds its
+    keyboard (docs/console.md). 409 when the node's BMC offers no console Corral can
+    attach to; 503 when this installation has no shared bus (REDIS_URL) for a live one."""
+
+    read_capability = ACT
+
+    @extend_schema(
+        operation_id="nodes_console",
+        responses={
+            200: ConsoleAccessSerializer,
+            409: OpenApiResponse(DetailSerializer, description="no console to open"),
+            503: OpenApiResponse(DetailSerializer, description="no live consoles here"),
+        },
+    )
+    def get(self, request, pk: int):
+        node = visible_or_404(request.user, Node.objects.select_related("rack", "bmc"), pk=pk)
+        self.check_object_permissions(request, node)
+        why = refusal(node)
+        if why:
+            return Response({"detail": why}, status=status.HTTP_409_CONFLICT)
+        if not bus.available():
+            return Response(
+                {
+                    "detail": "Live consoles need the shared bus between web and workers "
+                    "(REDIS_URL), which this installation has not set. Recorded consoles "
+                    "are on the node's page."
+                },
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            )
+        you = request_actor(request)
+        body = {
+            "node": node.pk,
+            "hostname": node.hostname or node.serial,
+            "websocket": f"/ws/nodes/{node.pk}/console",
+            "you": you,
+            "keyboard": bus.keyboard_holder(node.pk),
+        }
+        return Response(ConsoleAccessSerializer(body).data)
