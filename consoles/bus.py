@@ -41,6 +41,12 @@ _IF_OURS_DELETE = (
 )
 
 
+NO_BUS = (
+    "Live consoles need the shared bus between web and workers (REDIS_URL), which this "
+    "installation has not set. Recorded consoles are on the node's page."
+)
+
+
 def available() -> bool:
     """Whether this installation has the shared bus a live console needs."""
     return bool(getattr(settings, "REDIS_URL", ""))
@@ -110,10 +116,12 @@ class Bus:
             fields["to"] = to
         self.r.xadd(self._k("out"), fields, maxlen=STREAM_ENTRIES, approximate=True)
 
-    def status(self, text: str, *, end: bool = False) -> None:
+    def status(self, text: str, *, end: bool = False, to: str = "") -> None:
         fields: dict[str, Any] = {"s": text}
         if end:
             fields["end"] = "1"
+        if to:
+            fields["to"] = to
         self.r.xadd(self._k("out"), fields, maxlen=STREAM_ENTRIES, approximate=True)
 
     def keys(self, timeout: float) -> bytes:
@@ -157,7 +165,7 @@ class LocalBus:
     def publish(self, data: bytes, to: str = "") -> None:
         return None
 
-    def status(self, text: str, *, end: bool = False) -> None:
+    def status(self, text: str, *, end: bool = False, to: str = "") -> None:
         return None
 
     def keys(self, timeout: float) -> bytes:

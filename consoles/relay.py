@@ -75,6 +75,7 @@ class Relay:
         self.recorded: list[ConsoleLog] = []
         self.watchers: set[str] = set()
         self.watched_once = False
+        self.attached = False  # whether a console link is up now (a newcomer is told)
         self._lock = threading.Lock()  # the tail, the watchers, the recording: vs output
         self._tail = bytearray()
 
@@ -141,7 +142,7 @@ class Relay:
                 if link is not None and not link.alive:
                     why = f"console connection lost ({link.why_closed})"
                     link.close()
-                    link = None
+                    link, self.attached = None, False
                     tries += 1
                     if tries >= recording.ATTACH_TRIES:
                         return why
@@ -161,6 +162,7 @@ class Relay:
                         continue
                     except BMCError as exc:
                         return str(exc)
+                    self.attached = True
                     self._say("attached")
                 typed = self.bus.keys(min(TICK, recording.FLUSH_SECONDS))
                 if typed and link.alive:
@@ -197,6 +199,8 @@ class Relay:
         with self._lock:
             for newcomer in sorted(viewers - self.watchers):
                 self.bus.publish(bytes(self._tail), to=newcomer)
+                if self.attached:
+                    self.bus.status("attached", to=newcomer)
             self.watchers = viewers
         self.watched_once = self.watched_once or bool(viewers)
 

@@ -14,9 +14,9 @@ from core.actors import request_actor
 from inventory.models import Node
 from inventory.permissions import ACT
 from inventory.scope import visible_or_404
-from provisioning.drivers import CONSOLE_PROTOCOLS
 
 from .. import bus
+from ..selectors import no_console
 
 
 class ConsoleAccessSerializer(serializers.Serializer):
@@ -31,19 +31,6 @@ class ConsoleAccessSerializer(serializers.Serializer):
 
 class DetailSerializer(serializers.Serializer):
     detail = serializers.CharField()
-
-
-def refusal(node: Node) -> str:
-    """Why the node has no console Corral can open, or ""."""
-    bmc = getattr(node, "bmc", None)
-    if bmc is None:
-        return f"Node {node} has no BMC: there is no console to open."
-    if bmc.protocol not in CONSOLE_PROTOCOLS:
-        return (
-            f"The BMC of {node} ({bmc.protocol}) offers no serial console Corral can attach "
-            f"to yet; Corral attaches over {', '.join(sorted(CONSOLE_PROTOCOLS))}."
-        )
-    return ""
 
 
 class ConsoleAccessView(APIView):
@@ -64,18 +51,13 @@ class ConsoleAccessView(APIView):
     def get(self, request, pk: int):
         node = visible_or_404(request.user, Node.objects.select_related("rack", "bmc"), pk=pk)
         self.check_object_permissions(request, node)
-        why = refusal(node)
+        why = no_console(node)
         if why:
-            return Response({"detail": why}, status=status.HTTP_409_CONFLICT)
+            detail = f"{node} has no console to open: {why}."
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         if not bus.available():
-            return Response(
-                {
-                    "detail": "Live consoles need the shared bus between web and workers "
-                    "(REDIS_URL), which this installation has not set. Recorded consoles "
-                    "are on the node's page."
-                },
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            )
+            detail = bus.NO_BUS
+            return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         you = request_actor(request)
         body = {
             "node": node.pk,
