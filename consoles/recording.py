@@ -3,8 +3,8 @@
 The transition into one of RECORDED sends `tasks.record_console` to the node's site
 queue once the transition commits (hooks.py). The recording is one of the things the
 node's console relay does (relay.py: it holds the BMC's one console session for the
-recording and for everyone watching live): `record` asks it of the relay running for the
-node, or starts one. A Recording flushes its output every FLUSH_SECONDS and ends when the
+recording and for everyone watching live): `relay.record` asks it of the relay running
+for the node, or starts one. A Recording flushes its output every FLUSH_SECONDS and ends when the
 node leaves that state, or after MAX_SECONDS, always with the reason it ended. A BMC
 without a console Corral can attach to ends it at once, saying so (the page shows that,
 not an empty log). A console connection the BMC drops is noted in the log and attached
@@ -16,7 +16,6 @@ A recording delivered twice finds the first one still open and leaves.
 
 from __future__ import annotations
 
-import threading
 import time
 
 from django.db import transaction
@@ -33,17 +32,6 @@ FLUSH_SECONDS = 2.0
 ATTACH_TRIES = 5
 ATTACH_BACKOFF = 2.0  # seconds, doubled each try
 MAX_SECONDS = 4 * 3600
-
-
-def record(
-    node_id: int, operation_id: int | None, state: str, stop: threading.Event | None = None
-) -> ConsoleLog | None:
-    """Record the node's console while it stays in `state`; the log, when this call
-    recorded it (None when there was nothing to record, or the node's running relay took
-    the recording over)."""
-    from .relay import serve
-
-    return serve(node_id, record=(operation_id, state), stop=stop)
 
 
 class Recording:

@@ -41,6 +41,15 @@ LINGER = 5.0  # seconds the console is kept after its last viewer left
 TAIL_BYTES = 16 * 1024
 
 
+def record(
+    node_id: int, operation_id: int | None, state: str, stop: threading.Event | None = None
+) -> ConsoleLog | None:
+    """Record the node's console while it stays in `state`; the log, when this call
+    recorded it (None when there was nothing to record, or the node's running relay took
+    the recording over)."""
+    return serve(node_id, record=(operation_id, state), stop=stop)
+
+
 def serve(
     node_id: int,
     record: tuple[int | None, str] | None = None,

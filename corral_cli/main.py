@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import NoReturn, TextIO
 
-from . import __version__, completion, fleet, login, nodes, ops
+from . import __version__, completion, console, fleet, login, nodes, ops
 from .context import Context
 from .errors import CorralError, UsageError
 
@@ -45,7 +45,7 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"corral {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (login, fleet, nodes, ops, completion):
+    for module in (login, fleet, nodes, console, ops, completion):
         module.add_parsers(commands)
     return parser
 

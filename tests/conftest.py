@@ -159,6 +159,19 @@ def _no_kept_redfish_sessions():
     sessions.clear(logout=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_console_bus():
+    """The live console's keys (consoles/bus.py) are named by node id, and a new test
+    database numbers its nodes from 1 again: what an earlier run left in this Redis
+    database (a stream, a viewer) would be taken for the new node's."""
+    from consoles import bus
+
+    if bus.available():
+        client = bus.Bus(0).r
+        for name in client.scan_iter(match="corral:console:*", count=1000):
+            client.delete(name)
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs seconds per test user and proves nothing here.

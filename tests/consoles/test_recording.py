@@ -1,4 +1,4 @@
-"""A node's console recorded while it deploys (consoles/recording.py), through IPMI
+"""A node's console recorded while it deploys (consoles/recording.py, relay.py), through IPMI
 serial-over-LAN from ipmi_sim serving a serial line (tests/peers/serial_line.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connections
 
-from consoles import recording, selectors
+from consoles import recording, relay, selectors
 from consoles.models import KEPT_PER_NODE, ConsoleLog
 from tests.consoles.helpers import ipmi_node
 from tests.factories import NodeFactory, put_in
@@ -35,9 +35,9 @@ def quick(monkeypatch):
 
 
 def record(*args):
-    """recording.record on a thread of the test's, its database connection closed after."""
+    """relay.record on a thread of the test's, its database connection closed after."""
     try:
-        return recording.record(*args)
+        return relay.record(*args)
     finally:
         connections.close_all()
 
@@ -82,7 +82,7 @@ def test_a_second_delivery_finds_the_recording_open_and_leaves(machine):
         first = pool.submit(record, node.pk, None, "deploying", stop)
         try:
             wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
-            assert recording.record(node.pk, None, "deploying") is None
+            assert relay.record(node.pk, None, "deploying") is None
         finally:
             stop.set()
         assert first.result(timeout=30).end_reason == "stopped"
@@ -91,14 +91,14 @@ def test_a_second_delivery_finds_the_recording_open_and_leaves(machine):
 
 def test_a_bmc_without_a_console_ends_the_recording_saying_so():
     node = NodeFactory(state="deploying")  # a Redfish BMC
-    log = recording.record(node.pk, None, "deploying")
+    log = relay.record(node.pk, None, "deploying")
     assert "offers no serial console Corral can attach to over redfish" in log.end_reason
     assert selectors.output(log) == b""
 
 
 def test_a_node_already_gone_from_the_state_is_not_recorded(machine):
     node = ipmi_node(machine[0], state="validating")
-    assert recording.record(node.pk, None, "deploying") is None
+    assert relay.record(node.pk, None, "deploying") is None
     assert not ConsoleLog.objects.filter(node=node).exists()
 
 
