@@ -105,6 +105,18 @@ class Bus:
         pipe.zrange(self._k("viewers"), 0, -1)
         return [sid.decode() for sid in pipe.execute()[1]]
 
+    def asked(self) -> tuple[tuple[int | None, str] | None, list[str]]:
+        """A recording asked for (taken), and the sessions watching: one round trip, as
+        a relay asks each turn of its loop."""
+        pipe = self.r.pipeline()
+        pipe.getdel(self._k("record"))
+        pipe.zremrangebyscore(self._k("viewers"), "-inf", time.time())
+        pipe.zrange(self._k("viewers"), 0, -1)
+        raw, _, viewers = pipe.execute()
+        ask = json.loads(raw) if raw else None
+        record = (ask["operation_id"], ask["state"]) if ask else None
+        return record, [sid.decode() for sid in viewers]
+
     def wanted(self) -> bool:
         """Someone still wants the console: a recording asked, or a viewer."""
         return bool(self.r.exists(self._k("record"))) or bool(self.viewers())
@@ -158,6 +170,9 @@ class LocalBus:
 
     def viewers(self) -> list[str]:
         return []
+
+    def asked(self) -> tuple[tuple[int | None, str] | None, list[str]]:
+        return self.take_record(), []
 
     def wanted(self) -> bool:
         return self._record is not None

@@ -197,14 +197,14 @@ class Relay:
 
     def _wants(self) -> None:
         """Take up a recording asked for, and greet viewers who came since the last look."""
-        ask = self.bus.take_record()
+        ask, watching = self.bus.asked()
         if ask is not None and not (self.recording and self.recording.is_of(*ask)):
             if self.recording is not None:
                 self._end_recording(f"the node left {self.recording.state}")
             opened = Recording.open(self.node_id, *ask)
             with self._lock:
                 self.recording = opened
-        viewers = set(self.bus.viewers())
+        viewers = set(watching)
         with self._lock:
             for newcomer in sorted(viewers - self.watchers):
                 self.bus.publish(bytes(self._tail), to=newcomer)

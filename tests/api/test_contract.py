@@ -233,6 +233,11 @@ def node_drift():
     return f"/api/v1/nodes/{NodeFactory().pk}/drift/", {}, lambda: None
 
 
+def node_console():
+    node = NodeFactory(bmc__protocol="ipmi")  # a console Corral can attach to
+    return f"/api/v1/nodes/{node.pk}/console/", {}, lambda: None
+
+
 def node_facts_list():
     return f"/api/v1/nodes/{NodeFactory().pk}/facts/", {}, lambda: None
 
@@ -282,6 +287,7 @@ ROUTES = (
     Route("baseline-revisions", "get", baseline_revisions, READERS, 200),
     Route("node-drift", "get", node_drift, READERS, 200),
     Route("node-facts", "get", node_facts_list, READERS, 200),
+    Route("node-console", "get", node_console, ACTORS, 200),
     Route("node-facts", "post", node_facts_post, WRITERS, 201),
     Route("report-gpu-hours", "get", report("gpu-hours"), READERS, 200),
     Route("report-racks", "get", report("rack-to-revenue"), READERS, 200),

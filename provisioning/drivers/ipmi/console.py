@@ -1,7 +1,9 @@
 """IPMI serial-over-LAN through pyghmi's Console.
 
-pyghmi's I/O is driven by whoever calls `Console.wait_for_rsp`: each attached console has
-a thread of its own that does, until it is closed or the BMC ends the session. pyghmi
+pyghmi's I/O is driven by whoever calls `Console.wait_for_rsp`, for every session of the
+process at once: so one pump thread per process (`_Pump`) does, while any console is
+attached, and then tells each link whether it became active or broken (a worker
+recording hundreds of consoles holds one pump thread, not hundreds). pyghmi
 reports trouble as a dict ({"error": ...}) through the same callback that gets the
 console's bytes; those are told apart here, so the caller gets bytes only, and a reason.
 Activation is never forced: a console another client holds is refused with that reason
@@ -46,8 +48,7 @@ class SOLLink(ConsoleLink):
             )
         finally:
             forget_half_open(conn.host, settings.username, settings.password, conn.port)
-        self._pump = threading.Thread(target=self._run, name=f"sol-{conn.address}", daemon=True)
-        self._pump.start()
+        _PUMP.add(self)
 
     # -- pyghmi's side ---------------------------------------------------------------
     def _handle(self, data: Any) -> None:
@@ -61,15 +62,17 @@ class SOLLink(ConsoleLink):
         if data:
             self._output(bytes(data))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            pyghmi_console.Console.wait_for_rsp(PUMP_SECONDS)
-            if self._console.activated and self._console.connected:
-                self._ready.set()
-            if self._console.broken:
-                self._error = self._error or "the BMC ended the serial-over-LAN session"
-                self._ready.set()
-                return
+    def _pumped(self) -> bool:
+        """After a turn of the pump: note what changed; False once the link is done."""
+        if self._stop.is_set():
+            return False
+        if self._console.activated and self._console.connected:
+            self._ready.set()
+        if self._console.broken:
+            self._error = self._error or "the BMC ended the serial-over-LAN session"
+            self._ready.set()
+            return False
+        return True
 
     # -- the caller's side -----------------------------------------------------------
     def wait_ready(self, timeout: float) -> None:
@@ -111,8 +114,7 @@ class SOLLink(ConsoleLink):
             self._console.close()
         except Exception as exc:  # the BMC may already be gone
             LOG.debug("Closing the console of BMC at %s: %s", self._conn.address, exc)
-        if self._pump is not threading.current_thread():
-            self._pump.join(timeout=PUMP_SECONDS * 5)
+        _PUMP.discard(self)
 
     @property
     def alive(self) -> bool:
@@ -123,6 +125,46 @@ class SOLLink(ConsoleLink):
         if self.alive:
             return ""
         return self._error or "closed by Corral"
+
+
+class _Pump:
+    """The process's one thread turning pyghmi's event loop while any console is attached."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._links: set[SOLLink] = set()
+        self._thread: threading.Thread | None = None
+
+    def add(self, link: SOLLink) -> None:
+        with self._lock:
+            self._links.add(link)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="sol-pump", daemon=True)
+                self._thread.start()
+
+    def discard(self, link: SOLLink) -> None:
+        with self._lock:
+            self._links.discard(link)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._links:
+                    self._thread = None
+                    return
+                links = list(self._links)
+            pyghmi_console.Console.wait_for_rsp(PUMP_SECONDS)
+            for link in links:
+                try:
+                    alive = link._pumped()
+                except Exception:  # one link's trouble must not stop the others' pump
+                    LOG.exception("Console pump: a link failed its check")
+                    alive = False
+                if not alive:
+                    self.discard(link)
+
+
+_PUMP = _Pump()
 
 
 class IPMIConsole(ConsoleInterface):
