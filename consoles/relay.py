@@ -26,6 +26,8 @@ import threading
 import time
 import uuid
 
+from django.db import connection
+
 from inventory.models import Node
 from provisioning.drivers import BMCError, BMCTransientError, get_driver
 from provisioning.services import bmc_settings
@@ -75,6 +77,14 @@ def serve(
         if not bus.wanted():
             break
     return first
+
+
+def release_db() -> None:
+    """Give the thread's database connection back (to the pool, with PostgreSQL) between
+    turns: a worker relays hundreds of consoles, and the pool holds a few connections
+    (CORRAL_DB_POOL_SIZE); a relay holding one for its life would starve every other task."""
+    if connection.connection is not None and not connection.in_atomic_block:
+        connection.close()
 
 
 class Relay:
@@ -173,6 +183,7 @@ class Relay:
                         return str(exc)
                     self.attached = True
                     self._say("attached")
+                release_db()  # a relay lives for minutes: it holds no connection while idle
                 typed = self.bus.keys(min(TICK, recording.FLUSH_SECONDS))
                 if typed and link.alive:
                     try:

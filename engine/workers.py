@@ -101,7 +101,8 @@ class _Beat:
                     record(self.name, self.queues, self.started)
                 except Exception:  # the database is down: try again next beat
                     log.warning("worker heartbeat not recorded", exc_info=True)
-                    connection.close()
+                # Back to the pool between beats: the pool is shared by every task thread.
+                connection.close()
                 if self.stop.wait(settings.CORRAL_WORKER_HEARTBEAT_SECONDS):
                     break
         finally:
