@@ -33,6 +33,8 @@ VIEWER_TTL = 15  # seconds a session stays listed without a heartbeat
 WRITER_TTL = 15  # seconds the keyboard stays held without a heartbeat
 STREAM_ENTRIES = 2000  # about; entries of the out stream kept (readers are live)
 KEPT_AFTER = 300  # seconds the out stream stays readable after its relay ended
+POOL_CONNECTIONS = 200  # Redis connections of one process's relays, at most
+POOL_WAIT_SECONDS = 10
 
 # Refresh or drop a key only while it still holds what we put there.
 _IF_OURS_EXPIRE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end return 0"  # noqa: E501
@@ -60,7 +62,12 @@ def key(node_id: int, name: str) -> str:
 def _client():
     import redis
 
-    return redis.Redis.from_url(settings.REDIS_URL, health_check_interval=30)
+    # A pool that waits for a connection rather than failing: a worker's relays share it,
+    # and a watched relay holds one while it waits for keys.
+    pool = redis.BlockingConnectionPool.from_url(
+        settings.REDIS_URL, max_connections=POOL_CONNECTIONS, timeout=POOL_WAIT_SECONDS
+    )
+    return redis.Redis(connection_pool=pool, health_check_interval=30)
 
 
 class Bus:

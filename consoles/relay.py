@@ -38,9 +38,13 @@ from .models import ConsoleLog
 from .recording import Recording
 
 LOG = logging.getLogger(__name__)
-TICK = 0.5  # seconds: the longest a key or a newcomer waits for the relay's loop
+TICK = 0.5  # seconds a watched relay's turn lasts at most (keys end it at once)
+IDLE_TICK = 1.0  # seconds of a turn nobody watches: the longest a newcomer waits
 LINGER = 5.0  # seconds the console is kept after its last viewer left
 TAIL_BYTES = 16 * 1024
+# Set when the worker begins to stop (apps.py): every relay lets go of its console, so a
+# worker holding hundreds of them stops in seconds, not when its last deploy ends.
+SHUTDOWN = threading.Event()
 
 
 def record(
@@ -61,7 +65,7 @@ def serve(
     `record`, a recording is asked first; when another relay holds the node, it takes the
     ask and this call returns at once. The first log this call's relay recorded, or None."""
     bus = for_node(node_id)
-    stop = stop or threading.Event()
+    stop = stop or SHUTDOWN
     if record is not None:
         bus.ask_record(*record)
     token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -106,7 +110,10 @@ class Relay:
             if self.recording is not None:
                 self.recording.recorder.write(data)
             if self.watchers:  # in the lock: a newcomer's screen and the stream stay in order
-                self.bus.publish(data)
+                try:
+                    self.bus.publish(data)
+                except Exception:  # the bus is down: the recording goes on; viewers miss it
+                    LOG.warning("Console of node %s: not published", self.node_id, exc_info=True)
 
     def _say(self, text: str, *, end: bool = False) -> None:
         with self._lock:
@@ -184,7 +191,12 @@ class Relay:
                     self.attached = True
                     self._say("attached")
                 release_db()  # a relay lives for minutes: it holds no connection while idle
-                typed = self.bus.keys(min(TICK, recording.FLUSH_SECONDS))
+                if self.watchers:  # someone may type: wait on the keys themselves
+                    typed = self.bus.keys(min(TICK, recording.FLUSH_SECONDS))
+                else:  # a recording alone: no Redis connection held while it waits
+                    typed = b""
+                    if self.stop.wait(min(IDLE_TICK, recording.FLUSH_SECONDS)):
+                        break
                 if typed and link.alive:
                     try:
                         link.send(typed)
@@ -197,7 +209,7 @@ class Relay:
                     if not self.bus.refresh(self.token):
                         return "another relay holds the console"
                     self._flush()
-            return "stopped"
+            return "its worker stopped" if SHUTDOWN.is_set() else "stopped"
         finally:
             if link is not None:
                 link.close()

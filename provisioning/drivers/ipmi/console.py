@@ -153,7 +153,10 @@ class _Pump:
                     self._thread = None
                     return
                 links = list(self._links)
-            pyghmi_console.Console.wait_for_rsp(PUMP_SECONDS)
+            try:
+                pyghmi_console.Console.wait_for_rsp(PUMP_SECONDS)
+            except Exception:  # a handler's trouble (pyghmi calls them from here): go on
+                LOG.exception("Console pump: pyghmi's event loop raised")
             for link in links:
                 try:
                     alive = link._pumped()
