@@ -37,7 +37,7 @@ POOL_CONNECTIONS = 200  # Redis connections of one process's relays, at most
 POOL_WAIT_SECONDS = 10
 
 # Refresh or drop a key only while it still holds what we put there.
-_IF_OURS_EXPIRE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end return 0"  # noqa: E501
+_OURS_OR_FREE = "local v = redis.call('get', KEYS[1]) if v == ARGV[1] or not v then redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1 end return 0"  # noqa: E501
 _IF_OURS_DELETE = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"  # noqa: E501
 )
@@ -85,8 +85,9 @@ class Bus:
         return bool(self.r.set(self._k("relay"), token, nx=True, ex=RELAY_TTL))
 
     def refresh(self, token: str) -> bool:
-        """Keep the claim; False when it was lost (it lapsed, and another relay took it)."""
-        return bool(self.r.eval(_IF_OURS_EXPIRE, 1, self._k("relay"), token, RELAY_TTL))
+        """Keep the claim (taking it again if it lapsed while the relay was busy: a slow
+        attach); False only when another relay has taken it since."""
+        return bool(self.r.eval(_OURS_OR_FREE, 1, self._k("relay"), token, RELAY_TTL))
 
     def release(self, token: str) -> None:
         self.r.eval(_IF_OURS_DELETE, 1, self._k("relay"), token)

@@ -28,7 +28,7 @@ from .models import KEPT_PER_NODE, ConsoleLog
 from .recorder import Recorder
 
 RECORDED = frozenset({NodeState.DEPLOYING, NodeState.VALIDATING})
-FLUSH_SECONDS = 2.0
+FLUSH_SECONDS = 5.0  # a flush is a few statements: hundreds of recordings at once
 ATTACH_TRIES = 5
 ATTACH_BACKOFF = 2.0  # seconds, doubled each try
 MAX_SECONDS = 4 * 3600

@@ -33,13 +33,13 @@ from provisioning.drivers import BMCError, BMCTransientError, get_driver
 from provisioning.services import bmc_settings
 
 from . import recording
-from .bus import Bus, LocalBus, for_node
+from .bus import RELAY_TTL, Bus, LocalBus, for_node
 from .models import ConsoleLog
 from .recording import Recording
 
 LOG = logging.getLogger(__name__)
 TICK = 0.5  # seconds a watched relay's turn lasts at most (keys end it at once)
-IDLE_TICK = 1.0  # seconds of a turn nobody watches: the longest a newcomer waits
+IDLE_TICK = 2.0  # seconds of a turn nobody watches: the longest a newcomer waits
 LINGER = 5.0  # seconds the console is kept after its last viewer left
 TAIL_BYTES = 16 * 1024
 # Set when the worker begins to stop (apps.py): every relay lets go of its console, so a
@@ -154,7 +154,7 @@ class Relay:
         tries = 0  # attaches in a row that failed, or links that died before a flush
         link = None
         why = ""
-        flushed = time.monotonic()
+        flushed = refreshed = time.monotonic()
         alone_since: float | None = None
         try:
             while not self.stop.is_set():
@@ -202,12 +202,14 @@ class Relay:
                         link.send(typed)
                     except BMCTransientError:
                         continue  # the link is dead: the next turn says so and attaches
+                if time.monotonic() - refreshed >= RELAY_TTL / 3:
+                    refreshed = time.monotonic()
+                    if not self.bus.refresh(self.token):
+                        return "another relay holds the console"
                 if time.monotonic() - flushed >= recording.FLUSH_SECONDS:
                     flushed = time.monotonic()
                     if link.alive:
                         tries = 0
-                    if not self.bus.refresh(self.token):
-                        return "another relay holds the console"
                     self._flush()
             return "its worker stopped" if SHUTDOWN.is_set() else "stopped"
         finally:

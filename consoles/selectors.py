@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from provisioning.drivers import CONSOLE_PROTOCOLS
+from provisioning.drivers import CONSOLE_PROTOCOLS, LIVE_CONSOLE_PROTOCOLS
 
 from .models import ConsoleChunk, ConsoleLog, ConsoleSession
 
@@ -18,15 +18,18 @@ def logs_of(node_id: int, limit: int = 10) -> list[ConsoleLog]:
     return list(ConsoleLog.objects.filter(node_id=node_id).select_related("operation")[:limit])
 
 
-def no_console(node) -> str:
-    """Why the node's console is not recorded, where its BMC offers none Corral can attach
-    to ("" where it does)."""
+def no_console(node, live: bool = False) -> str:
+    """Why the node's console is not recorded (or, `live`, cannot be opened), where its
+    BMC offers none Corral can attach to ("" where it does). A Redfish BMC's console is
+    opened live (over the SSH its SerialConsole names), not recorded yet."""
     bmc = getattr(node, "bmc", None)
     if bmc is None:
         return "it has no BMC recorded"
-    if bmc.protocol not in CONSOLE_PROTOCOLS:
+    if bmc.protocol not in (LIVE_CONSOLE_PROTOCOLS if live else CONSOLE_PROTOCOLS):
         kind = bmc.get_protocol_display()
-        return f"its BMC ({kind}) offers no serial console Corral can attach to yet"
+        if live:
+            return f"its BMC ({kind}) offers no serial console Corral can attach to yet"
+        return f"Corral does not record the consoles of {kind} BMCs yet"
     return ""
 
 

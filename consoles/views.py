@@ -35,6 +35,7 @@ def node_panel(request: HttpRequest, pk: int) -> HttpResponse:
         "failed": failed,
         "sessions": selectors.sessions_of(node.pk),
         "no_console": selectors.no_console(node),
+        "no_live_console": selectors.no_console(node, live=True),
         "may_open": can(request.user, ACT, site_of(node)),
     }
     return render(request, "consoles/_node_panel.html", context)
@@ -59,7 +60,7 @@ def console_page(request: HttpRequest, pk: int) -> HttpResponse:
     role as the socket: technician or above in the node's site."""
     node = visible_or_404(request.user, Node.objects.select_related("rack__site", "bmc"), pk=pk)
     require(request, ACT, on=node)
-    why = selectors.no_console(node)
+    why = selectors.no_console(node, live=True)
     why = f"{node} has no console to open: {why}." if why else ""
     if not why and not bus.available():
         why = bus.NO_BUS

@@ -15,28 +15,29 @@ import threading
 import time
 
 from tests.peers.serial_line import strip_telnet
-from tests.peers.util import LOOPBACK, free_port
+from tests.peers.util import LOOPBACK
 
 LINE_FILL = "systemd[1]: Started corral-bench.service - a line of a machine's boot log"
 
 
 class Lines:
     def __init__(self, count: int) -> None:
-        self.ports = [free_port() for _ in range(count)]
+        self.ports: list[int] = []  # each listener's, as the kernel gave it (no two alike)
         self._writers: list[asyncio.StreamWriter | None] = [None] * count
         self.typed = 0  # bytes typed on machine 0
         self.loop = asyncio.new_event_loop()
         self._servers: list[asyncio.base_events.Server] = []
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._listen(), self.loop).result(timeout=60)
+        asyncio.run_coroutine_threadsafe(self._listen(count), self.loop).result(timeout=60)
 
-    async def _listen(self) -> None:
-        for index, port in enumerate(self.ports):
+    async def _listen(self, count: int) -> None:
+        for index in range(count):
             server = await asyncio.start_server(
-                lambda r, w, i=index: self._serve(i, r, w), LOOPBACK, port, backlog=4
+                lambda r, w, i=index: self._serve(i, r, w), LOOPBACK, 0, backlog=4
             )
             self._servers.append(server)
+            self.ports.append(server.sockets[0].getsockname()[1])
 
     async def _serve(self, index: int, reader, writer) -> None:
         self._writers[index] = writer

@@ -51,7 +51,7 @@ class ConsoleAccessView(APIView):
     def get(self, request, pk: int):
         node = visible_or_404(request.user, Node.objects.select_related("rack", "bmc"), pk=pk)
         self.check_object_permissions(request, node)
-        why = no_console(node)
+        why = no_console(node, live=True)
         if why:
             detail = f"{node} has no console to open: {why}."
             return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)

@@ -65,9 +65,7 @@ def test_a_technician_types_at_the_console_while_another_watches(
             log_in(watcher, corral_web, "ada")
             watcher.goto(f"{corral_web}/nodes/{node.pk}/console/")
             expect(watcher.locator("#console-state")).to_have_text("Attached", timeout=30_000)
-            expect(watcher.locator("#console-keyboard")).to_contain_text(
-                "Read-only: tina (since "
-            )
+            expect(watcher.locator("#console-keyboard")).to_contain_text("Read-only: tina (since ")
             line.write(b"seen by both\r\n")
             wait_until(lambda: screen_shows(watcher, "seen by both"), timeout=15, what="watch")
             wait_until(lambda: screen_shows(page, "seen by both"), timeout=15, what="own")

@@ -74,11 +74,11 @@ def test_a_technician_types_at_a_console_from_the_cli(corral: CLI, celery_worker
 def test_a_console_that_cannot_be_opened_says_why(corral: CLI, users):
     from tests.conftest import token_for
 
-    NodeFactory(hostname="gpu-redfish")  # its BMC speaks Redfish
-    redfish = corral("console", "gpu-redfish")
-    assert redfish.code == 1
-    assert "has no console to open: its BMC (Redfish) offers no serial console" in redfish.err
-    manager = corral("console", "gpu-redfish", CORRAL_TOKEN=token_for(users["manager"]))
+    NodeFactory(hostname="gpu-nobmc", bmc=None)
+    none = corral("console", "gpu-nobmc")
+    assert none.code == 1
+    assert "gpu-nobmc has no console to open: it has no BMC recorded." in none.err
+    manager = corral("console", "gpu-nobmc", CORRAL_TOKEN=token_for(users["manager"]))
     assert manager.code == 1
     assert "it needs the technician" in manager.err or "does not allow" in manager.err
     assert corral("console", "no-such-node").err.startswith("No node with hostname")

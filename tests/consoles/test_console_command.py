@@ -97,12 +97,18 @@ def test_a_technician_types_into_a_console_and_ends_it(machine, console):
     assert session.bytes_shown >= len(b"login: you typed: root")
 
 
-def test_a_console_that_cannot_be_had_says_why_and_is_kept_as_refused(console):
-    node = NodeFactory(hostname="gpu-redfish-1")  # a Redfish BMC
+def test_a_console_that_cannot_be_had_says_why_and_is_kept_as_refused(console, sushy_static):
+    # A Redfish BMC whose system names no SerialConsole (the DMTF mockup's).
+    node = NodeFactory(
+        hostname="gpu-redfish-1",
+        bmc__address=sushy_static.url,
+        bmc__password="pw",
+        bmc__verify_tls=False,
+    )
     proc = console("gpu-redfish-1")
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
-    assert b"offers no serial console Corral can attach to over redfish" in err
+    assert b"offers no serial console over SSH" in err
     session = ConsoleSession.objects.get(node=node)
     assert "offers no serial console" in session.end_reason and session.ended is not None
 

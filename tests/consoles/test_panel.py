@@ -77,7 +77,7 @@ def test_a_node_never_recorded_says_when_it_will_be(client, users, rack):
 def test_a_node_whose_bmc_has_no_console_says_so(client, users, node):
     client.force_login(users["manager"])
     panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
-    assert "Not recorded: its BMC (Redfish) offers no serial console Corral can attach to" in panel
+    assert "Not recorded: Corral does not record the consoles of Redfish BMCs yet." in panel
 
 
 def test_a_node_entering_deploying_behind_a_bmc_without_a_console_sends_no_recording(

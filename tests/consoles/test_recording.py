@@ -89,10 +89,13 @@ def test_a_second_delivery_finds_the_recording_open_and_leaves(machine):
     assert ConsoleLog.objects.filter(node=node).count() == 1
 
 
-def test_a_bmc_without_a_console_ends_the_recording_saying_so():
-    node = NodeFactory(state="deploying")  # a Redfish BMC
+def test_a_bmc_without_a_console_ends_the_recording_saying_so(sushy_static):
+    # A Redfish BMC whose system names no SerialConsole (the DMTF mockup's).
+    node = NodeFactory(
+        state="deploying", bmc__address=sushy_static.url, bmc__password="pw", bmc__verify_tls=False
+    )
     log = relay.record(node.pk, None, "deploying")
-    assert "offers no serial console Corral can attach to over redfish" in log.end_reason
+    assert "offers no serial console over SSH" in log.end_reason
     assert selectors.output(log) == b""
 
 

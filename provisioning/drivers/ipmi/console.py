@@ -31,6 +31,7 @@ from provisioning.drivers.ipmi.session import IPMIConnection, forget_half_open
 
 LOG = logging.getLogger(__name__)
 PUMP_SECONDS = 0.2  # how long each wait for the BMC's next packet lasts
+CLOSE_SECONDS = 3.0  # the longest a close waits for the BMC to end the session
 HELD = "SOL Session active for another client"
 NOT_OFFERED = ("SOL is disabled", "Invalid command", "Invalid data field", "not supported")
 
@@ -110,11 +111,19 @@ class SOLLink(ConsoleLink):
         if self._stop.is_set():
             return
         self._stop.set()
+        # pyghmi deactivates the payload and waits for the BMC's answer, which a busy or
+        # gone BMC may never give (a worker stopping waited on it for good): best effort,
+        # waited for CLOSE_SECONDS at most.
+        closer = threading.Thread(target=self._deactivate, name="sol-close", daemon=True)
+        closer.start()
+        closer.join(CLOSE_SECONDS)
+        _PUMP.discard(self)
+
+    def _deactivate(self) -> None:
         try:
             self._console.close()
         except Exception as exc:  # the BMC may already be gone
             LOG.debug("Closing the console of BMC at %s: %s", self._conn.address, exc)
-        _PUMP.discard(self)
 
     @property
     def alive(self) -> bool:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from provisioning.drivers.base import PROTOCOL_REDFISH, Driver, NoConsole
+from provisioning.drivers.base import PROTOCOL_REDFISH, Driver
 from provisioning.drivers.redfish.client import RedfishClient
+from provisioning.drivers.redfish.console import RedfishConsole
 from provisioning.drivers.redfish.control import RedfishManagement, RedfishPower
 from provisioning.drivers.redfish.firmware import RedfishFirmware
 from provisioning.drivers.redfish.inventory import RedfishInspect
@@ -27,9 +28,5 @@ def build_driver(settings: BMCSettings) -> Driver:
         health=RedfishHealth(client),
         updates=RedfishUpdates(client),
         closer=client,
-        console=NoConsole(
-            PROTOCOL_REDFISH,
-            client.address,
-            "its SerialConsole (over the BMC's SSH) is not attached to by Corral yet",
-        ),
+        console=RedfishConsole(client),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning.drivers import BMCSettings, BMCTransientError, BMCUnsupportedError, get_driver
+from provisioning.drivers import BMCTransientError, BMCUnsupportedError, get_driver
 from tests.consoles.helpers import Screen
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
@@ -61,12 +61,3 @@ def test_a_bmc_without_serial_over_lan_says_so(ipmi_bmc):
     with get_driver(settings_for(ipmi_bmc)) as driver, pytest.raises(BMCUnsupportedError) as no:
         driver.console.attach(Screen())
     assert "offers no serial-over-LAN console" in str(no.value)
-
-
-def test_a_redfish_bmc_says_its_console_is_not_attached_to_yet():
-    settings = BMCSettings(
-        protocol="redfish", address="https://127.0.0.1:1", username="u", password="p"
-    )
-    with get_driver(settings) as driver, pytest.raises(BMCUnsupportedError) as no:
-        driver.console.attach(Screen())
-    assert "offers no serial console Corral can attach to over redfish" in str(no.value)
