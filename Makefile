@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile bench-console clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ bench-oob: $(STAMP)
 BENCH_SITE ?=
 bench-site: $(STAMP)
 	$(BIN)/python -m devtools.bench_site $(BENCH_SITE)
+
+# 500 deploys' consoles recorded at once (ipmi_sim SOL, a real worker) and a key's round
+# trip in Chromium meanwhile (docs/console.md); BENCH_CONSOLE="--streams 50" is quick.
+bench-console: $(STAMP)
+	$(BIN)/python -m devtools.bench_console $(BENCH_CONSOLE)
 
 # policy-rc.d keeps Debian from starting nginx on install: the bench starts its own.
 bench-boot-tools:

@@ -115,9 +115,10 @@ class Relay:
                 except Exception:  # the bus is down: the recording goes on; viewers miss it
                     LOG.warning("Console of node %s: not published", self.node_id, exc_info=True)
 
-    def _say(self, text: str, *, end: bool = False) -> None:
+    def _say(self, text: str, *, end: bool = False, note: bool = True) -> None:
+        """Tell the viewers; and note it in the recording, unless `note` is False."""
         with self._lock:
-            if self.recording is not None and not end:
+            if self.recording is not None and note and not end:
                 self.recording.recorder.note(text)
             if self.watchers:
                 self.bus.status(text, end=end)
@@ -189,7 +190,7 @@ class Relay:
                     except BMCError as exc:
                         return str(exc)
                     self.attached = True
-                    self._say("attached")
+                    self._say("attached", note=False)
                 release_db()  # a relay lives for minutes: it holds no connection while idle
                 if self.watchers:  # someone may type: wait on the keys themselves
                     typed = self.bus.keys(min(TICK, recording.FLUSH_SECONDS))

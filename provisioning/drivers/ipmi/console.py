@@ -3,7 +3,10 @@
 pyghmi's I/O is driven by whoever calls `Console.wait_for_rsp`, for every session of the
 process at once: so one pump thread per process (`_Pump`) does, while any console is
 attached, and then tells each link whether it became active or broken (a worker
-recording hundreds of consoles holds one pump thread, not hundreds). pyghmi
+recording hundreds of consoles holds one pump thread, not hundreds). Keys typed are sent
+by the pump too: pyghmi's `send_data` turns its event loop in the caller's thread, and
+two threads in it at once take its two locks in opposite orders (500 consoles and one
+person typing deadlocked every console of the worker, bench-console found). pyghmi
 reports trouble as a dict ({"error": ...}) through the same callback that gets the
 console's bytes; those are told apart here, so the caller gets bytes only, and a reason.
 Activation is never forced: a console another client holds is refused with that reason
@@ -12,6 +15,7 @@ Activation is never forced: a console another client holds is refused with that 
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from typing import Any
@@ -30,7 +34,7 @@ from provisioning.drivers.base import (
 from provisioning.drivers.ipmi.session import IPMIConnection, forget_half_open
 
 LOG = logging.getLogger(__name__)
-PUMP_SECONDS = 0.2  # how long each wait for the BMC's next packet lasts
+PUMP_SECONDS = 0.05  # each wait for the BMC's next packet: the longest a key waits to go
 CLOSE_SECONDS = 3.0  # the longest a close waits for the BMC to end the session
 HELD = "SOL Session active for another client"
 NOT_OFFERED = ("SOL is disabled", "Invalid command", "Invalid data field", "not supported")
@@ -42,6 +46,7 @@ class SOLLink(ConsoleLink):
         self._ready = threading.Event()
         self._stop = threading.Event()
         self._error = ""
+        self._outbox: collections.deque[bytes] = collections.deque()  # typed, to send
         settings = conn.settings
         try:
             self._console = pyghmi_console.Console(
@@ -64,9 +69,12 @@ class SOLLink(ConsoleLink):
             self._output(bytes(data))
 
     def _pumped(self) -> bool:
-        """After a turn of the pump: note what changed; False once the link is done."""
+        """After a turn of the pump: send what was typed, note what changed; False once the
+        link is done."""
         if self._stop.is_set():
             return False
+        while self._outbox:
+            self._console.send_data(self._outbox.popleft())
         if self._console.activated and self._console.connected:
             self._ready.set()
         if self._console.broken:
@@ -105,7 +113,7 @@ class SOLLink(ConsoleLink):
                 f"BMC at {self._conn.address}: the console is closed ({self.why_closed})",
                 address=self._conn.address,
             )
-        self._console.send_data(data)
+        self._outbox.append(bytes(data))  # the pump sends it (_pumped): the module says why
 
     def close(self) -> None:
         if self._stop.is_set():
