@@ -18,6 +18,9 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from pyghmi.ipmi import console as pyghmi_console
@@ -48,12 +51,19 @@ class SOLLink(ConsoleLink):
         self._error = ""
         self._outbox: collections.deque[bytes] = collections.deque()  # typed, to send
         settings = conn.settings
+
+        def open_console() -> pyghmi_console.Console:
+            try:
+                return pyghmi_console.Console(
+                    conn.host, settings.username, settings.password, self._handle, port=conn.port
+                )
+            finally:
+                forget_half_open(conn.host, settings.username, settings.password, conn.port)
+
         try:
-            self._console = pyghmi_console.Console(
-                conn.host, settings.username, settings.password, self._handle, port=conn.port
-            )
-        finally:
-            forget_half_open(conn.host, settings.username, settings.password, conn.port)
+            self._console = _PUMP.call(open_console, settings.timeout, on_late=_close_quietly)
+        except TimeoutError:
+            raise conn.no_answer("no serial-over-LAN session", "attaching the console") from None
         _PUMP.add(self)
 
     # -- pyghmi's side ---------------------------------------------------------------
@@ -119,19 +129,14 @@ class SOLLink(ConsoleLink):
         if self._stop.is_set():
             return
         self._stop.set()
-        # pyghmi deactivates the payload and waits for the BMC's answer, which a busy or
-        # gone BMC may never give (a worker stopping waited on it for good): best effort,
-        # waited for CLOSE_SECONDS at most.
-        closer = threading.Thread(target=self._deactivate, name="sol-close", daemon=True)
-        closer.start()
-        closer.join(CLOSE_SECONDS)
         _PUMP.discard(self)
-
-    def _deactivate(self) -> None:
+        # pyghmi deactivates the payload and waits for the BMC's answer, which a busy or
+        # gone BMC may never give (a worker stopping waited on it for good): in the pump,
+        # waited for CLOSE_SECONDS at most.
         try:
-            self._console.close()
-        except Exception as exc:  # the BMC may already be gone
-            LOG.debug("Closing the console of BMC at %s: %s", self._conn.address, exc)
+            _PUMP.call(lambda: _close_quietly(self._console), CLOSE_SECONDS)
+        except TimeoutError:
+            LOG.debug("Closing the console of BMC at %s: no answer yet", self._conn.address)
 
     @property
     def alive(self) -> bool:
@@ -144,32 +149,71 @@ class SOLLink(ConsoleLink):
         return self._error or "closed by Corral"
 
 
+def _close_quietly(console: pyghmi_console.Console) -> None:
+    try:
+        console.close()
+    except Exception as exc:  # the BMC may already be gone
+        LOG.debug("Closing a serial-over-LAN console: %s", exc)
+
+
 class _Pump:
-    """The process's one thread turning pyghmi's event loop while any console is attached."""
+    """The process's one thread that touches pyghmi's consoles: it opens and closes them
+    (`call`), sends what is typed, and turns pyghmi's event loop while any is attached.
+    pyghmi is not safe with two threads in its event loop (the module says why)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._links: set[SOLLink] = set()
+        self._calls: collections.deque[tuple[Callable[[], Any], Future, Callable | None]] = (
+            collections.deque()
+        )
         self._thread: threading.Thread | None = None
+
+    def _start(self) -> None:  # under self._lock
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="sol-pump", daemon=True)
+            self._thread.start()
 
     def add(self, link: SOLLink) -> None:
         with self._lock:
             self._links.add(link)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="sol-pump", daemon=True)
-                self._thread.start()
+            self._start()
 
     def discard(self, link: SOLLink) -> None:
         with self._lock:
             self._links.discard(link)
 
+    def call(self, fn: Callable[[], Any], timeout: float, on_late: Callable | None = None) -> Any:
+        """`fn()` run in the pump, its result or exception; TimeoutError after `timeout`
+        seconds (then `on_late(result)` runs in the pump once it comes, to undo it)."""
+        future: Future = Future()
+        late: list[bool] = []
+        with self._lock:
+            self._calls.append((fn, future, lambda result: late and on_late and on_late(result)))
+            self._start()
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            late.append(True)
+            raise TimeoutError from None
+
     def _run(self) -> None:
         while True:
             with self._lock:
-                if not self._links:
+                if not self._links and not self._calls:
                     self._thread = None
                     return
                 links = list(self._links)
+                calls = list(self._calls)
+                self._calls.clear()
+            for fn, future, undo in calls:
+                try:
+                    result = fn()
+                except BaseException as exc:  # handed to the caller
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+                    undo(result)
             try:
                 pyghmi_console.Console.wait_for_rsp(PUMP_SECONDS)
             except Exception:  # a handler's trouble (pyghmi calls them from here): go on
