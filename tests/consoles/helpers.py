@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+from django.db import connections
+
 from tests.factories import BMCFactory, NodeFactory
 
 
@@ -38,3 +40,20 @@ class Screen:
             wanted = wanted.encode()
         with self._lock:
             return wanted in self.data
+
+
+def log_shows(node, text: str) -> bool:
+    """Whether the node's latest console log has `text`, as the page shows it."""
+    from consoles import selectors
+    from consoles.models import ConsoleLog
+
+    log = ConsoleLog.objects.filter(node=node).first()
+    return log is not None and text in selectors.readable(selectors.output(log))
+
+
+def on_own_connection(fn, *args):
+    """fn(*args) on a thread of the test's, its database connection closed after."""
+    try:
+        return fn(*args)
+    finally:
+        connections.close_all()

@@ -7,11 +7,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connections
 
 from consoles import recording, relay, selectors
 from consoles.models import KEPT_PER_NODE, ConsoleLog
-from tests.consoles.helpers import ipmi_node
+from tests.consoles.helpers import ipmi_node, log_shows, on_own_connection
 from tests.factories import NodeFactory, put_in
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
@@ -35,16 +34,7 @@ def quick(monkeypatch):
 
 
 def record(*args):
-    """relay.record on a thread of the test's, its database connection closed after."""
-    try:
-        return relay.record(*args)
-    finally:
-        connections.close_all()
-
-
-def shows(node, text: str) -> bool:
-    log = ConsoleLog.objects.filter(node=node).first()
-    return log is not None and text in selectors.readable(selectors.output(log))
+    return on_own_connection(relay.record, *args)
 
 
 def test_a_deploy_is_recorded_until_the_node_leaves_the_state(machine):
@@ -58,11 +48,11 @@ def test_a_deploy_is_recorded_until_the_node_leaves_the_state(machine):
             # pass on: the banner is written until it shows, then the kernel's line.
             def banner() -> bool:
                 line.write(b"iPXE 1.21.1 -- Open Source Network Boot Firmware\r\n")
-                return shows(node, "Open Source Network Boot Firmware")
+                return log_shows(node, "Open Source Network Boot Firmware")
 
             wait_until(banner, timeout=30, interval=0.5, what="the console recorded")
             line.write(b"[    0.000000] Linux version 6.1.0-56-amd64\r\n")
-            wait_until(lambda: shows(node, "Linux version 6.1.0"), what="the kernel's line")
+            wait_until(lambda: log_shows(node, "Linux version 6.1.0"), what="the kernel's line")
             put_in(node, "validating")
             log = running.result(timeout=30)
         finally:

@@ -9,11 +9,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connections
 
 from consoles import bus, recording, relay, selectors
 from consoles.models import ConsoleLog
-from tests.consoles.helpers import ipmi_node
+from tests.consoles.helpers import ipmi_node, log_shows, on_own_connection
 from tests.factories import put_in
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
@@ -79,30 +78,18 @@ class Viewer:
         return status in self.statuses
 
 
-def run(fn, *args):
-    try:
-        return fn(*args)
-    finally:
-        connections.close_all()
-
-
-def recorded(node, text: str) -> bool:
-    log = ConsoleLog.objects.filter(node=node).first()
-    return log is not None and text in selectors.readable(selectors.output(log))
-
-
 def test_a_viewer_and_the_recording_share_the_one_console(machine):
     bmc, line = machine
     node = ipmi_node(bmc, state="deploying")
     stop = threading.Event()  # set only should the test fail: no thread outlives it
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(run, relay.record, node.pk, None, "deploying", stop)
+        running = pool.submit(on_own_connection, relay.record, node.pk, None, "deploying", stop)
         try:
             wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
 
             def boot_line() -> bool:  # written until the console is attached
                 line.write(b"[    0.000000] Linux version 6.1.0-56-amd64\r\n")
-                return recorded(node, "Linux version 6.1.0")
+                return log_shows(node, "Linux version 6.1.0")
 
             wait_until(boot_line, timeout=30, interval=0.5, what="the recording")
             viewer = Viewer(node.pk)
@@ -111,7 +98,7 @@ def test_a_viewer_and_the_recording_share_the_one_console(machine):
             viewer.type(b"root\r")
             wait_until(lambda: b"root\r" in bytes(line.typed), what="the viewer's keys")
             wait_until(lambda: viewer.sees(b"you typed: root"), what="the echo, live")
-            wait_until(lambda: recorded(node, "you typed: root"), what="the echo, recorded")
+            wait_until(lambda: log_shows(node, "you typed: root"), what="the echo, recorded")
 
             # The deploy ends: the recording closes, the viewer keeps the console.
             put_in(node, "ready")
@@ -134,7 +121,7 @@ def test_a_recording_is_taken_up_by_the_relay_a_viewer_started(machine):
     viewer = Viewer(node.pk)
     stop = threading.Event()
     with ThreadPoolExecutor(1) as pool:
-        watching = pool.submit(run, relay.serve, node.pk, None, stop)
+        watching = pool.submit(on_own_connection, relay.serve, node.pk, None, stop)
         try:
             wait_until(lambda: viewer.told("attached"), timeout=30, what="the viewer's relay")
             put_in(node, "deploying")
@@ -142,7 +129,7 @@ def test_a_recording_is_taken_up_by_the_relay_a_viewer_started(machine):
             assert relay.record(node.pk, None, "deploying") is None
             wait_until(lambda: ConsoleLog.objects.filter(node=node).exists(), what="the log")
             line.write(b"corral-deploy: writing image\r\n")
-            wait_until(lambda: recorded(node, "writing image"), what="the deploy recorded")
+            wait_until(lambda: log_shows(node, "writing image"), what="the deploy recorded")
             assert viewer.sees(b"writing image")
             put_in(node, "ready")
             viewer.leave()

@@ -10,10 +10,9 @@ import os
 
 import pytest
 
-from consoles import selectors
 from consoles.models import ConsoleLog
 from inventory import lifecycle
-from tests.consoles.helpers import ipmi_node
+from tests.consoles.helpers import ipmi_node, log_shows
 from tests.factories import RackFactory, SiteFactory, put_in
 from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
@@ -46,15 +45,11 @@ def test_more_recordings_than_pooled_connections_all_record(ipmi_sim_factory, tm
             put_in(node, "ready")
             lifecycle.transition(node, "deploy", actor="user:tech")
 
-        def shows(node, text: str) -> bool:
-            log = ConsoleLog.objects.filter(node=node).first()
-            return log is not None and text in selectors.readable(selectors.output(log))
-
         for node, line in zip(nodes, lines, strict=True):
 
             def printed(node=node, line=line) -> bool:  # until its console is attached
                 line.write(f"{node.hostname}: writing image\r\n".encode())
-                return shows(node, f"{node.hostname}: writing image")
+                return log_shows(node, f"{node.hostname}: writing image")
 
             wait_until(printed, timeout=60, interval=0.5, what=f"{node.hostname} recorded")
         for node in nodes:

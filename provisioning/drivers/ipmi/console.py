@@ -24,6 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from pyghmi.ipmi import console as pyghmi_console
+from pyghmi.ipmi.private import session as ipmi_session
 
 from provisioning.drivers.base import (
     BMCError,
@@ -124,6 +125,7 @@ class SOLLink(ConsoleLink):
                 address=self._conn.address,
             )
         self._outbox.append(bytes(data))  # the pump sends it (_pumped): the module says why
+        _wake_pump()
 
     def close(self) -> None:
         if self._stop.is_set():
@@ -147,6 +149,19 @@ class SOLLink(ConsoleLink):
         if self.alive:
             return ""
         return self._error or "closed by Corral"
+
+
+def _wake_pump() -> None:
+    """End the pump's wait now, so a key goes at once: the byte pyghmi's own waits send to
+    break its I/O thread's select, which then wakes every waiter (pyghmi's internals; if
+    they are not there, the key waits for the pump's turn, PUMP_SECONDS at most)."""
+    wake = getattr(ipmi_session, "iosockets", None)
+    myself = getattr(ipmi_session, "myself", None)
+    if wake and myself:
+        try:
+            wake[0].sendto(b"\x01", (myself, wake[0].getsockname()[1]))
+        except OSError as exc:
+            LOG.debug("Waking the console pump: %s", exc)
 
 
 def _close_quietly(console: pyghmi_console.Console) -> None:
