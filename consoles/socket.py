@@ -27,12 +27,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from . import bus, live
+from . import bus
+
+if TYPE_CHECKING:
+    from . import live
 
 LOG = logging.getLogger(__name__)
 
@@ -205,6 +208,8 @@ class Session:
 
     async def _ensure_relay(self, loop, force: bool) -> None:
         if force or not await self.bus.relayed():
+            from . import live
+
             await loop.run_in_executor(self.pool, live.ensure_relay, self.node_id)
 
     async def _receiver(self) -> None:
@@ -279,6 +284,8 @@ async def serve(scope: dict, receive, send, authorize: Authorize, pool: Executor
     if status != 200:
         await refuse(scope, send, status, str(answer.get("detail", "refused")))
         return
+    from . import live  # the models: only once Django is set up (fleet/asgi.py imports us first)
+
     via = "browser" if _header(scope, b"origin") else "cli"
     opened = await loop.run_in_executor(pool, live.open_session, node_id, answer["you"], via)
     await send({"type": "websocket.accept"})

@@ -36,10 +36,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 from django.conf import settings  # noqa: E402
 from django.db import connections  # noqa: E402
 
+from consoles import socket as console_socket  # noqa: E402
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
-
-from consoles import socket as console_socket  # noqa: E402, I001  (needs Django set up)
 from inventory.macs import is_mac  # noqa: E402
 from provisioning.bootserver import cache, records, serve  # noqa: E402
 from provisioning.metrics import BOOT_ANSWER_SECONDS  # noqa: E402

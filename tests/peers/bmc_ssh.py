@@ -131,6 +131,6 @@ class BMCConsoleSSH:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
-        with self._lock:
-            if self._channel is not None:
+        with self._lock, contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+            if self._channel is not None:  # the client may have closed its side already
                 self._channel.close()

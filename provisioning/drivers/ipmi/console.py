@@ -179,7 +179,7 @@ class _Pump:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._links: set[SOLLink] = set()
-        self._calls: collections.deque[tuple[Callable[[], Any], Future, Callable | None]] = (
+        self._calls: collections.deque[tuple[Callable[[], Any], Future, Callable[[Any], Any]]] = (
             collections.deque()
         )
         self._thread: threading.Thread | None = None

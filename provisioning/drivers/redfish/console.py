@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 from urllib.parse import urlsplit
 
 import paramiko
@@ -41,12 +42,14 @@ READ_SECONDS = 0.5  # how long each read waits, so a close is noticed
 class _TakeBMCKey(paramiko.MissingHostKeyPolicy):
     """The BMC's host key taken as it comes (the module says why), and logged."""
 
-    def missing_host_key(self, client, hostname: str, key) -> None:
+    def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
         LOG.debug("SSH console of %s: host key %s", hostname, key.fingerprint)
 
 
 class SSHConsoleLink(ConsoleLink):
-    def __init__(self, client: paramiko.SSHClient, channel, address: str, output: Output) -> None:
+    def __init__(
+        self, client: paramiko.SSHClient, channel: Any, address: str, output: Output
+    ) -> None:
         self._client, self._channel, self._address, self._output = client, channel, address, output
         self._stop = threading.Event()
         self._error = ""
@@ -106,7 +109,7 @@ class SSHConsoleLink(ConsoleLink):
 
 
 class RedfishConsole(ConsoleInterface):
-    def __init__(self, client) -> None:
+    def __init__(self, client: Any) -> None:
         self.client = client
 
     def attach(self, output: Output) -> ConsoleLink:
