@@ -36,7 +36,7 @@ class DetailSerializer(serializers.Serializer):
 class ConsoleAccessView(APIView):
     """Technician or above, in the node's site: the console's socket, and who holds its
     keyboard (docs/console.md). 409 when the node's BMC offers no console Corral can
-    attach to; 503 when this installation has no shared bus (REDIS_URL) for a live one."""
+    attach to, or when this installation has no shared bus (REDIS_URL) for a live one."""
 
     read_capability = ACT
 
@@ -44,8 +44,9 @@ class ConsoleAccessView(APIView):
         operation_id="nodes_console",
         responses={
             200: ConsoleAccessSerializer,
-            409: OpenApiResponse(DetailSerializer, description="no console to open"),
-            503: OpenApiResponse(DetailSerializer, description="no live consoles here"),
+            409: OpenApiResponse(
+                DetailSerializer, description="no console to open, or no live consoles here"
+            ),
         },
     )
     def get(self, request, pk: int):
@@ -57,7 +58,7 @@ class ConsoleAccessView(APIView):
             return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         if not bus.available():
             detail = bus.NO_BUS
-            return Response({"detail": detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         you = request_actor(request)
         body = {
             "node": node.pk,
