@@ -83,11 +83,14 @@ class Opened:
     hostname: str
 
 
-def open_session(node_id: int, actor: str, via: str) -> Opened:
-    """The session's row, from before the relay is asked for the console."""
+def open_session(node_id: int, actor: str, via: str) -> Opened | None:
+    """The session's row, from before the relay is asked for the console; None when the
+    node was deleted since the caller was let in."""
     close_old_connections()
     try:
-        node = Node.objects.only("hostname", "serial").get(pk=node_id)
+        node = Node.objects.only("hostname", "serial").filter(pk=node_id).first()
+        if node is None:
+            return None
         session = ConsoleSession.objects.create(node_id=node_id, actor=actor, via=via)
         who = actor.split(":", 1)[-1]
         return Opened(session.pk, who, node.hostname or node.serial)

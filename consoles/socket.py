@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from core.asgi import header
+
 from . import bus
 
 if TYPE_CHECKING:
@@ -47,20 +49,13 @@ BLOCK_MS = 1000
 Authorize = Callable[[dict, int], tuple[int, dict]]
 
 
-def _header(scope: dict, name: bytes) -> str:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return ""
-
-
 def same_origin(scope: dict) -> bool:
     """A browser always sends Origin: it must name the host the socket was opened on. A
     client that is not a browser (the CLI) sends none, and has no cookie to borrow."""
-    origin = _header(scope, b"origin")
+    origin = header(scope, b"origin")
     if not origin:
         return True
-    return urlsplit(origin).netloc.lower() == _header(scope, b"host").lower()
+    return urlsplit(origin).netloc.lower() == header(scope, b"host").lower()
 
 
 async def refuse(scope: dict, send, status: int, detail: str) -> None:
@@ -286,8 +281,11 @@ async def serve(scope: dict, receive, send, authorize: Authorize, pool: Executor
         return
     from . import live  # the models: only once Django is set up (fleet/asgi.py imports us first)
 
-    via = "browser" if _header(scope, b"origin") else "cli"
+    via = "browser" if header(scope, b"origin") else "cli"
     opened = await loop.run_in_executor(pool, live.open_session, node_id, answer["you"], via)
+    if opened is None:
+        await refuse(scope, send, 404, f"Node {node_id} was deleted.")
+        return
     await send({"type": "websocket.accept"})
     session = Session(send, receive, node_id, opened, pool)
     try:

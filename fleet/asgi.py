@@ -37,6 +37,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connections  # noqa: E402
 
 from consoles import socket as console_socket  # noqa: E402
+from core.asgi import header  # noqa: E402
 from fleet import bootfront  # noqa: E402
 from fleet.wsgi import boot_ipxe_script, django_application  # noqa: E402
 from inventory.macs import is_mac  # noqa: E402
@@ -52,13 +53,6 @@ _console_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="corral-con
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in bootfront.HEADERS]
 
 
-def _header(scope: dict, name: bytes) -> str:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return ""
-
-
 async def _respond(send, status: int, body: bytes) -> None:
     await send(
         {
@@ -72,13 +66,13 @@ async def _respond(send, status: int, body: bytes) -> None:
 
 async def boot_ipxe(scope: dict, send) -> None:
     server = scope.get("server") or ("", None)
-    host = _header(scope, b"host") or server[0] or ""
+    host = header(scope, b"host") or server[0] or ""
     if not bootfront.host_allowed(host):
         await _respond(send, 400, bootfront.BAD_HOST)
         return
     mac, arch = bootfront.parse(scope.get("query_string", b"").decode("latin-1"))
     base_url = serve.base_url_for(scope.get("scheme", "http"), host)
-    client = _header(scope, b"user-agent")
+    client = header(scope, b"user-agent")
     remote_addr = (scope.get("client") or (None,))[0]
     start, source = time.perf_counter(), "memory"
     script = serve.memory_script(mac, arch, base_url, client, remote_addr)

@@ -42,6 +42,18 @@ class Screen:
             return wanted in self.data
 
 
+def sol_machine(ipmi_sim_factory, name: str, echo: bool = False):
+    """An ipmi_sim BMC serving a serial line as SOL: (bmc, line), the line closed after
+    (a fixture's body: `yield from sol_machine(...)`)."""
+    from tests.peers.serial_line import SerialLine
+
+    line = SerialLine(echo=echo)
+    bmc = ipmi_sim_factory(name=name, sol=line.port)
+    line.wait_connected()
+    yield bmc, line
+    line.close()
+
+
 def log_shows(node, text: str) -> bool:
     """Whether the node's latest console log has `text`, as the page shows it."""
     from consoles import selectors

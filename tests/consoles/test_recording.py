@@ -10,9 +10,8 @@ import pytest
 
 from consoles import recording, relay, selectors
 from consoles.models import KEPT_PER_NODE, ConsoleLog
-from tests.consoles.helpers import ipmi_node, log_shows, on_own_connection
+from tests.consoles.helpers import ipmi_node, log_shows, on_own_connection, sol_machine
 from tests.factories import NodeFactory, put_in
-from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,11 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(scope="module")
 def machine(ipmi_sim_factory):
-    line = SerialLine()
-    bmc = ipmi_sim_factory(name="rec001", sol=line.port)
-    line.wait_connected()
-    yield bmc, line
-    line.close()
+    yield from sol_machine(ipmi_sim_factory, "rec001")
 
 
 @pytest.fixture(autouse=True)

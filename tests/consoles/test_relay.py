@@ -12,9 +12,8 @@ import pytest
 
 from consoles import bus, recording, relay, selectors
 from consoles.models import ConsoleLog
-from tests.consoles.helpers import ipmi_node, log_shows, on_own_connection
+from tests.consoles.helpers import ipmi_node, log_shows, on_own_connection, sol_machine
 from tests.factories import put_in
-from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,11 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def machine(ipmi_sim_factory, settings):
     if not settings.REDIS_URL:
         pytest.fail("the live console's bus is Redis: set REDIS_URL (make test does)")
-    line = SerialLine(echo=True)
-    bmc = ipmi_sim_factory(name="rel001", sol=line.port)
-    line.wait_connected()
-    yield bmc, line
-    line.close()
+    yield from sol_machine(ipmi_sim_factory, "rel001", echo=True)
 
 
 @pytest.fixture(autouse=True)
