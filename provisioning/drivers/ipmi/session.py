@@ -45,6 +45,7 @@ from provisioning.drivers.base import (
     no_answer,
     scrub,
 )
+from provisioning.drivers.ipmi import pyghmi_fixes
 from provisioning.drivers.settings import BMCSettings
 
 LOG = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ def _reset_after_fork() -> None:
     global _SLOTS_LOCK
     _SLOTS.clear()
     _SLOTS_LOCK = threading.Lock()
+    pyghmi_fixes.apply()  # a fresh lock: one the parent's threads held stays held here
     if ipmi_session.iothread is not None:
         ipmi_session.iothread = None
         ipmi_session.iothreadready = False
