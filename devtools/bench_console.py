@@ -16,7 +16,7 @@ time, and times each key until the machine's answer shows in the terminal.
 What is measured:
 
 * worker_cpu_pct: the site workers' CPU while the machines print, in % of one core
-  (--workers processes, 1 by default);
+  (--workers processes, 4 by default);
 * lost_bytes: bytes of the lines printed whose line is not in its node's recording;
 * key_p50_ms, key_p99_ms: a key's round trip, pressed in the browser to the machine's
   answer arriving at the page (keys_lost: those not answered within 10 s).
@@ -73,7 +73,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=60, help="how long they print")
     parser.add_argument("--rate", type=int, default=1000, help="bytes a machine prints a second")
     parser.add_argument("--keys", type=int, default=200, help="keys typed in the browser")
-    parser.add_argument("--workers", type=int, default=1, help="site worker processes")
+    parser.add_argument(
+        "--workers", type=int, default=4, help="site worker processes (docs/console.md: why 4)"
+    )
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--db", default="corral_bench_console")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/12")

@@ -40,6 +40,12 @@ from provisioning.drivers.ipmi.session import IPMIConnection, forget_half_open
 LOG = logging.getLogger(__name__)
 PUMP_SECONDS = 0.05  # each wait for the BMC's next packet: the longest a key waits to go
 CLOSE_SECONDS = 3.0  # the longest a close waits for the BMC to end the session
+# Consoles of the process logging in and activating at once (the rest wait their turn).
+# pyghmi runs each login's and activation's commands inside the one event loop, nested:
+# 500 at once (a worker starting the recordings of 500 deploys) nested so deep that the
+# outer ones timed out, were closed and attached again, and half the output was lost.
+ATTACH_AT_ONCE = 8
+_ATTACHING = threading.BoundedSemaphore(ATTACH_AT_ONCE)
 HELD = "SOL Session active for another client"
 NOT_OFFERED = ("SOL is disabled", "Invalid command", "Invalid data field", "not supported")
 
@@ -251,11 +257,12 @@ class IPMIConsole(ConsoleInterface):
         self.conn = conn
 
     def attach(self, output: Output) -> ConsoleLink:
-        try:
-            link = SOLLink(self.conn, output)
-        except BMCError:
-            raise
-        except Exception as exc:
-            raise self.conn.to_bmc_error(exc, "attaching the console") from exc
-        link.wait_ready(self.conn.settings.timeout)
+        with _ATTACHING:  # the BMC's timeout counts from here, not from the wait for a turn
+            try:
+                link = SOLLink(self.conn, output)
+            except BMCError:
+                raise
+            except Exception as exc:
+                raise self.conn.to_bmc_error(exc, "attaching the console") from exc
+            link.wait_ready(self.conn.settings.timeout)
         return link
