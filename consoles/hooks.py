@@ -7,9 +7,9 @@ from typing import Any
 from django.db import transaction
 
 from inventory.models import Node
-from provisioning.drivers import CONSOLE_PROTOCOLS
 
 from .recording import RECORDED
+from .selectors import no_console
 from .tasks import record_console
 
 
@@ -24,8 +24,8 @@ def on_transition(event: Any) -> None:
         node = Node.objects.select_related("bmc", "rack__site").filter(pk=node_id).first()
         if node is None or getattr(node, "bmc", None) is None:
             return
-        if node.bmc.protocol not in CONSOLE_PROTOCOLS:
-            return  # nothing to record: the node page says its BMC offers no console
+        if no_console(node):
+            return  # nothing to record: the node page says why
         record_console.apply_async(args=[node_id, operation_id, state], queue=node.queue)
 
     transaction.on_commit(send)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from provisioning.drivers import CONSOLE_PROTOCOLS, LIVE_CONSOLE_PROTOCOLS
+from provisioning.drivers import CONSOLE_PROTOCOLS, LIVE_CONSOLE_PROTOCOLS, PROTOCOL_REDFISH
 
 from .models import ConsoleChunk, ConsoleLog, ConsoleSession
 
@@ -20,17 +20,27 @@ def logs_of(node_id: int, limit: int = 10) -> list[ConsoleLog]:
 
 def no_console(node, live: bool = False) -> str:
     """Why the node's console is not recorded (or, `live`, cannot be opened), where its
-    BMC offers none Corral can attach to ("" where it does). A Redfish BMC's console is
-    opened live (over the SSH its SerialConsole names), not recorded yet."""
+    BMC offers none Corral can attach to ("" where it does). A live console is tried on
+    any BMC that may have one (the BMC says if not); a Redfish BMC's deploys are recorded
+    where inspection found its serial console over SSH, since many offer none."""
     bmc = getattr(node, "bmc", None)
     if bmc is None:
         return "it has no BMC recorded"
-    if bmc.protocol not in (LIVE_CONSOLE_PROTOCOLS if live else CONSOLE_PROTOCOLS):
-        kind = bmc.get_protocol_display()
-        if live:
-            return f"its BMC ({kind}) offers no serial console Corral can attach to yet"
-        return f"Corral does not record the consoles of {kind} BMCs yet"
-    return ""
+    kind = bmc.get_protocol_display()
+    if live:
+        if bmc.protocol in LIVE_CONSOLE_PROTOCOLS:
+            return ""
+        return f"its BMC ({kind}) offers no serial console Corral can attach to yet"
+    if bmc.protocol in CONSOLE_PROTOCOLS:
+        return ""
+    if bmc.protocol == PROTOCOL_REDFISH:
+        facts = node.hardware_facts or {}
+        if facts.get("serial_console") == "ssh":
+            return ""
+        if not node.inspected_at:
+            return "whether its BMC offers a serial console is known once the node is inspected"
+        return "its BMC offers no serial console over SSH (its SerialConsole.SSH, as inspected)"
+    return f"Corral does not record the consoles of {kind} BMCs yet"
 
 
 def sessions_of(node_id: int, limit: int = 5) -> list[ConsoleSession]:

@@ -52,9 +52,10 @@ PROTOCOLS = (PROTOCOL_REDFISH, PROTOCOL_IPMI)
 # Protocols whose driver attaches to the machine's serial console (ConsoleInterface): a
 # live console can be opened on any of them (the BMC may still say it offers none).
 LIVE_CONSOLE_PROTOCOLS = frozenset({PROTOCOL_IPMI, PROTOCOL_REDFISH})
-# ... and those whose every BMC has one, so a deploy's console is worth a recording task:
-# a Redfish BMC may offer none (SerialConsole.SSH), and a fleet of those must not cost a
-# task per deploy to find out each time.
+# ... and those whose every BMC has one, so a deploy's console is always worth a recording
+# task. A Redfish BMC may offer none (SerialConsole.SSH): its deploys are recorded where
+# inspection found one (HardwareFacts.serial_console), so a fleet without consoles does
+# not cost a task per deploy to find out each time.
 CONSOLE_PROTOCOLS = frozenset({PROTOCOL_IPMI})
 
 

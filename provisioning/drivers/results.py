@@ -70,6 +70,10 @@ class HardwareFacts(_Serializable):
     drives: list[Drive] = field(default_factory=list)
     gpus: list[GPU] = field(default_factory=list)
     bios_version: str | None = None
+    # How the host's serial console is reached through the BMC, where the BMC says so:
+    # "ssh" when its ComputerSystem's SerialConsole.SSH is enabled (Redfish). Whether a
+    # deploy's console is recorded hangs on it (consoles/selectors.py `no_console`).
+    serial_console: str | None = None
     # Optional parts the BMC could not deliver (part -> why), so a technician sees an
     # incomplete inventory as incomplete instead of as "no disks".
     unavailable: dict[str, str] = field(default_factory=dict)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 from celery.signals import before_task_publish
+from django.utils import timezone
 
 from consoles.models import ConsoleLog, ConsoleSession
 from consoles.recorder import Recorder
 from inventory.lifecycle import transition
-from inventory.models import BMC, SiteRole
+from inventory.models import BMC, Node, SiteRole
 from tests.factories import (
     NodeFactory,
     OperationFactory,
@@ -74,15 +75,26 @@ def test_a_node_never_recorded_says_when_it_will_be(client, users, rack):
     assert "Corral records it while the node deploys or runs its gates" in panel
 
 
-def test_a_node_whose_bmc_has_no_console_says_so(client, users, node):
+def test_a_redfish_node_not_inspected_says_when_its_console_is_known(client, users, node):
     client.force_login(users["manager"])
     panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
-    assert "Not recorded: Corral does not record the consoles of Redfish BMCs yet." in panel
+    assert (
+        "Not recorded: whether its BMC offers a serial console is known once the node is "
+        "inspected." in panel
+    )
 
 
-def test_a_node_entering_deploying_behind_a_bmc_without_a_console_sends_no_recording(
-    node, django_capture_on_commit_callbacks
-):
+def test_a_redfish_node_inspected_without_an_ssh_console_says_so(client, users, node):
+    Node.objects.filter(pk=node.pk).update(
+        inspected_at=timezone.now(), hardware_facts={"serial_console": None}
+    )
+    client.force_login(users["manager"])
+    panel = client.get(f"/nodes/{node.pk}/console-panel/").content.decode()
+    assert "Not recorded: its BMC offers no serial console over SSH" in panel
+
+
+def published_on_deploy(node, capture) -> list[str]:
+    """The tasks sent when the node enters deploying."""
     sent: list[str] = []
 
     def heard(sender=None, **_):
@@ -91,11 +103,32 @@ def test_a_node_entering_deploying_behind_a_bmc_without_a_console_sends_no_recor
     before_task_publish.connect(heard, weak=False)
     try:
         put_in(node, "ready")
-        with django_capture_on_commit_callbacks(execute=True):
+        with capture(execute=True):
             transition(node, "deploy", "user:tech")
     finally:
         before_task_publish.disconnect(heard)
+    return sent
+
+
+def test_a_node_entering_deploying_behind_a_bmc_without_a_console_sends_no_recording(
+    node, django_capture_on_commit_callbacks
+):
+    Node.objects.filter(pk=node.pk).update(
+        inspected_at=timezone.now(), hardware_facts={"serial_console": None}
+    )
+    sent = published_on_deploy(node, django_capture_on_commit_callbacks)
     assert "consoles.tasks.record_console" not in sent
+
+
+def test_a_redfish_node_whose_inspection_found_an_ssh_console_is_recorded(
+    node, django_capture_on_commit_callbacks
+):
+    Node.objects.filter(pk=node.pk).update(
+        inspected_at=timezone.now(), hardware_facts={"serial_console": "ssh"}
+    )
+    node.refresh_from_db()
+    sent = published_on_deploy(node, django_capture_on_commit_callbacks)
+    assert "consoles.tasks.record_console" in sent
 
 
 def test_another_sites_reader_sees_neither_panel_nor_log(client, node):

@@ -169,3 +169,23 @@ def test_drift_names_a_dell_component_the_same_across_versions():
     assert rows["firmware.BIOS.Setup.1-1"] == "1.8.2"
     assert rows["firmware.iDRAC.Embedded.1-1"] == "6.00.30.00"
     assert not [k for k in rows if k.startswith(("firmware.Current-", "firmware.Previous-"))]
+
+
+# The systems whose ComputerSystem has SerialConsole.SSH with "ServiceEnabled": true, read
+# from their index.json (the GB200 switch tray's is false; every other system has none).
+SSH_CONSOLES = {
+    ("liteon-powershelf-pf-1333-7r", "system"),
+    ("nvidia-bluefield3-bmc", "Bluefield"),
+    ("nvidia-gb200-nvl-compute-tray", "System_0"),
+    ("nvidia-gh200", "System_0"),
+    ("openbmc-stock", "system"),
+    ("supermicro-sys-510t-mr", "1"),
+    ("supermicro-sys-821ge-tnhr", "1"),
+}
+
+
+@pytest.mark.parametrize(("tree", "system_id"), SYSTEMS)
+def test_inspection_knows_whether_the_system_offers_its_console_over_ssh(tree, system_id):
+    facts = inspected(tree)[system_id]["facts"]
+    wanted = "ssh" if (tree, system_id) in SSH_CONSOLES else None
+    assert facts.serial_console == wanted

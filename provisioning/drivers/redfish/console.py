@@ -108,6 +108,15 @@ class SSHConsoleLink(ConsoleLink):
         return self._error or "closed by Corral"
 
 
+def ssh_console(system: dict[str, Any]) -> dict[str, Any]:
+    """The ComputerSystem's SerialConsole.SSH ({} where it has none)."""
+    return (system.get("SerialConsole") or {}).get("SSH") or {}
+
+
+def offers_ssh_console(system: dict[str, Any]) -> bool:
+    return bool(ssh_console(system).get("ServiceEnabled"))
+
+
 class RedfishConsole(ConsoleInterface):
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -116,8 +125,8 @@ class RedfishConsole(ConsoleInterface):
         client = self.client
         with client.translate("reading where its serial console is"):
             system = client.get_json(client.system_path)
-        ssh = (system.get("SerialConsole") or {}).get("SSH") or {}
-        if not ssh.get("ServiceEnabled"):
+        ssh = ssh_console(system)
+        if not offers_ssh_console(system):
             state = "disabled" if ssh else "not offered"
             raise BMCUnsupportedError(
                 f"BMC at {client.address} offers no serial console over SSH (its "

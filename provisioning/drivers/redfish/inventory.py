@@ -19,6 +19,7 @@ from provisioning.drivers.base import (
 )
 from provisioning.drivers.redfish import rules
 from provisioning.drivers.redfish.client import RedfishClient
+from provisioning.drivers.redfish.console import offers_ssh_console
 from provisioning.drivers.redfish.gpus import GpuFinder, absent
 from provisioning.drivers.redfish.reader import Reader, last_segment, link, links
 from provisioning.drivers.redfish.vendors import Profiles, service_profiles
@@ -67,6 +68,7 @@ class RedfishInspect(InspectInterface):
                 serial=rules.serial(system.get("SerialNumber")),
                 uuid=(system.get("UUID") or "").lower() or None,
                 bios_version=rules.text(system.get("BiosVersion")),
+                serial_console="ssh" if offers_ssh_console(system) else None,
             )
             processors = reader.members(link(system, "Processors"), "processors")
             _cpus(facts, system, processors)
