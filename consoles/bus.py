@@ -89,6 +89,10 @@ class Bus:
         attach); False only when another relay has taken it since."""
         return bool(self.r.eval(_OURS_OR_FREE, 1, self._k("relay"), token, RELAY_TTL))
 
+    def relayed(self) -> bool:
+        """Whether a relay holds the node's console now."""
+        return bool(self.r.exists(self._k("relay")))
+
     def release(self, token: str) -> None:
         self.r.eval(_IF_OURS_DELETE, 1, self._k("relay"), token)
         self.r.expire(self._k("out"), KEPT_AFTER)
@@ -165,6 +169,9 @@ class LocalBus:
 
     def refresh(self, token: str) -> bool:
         return True
+
+    def relayed(self) -> bool:
+        return False
 
     def release(self, token: str) -> None:
         return None

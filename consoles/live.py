@@ -17,9 +17,10 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from inventory.models import Node
-from provisioning.drivers import BMCError, get_driver
+from provisioning.drivers import BMCError, BMCTransientError, get_driver
 from provisioning.services import bmc_settings
 
+from . import bus
 from .models import ConsoleSession
 
 
@@ -39,7 +40,8 @@ class Live:
 @contextmanager
 def attached(node: Node, actor: str, via: str, output: Callable[[bytes], None]) -> Iterator[Live]:
     """The node's console while the block runs; raises BMCError (saying why) when the BMC
-    cannot give it, after recording the refused session."""
+    cannot give it, or the node's relay holds it, after recording the refused session.
+    (Direct, for a host that reaches the BMC: `corral console` joins the relay instead.)"""
     session = ConsoleSession.objects.create(node=node, actor=actor, via=via)
     reason = "closed"
     lock = threading.Lock()
@@ -52,6 +54,14 @@ def attached(node: Node, actor: str, via: str, output: Callable[[bytes], None]) 
         output(data)
 
     try:
+        if bus.for_node(node.pk).relayed():
+            name = node.hostname or node.serial
+            raise BMCTransientError(
+                f"the console of {name} is held by Corral's relay on a worker of its site (a "
+                f"recording, or someone watching it live), which the BMC serves alone: join "
+                f"it with `corral console {name}`, through Corral's web server",
+                address=node.bmc.address,
+            )
         with get_driver(bmc_settings(node)) as driver:
             link = driver.console.attach(shown)
             live = Live(session, link)

@@ -118,3 +118,23 @@ def test_an_unknown_node_is_named(console):
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert b"no node has the hostname, serial or id 'no-such-node'" in err
+
+
+def test_a_console_the_relay_holds_points_to_corral_console(machine, console):
+    # A deploy being recorded, or a person watching from the browser: the node's relay
+    # holds the BMC's one SOL session, and this command would only be refused by the BMC.
+    from consoles import bus
+
+    bmc, _line = machine
+    node = ipmi_node(bmc, hostname="gpu-cli-2")
+    relay = bus.Bus(node.pk)
+    assert relay.claim("a relay of the test's")
+    try:
+        proc = console("gpu-cli-2")
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        relay.release("a relay of the test's")
+    assert proc.returncode == 1
+    assert b"held by Corral's relay" in err and b"corral console gpu-cli-2" in err
+    session = ConsoleSession.objects.get(node=node)
+    assert "held by Corral's relay" in session.end_reason and session.ended is not None
