@@ -38,7 +38,7 @@ from .models import ConsoleLog
 from .recording import Recording
 
 LOG = logging.getLogger(__name__)
-TICK = 0.5  # seconds a watched relay's turn lasts at most (keys end it at once)
+TICK = 0.5  # seconds a watched relay's turn lasts (keys go on their own thread at once)
 IDLE_TICK = 2.0  # seconds of a turn nobody watches: the longest a newcomer waits
 LINGER = 5.0  # seconds the console is kept after its last viewer left
 TAIL_BYTES = 16 * 1024
@@ -101,6 +101,9 @@ class Relay:
         self.attached = False  # whether a console link is up now (a newcomer is told)
         self._lock = threading.Lock()  # the tail, the watchers, the recording: vs output
         self._tail = bytearray()
+        self.link = None  # the console link while attached (the key thread sends on it)
+        self._keys: threading.Thread | None = None
+        self._held = threading.Event()  # set once the relay lets the console go
 
     # -- the console's output, on the driver's thread -------------------------------------
     def output(self, data: bytes) -> None:
@@ -191,18 +194,13 @@ class Relay:
                         return str(exc)
                     self.attached = True
                     self._say("attached", note=False)
+                self.link = link
                 release_db()  # a relay lives for minutes: it holds no connection while idle
-                if self.watchers:  # someone may type: wait on the keys themselves
-                    typed = self.bus.keys(min(TICK, recording.FLUSH_SECONDS))
-                else:  # a recording alone: no Redis connection held while it waits
-                    typed = b""
-                    if self.stop.wait(min(IDLE_TICK, recording.FLUSH_SECONDS)):
-                        break
-                if typed and link.alive:
-                    try:
-                        link.send(typed)
-                    except BMCTransientError:
-                        continue  # the link is dead: the next turn says so and attaches
+                if self.watchers:
+                    self._forward_keys()
+                turn = TICK if self.watchers else IDLE_TICK
+                if self.stop.wait(min(turn, recording.FLUSH_SECONDS)):
+                    break
                 if time.monotonic() - refreshed >= RELAY_TTL / 3:
                     refreshed = time.monotonic()
                     if not self.bus.refresh(self.token):
@@ -214,8 +212,36 @@ class Relay:
                     self._flush()
             return "its worker stopped" if SHUTDOWN.is_set() else "stopped"
         finally:
+            self._held.set()
+            self.link = None
             if link is not None:
                 link.close()
+            if self._keys is not None:
+                self._keys.join(timeout=TICK * 4)
+
+    # -- what the keyboard's holder types ---------------------------------------------------
+    def _forward_keys(self) -> None:
+        """Keys go to the console on a thread of their own, as they come: the relay's own
+        turn writes the recording to the database, which under load waits for a connection
+        (a key queued behind it took 300 ms)."""
+        if self._keys is None:
+            self._keys = threading.Thread(
+                target=self._send_keys, name=f"console-keys-{self.node_id}", daemon=True
+            )
+            self._keys.start()
+
+    def _send_keys(self) -> None:
+        while not self._held.is_set() and not self.stop.is_set():
+            if not self.watchers:  # nobody can type now: no Redis connection held meanwhile
+                self._held.wait(IDLE_TICK)
+                continue
+            typed = self.bus.keys(TICK)
+            link = self.link
+            if typed and link is not None and link.alive:
+                try:
+                    link.send(typed)
+                except BMCTransientError:  # the link died: the relay's turn says so
+                    LOG.debug("Console of node %s: keys lost with the link", self.node_id)
 
     # -- who wants the console ----------------------------------------------------------
     def _wanted(self) -> bool:
