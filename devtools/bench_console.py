@@ -19,7 +19,8 @@ What is measured:
   (--workers processes, 4 by default);
 * lost_bytes: bytes of the lines printed whose line is not in its node's recording;
 * key_p50_ms, key_p99_ms: a key's round trip, pressed in the browser to the machine's
-  answer arriving at the page (keys_lost: those not answered within 10 s).
+  answer arriving at the page, both on the page's clock (keys_lost: those not answered
+  within 10 s).
 
 It sets up what it needs (database `corral_bench_console`, a flushed Redis db, its own env
 file) and stops every process it started. `--streams 50 --seconds 20` is a quick run.
@@ -43,11 +44,19 @@ from devtools.benchproc import Procs, run_bench, say, wait_for_log
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-# Before any page script: every "#<n>#" the machine's answers carry, with when its frame
-# arrived (the page's socket is watched; a terminal scrolled by the machine's own output
-# would hide an answer that came late).
+# Before any page script: when the page got each key pressed, and every "#<n>#" the
+# machine's answers carry with when its frame arrived (the page's socket is watched; a
+# terminal scrolled by the machine's own output would hide an answer that came late). Both
+# on the page's clock: the round trip is the browser's, not the bench's own process (which
+# also writes the machines' output) driving Chromium.
 WATCH_ANSWERS = """window.__answers = {};
+window.__pressed = {};
 (function () {
+  let presses = 0;
+  window.addEventListener("keydown", function () {
+    presses += 1;
+    window.__pressed[presses] = performance.now();
+  }, true);
   let tail = "";
   const Original = window.WebSocket;
   window.WebSocket = function (url, protocols) {
@@ -65,6 +74,7 @@ WATCH_ANSWERS = """window.__answers = {};
   window.WebSocket.OPEN = Original.OPEN;
 }());"""
 ANSWERED = "(k) => String(k) in window.__answers"
+ROUND_TRIP = "(k) => window.__answers[k] - window.__pressed[k]"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -266,14 +276,13 @@ def type_keys(web, node, count: int) -> list[float]:
             )
             page.locator("#console-terminal").click()
             for k in range(1, count + 1):
-                start = time.perf_counter()
                 page.keyboard.press("x")
                 try:
                     page.wait_for_function(ANSWERED, arg=k, polling=2, timeout=10_000)
                 except PlaywrightTimeout:  # counted as a key lost; the next one's wait
                     say(f"key {k}: no answer in 10 s")  # finds the later count anyway
                     continue
-                times.append((time.perf_counter() - start) * 1000)
+                times.append(page.evaluate(ROUND_TRIP, k))
         finally:
             browser.close()
     return times

@@ -31,6 +31,15 @@ def screen_shows(page, text: str) -> bool:
     return text in page.evaluate(SCREEN)
 
 
+def open_console(page, corral_web, node, username: str) -> None:
+    """`username` logs in, opens the node's page and its live console: attached, typing."""
+    log_in(page, corral_web, username)
+    page.goto(f"{corral_web}{node.get_absolute_url()}")
+    page.click("#console-open")
+    expect(page.locator("#console-state")).to_have_text("Attached", timeout=30_000)
+    expect(page.locator("#console-keyboard")).to_have_text("You have the keyboard.")
+
+
 def test_a_technician_types_at_the_console_while_another_watches(
     corral_web, browser, page, shot, celery_worker, ipmi_sim_factory, settings
 ):
@@ -43,11 +52,7 @@ def test_a_technician_types_at_the_console_while_another_watches(
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
         user_in("technician", "tina")
         user_in("admin", "ada")
-        log_in(page, corral_web, "tina")
-        page.goto(f"{corral_web}{node.get_absolute_url()}")
-        page.click("#console-open")
-        expect(page.locator("#console-state")).to_have_text("Attached", timeout=30_000)
-        expect(page.locator("#console-keyboard")).to_have_text("You have the keyboard.")
+        open_console(page, corral_web, node, "tina")
 
         line.write(b"\x1b[1mgpu-br-1 login:\x1b[0m ")
         wait_until(lambda: screen_shows(page, "gpu-br-1 login:"), timeout=15, what="the prompt")

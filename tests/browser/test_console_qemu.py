@@ -6,14 +6,11 @@ real worker and the BMC to the machine, which boots its kernel and init on the s
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
 
-from tests.browser.login import log_in
-from tests.browser.test_console import SCREEN, screen_shows
-from tests.consoles.helpers import ipmi_node
-from tests.e2e.test_console_qemu import connected
+from tests.browser.test_console import SCREEN, open_console, screen_shows
+from tests.consoles.helpers import ipmi_node, qemu_at_ipxe_prompt
 from tests.factories import RackFactory, SiteFactory, user_in
-from tests.peers.util import free_port, wait_for_port, wait_until
+from tests.peers.util import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -21,30 +18,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 def test_a_technician_boots_a_qemu_machine_from_its_console_in_the_browser(
     corral_web, page, shot, celery_worker, netboot, ipmi_sim_factory, settings
 ):
-    port = free_port()
-    files = netboot.files
-    script = (
-        "#!ipxe\n"
-        "prompt --timeout 300000 corral-test: press a key to boot ||\n"
-        "echo corral-test: booting the kernel\n"
-        f"kernel {files.kernel_url} console=ttyS0 corral.callback=http://10.0.2.100:8800/x\n"
-        f"initrd {files.initrd_url}\n"
-        "boot\n"
-    )
-    vm = netboot.start(0, boot_script=script, serial_port=port, timeout=330)
-    wait_for_port(port, timeout=30)  # QEMU listens: the BMC's first try connects
-    bmc = ipmi_sim_factory(name="qemu-br", sol=port)
-    wait_until(lambda: connected(port), timeout=30, what="the BMC on the serial port")
+    vm, bmc = qemu_at_ipxe_prompt(netboot, ipmi_sim_factory, "qemu-br", timeout=300)
 
     rack = RackFactory(site=SiteFactory(slug="dc1", name="DC one"), name="r01")
     node = ipmi_node(bmc, rack=rack, hostname="gpu-qemu-1")
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tina")
-    log_in(page, corral_web, "tina")
-    page.goto(f"{corral_web}{node.get_absolute_url()}")
-    page.click("#console-open")
-    expect(page.locator("#console-state")).to_have_text("Attached", timeout=30_000)
-    expect(page.locator("#console-keyboard")).to_have_text("You have the keyboard.")
+    open_console(page, corral_web, node, "tina")
 
     # iPXE's prompt, written before anyone watched, is on the screen the relay kept.
     wait_until(lambda: "press a key to boot" in vm.console(), timeout=90, what="iPXE's prompt")

@@ -69,3 +69,35 @@ def on_own_connection(fn, *args):
         return fn(*args)
     finally:
         connections.close_all()
+
+
+def qemu_at_ipxe_prompt(netboot, ipmi_sim_factory, name: str, timeout: float = 150):
+    """A QEMU machine whose serial port an ipmi_sim serves as SOL, its iPXE waiting at a
+    prompt for a key before it boots the kernel and initramfs: (vm, bmc)."""
+    from tests.peers.util import free_port, wait_for_port, wait_until
+
+    port = free_port()
+    files = netboot.files
+    script = (
+        "#!ipxe\n"
+        f"prompt --timeout {int(timeout * 1000)} corral-test: press a key to boot ||\n"
+        "echo corral-test: booting the kernel\n"
+        f"kernel {files.kernel_url} console=ttyS0 corral.callback=http://10.0.2.100:8800/x\n"
+        f"initrd {files.initrd_url}\n"
+        "boot\n"
+    )
+    vm = netboot.start(0, boot_script=script, serial_port=port, timeout=timeout + 30)
+    wait_for_port(port, timeout=30)  # QEMU listens: the BMC's first try connects
+    bmc = ipmi_sim_factory(name=name, sol=port)
+    wait_until(lambda: _connected(port), timeout=30, what="the BMC on the serial port")
+    return vm, bmc
+
+
+def _connected(port: int) -> bool:
+    """Whether a client holds a TCP connection to 127.0.0.1:port (QEMU serves one)."""
+    needle = f"0100007F:{port:04X}"
+    with open("/proc/net/tcp") as table:
+        return any(
+            fields[1] == needle and fields[3] == "01"  # ESTABLISHED
+            for fields in (line.split() for line in table.readlines()[1:])
+        )

@@ -8,40 +8,17 @@ from __future__ import annotations
 import pytest
 
 from provisioning.drivers import get_driver
-from tests.consoles.helpers import Screen
-from tests.peers.util import free_port, wait_for_port, wait_until
+from tests.consoles.helpers import Screen, qemu_at_ipxe_prompt
+from tests.peers.util import wait_until
 from tests.provisioning.drivers.test_ipmi import settings_for
 
 pytestmark = pytest.mark.slow
 
 
-def connected(port: int) -> bool:
-    """Whether a client holds a TCP connection to 127.0.0.1:port (QEMU serves one)."""
-    needle = f"0100007F:{port:04X}"
-    with open("/proc/net/tcp") as table:
-        return any(
-            fields[1] == needle and fields[3] == "01"  # ESTABLISHED
-            for fields in (line.split() for line in table.readlines()[1:])
-        )
-
-
 def test_a_qemu_machine_boots_on_the_console_after_a_key_typed_through_sol(
     netboot, ipmi_sim_factory
 ):
-    port = free_port()
-    files = netboot.files
-    script = (
-        "#!ipxe\n"
-        "prompt --timeout 120000 corral-test: press a key to boot ||\n"
-        "echo corral-test: booting the kernel\n"
-        f"kernel {files.kernel_url} console=ttyS0 corral.callback=http://10.0.2.100:8800/x\n"
-        f"initrd {files.initrd_url}\n"
-        "boot\n"
-    )
-    vm = netboot.start(0, boot_script=script, serial_port=port, timeout=150)
-    wait_for_port(port, timeout=30)  # QEMU listens: the BMC's first try connects
-    bmc = ipmi_sim_factory(name="qemu-sol", sol=port)
-    wait_until(lambda: connected(port), timeout=30, what="the BMC on the serial port")
+    vm, bmc = qemu_at_ipxe_prompt(netboot, ipmi_sim_factory, "qemu-sol", timeout=120)
     screen = Screen()
     wait_until(lambda: "press a key to boot" in vm.console(), timeout=60, what="iPXE's prompt")
     with get_driver(settings_for(bmc)) as driver, driver.console.attach(screen) as link:
