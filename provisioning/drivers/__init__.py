@@ -50,6 +50,7 @@ from provisioning.drivers.base import (
     InspectInterface,
     ManagementInterface,
     PowerInterface,
+    VirtualMediaInterface,
 )
 from provisioning.drivers.metered import metered
 from provisioning.drivers.results import (
@@ -113,6 +114,7 @@ __all__ = [
     "InspectInterface",
     "ManagementInterface",
     "PowerInterface",
+    "VirtualMediaInterface",
     "Sensor",
     "SettingField",
     "get_driver",

@@ -262,6 +262,46 @@ class NoConsole(ConsoleInterface):
         )
 
 
+class VirtualMediaInterface(abc.ABC):
+    """A boot image the BMC serves the machine as a CD from a URL (Redfish VirtualMedia):
+    how a machine boots where its site has no DHCP/PXE (docs/boot-modes.md)."""
+
+    @abc.abstractmethod
+    def insert(self, url: str) -> None:
+        """Insert the image at `url` as the machine's CD and boot from it once, next; a
+        BMCError with the BMC's own answer where it refuses."""
+
+    @abc.abstractmethod
+    def eject(self) -> None:
+        """Take the image out (nothing to do where none is in)."""
+
+    @abc.abstractmethod
+    def inserted(self) -> str:
+        """The URL of the image in the machine's CD now; "" when none is."""
+
+
+class NoVirtualMedia(VirtualMediaInterface):
+    """A BMC without virtual media Corral can use: said, never guessed."""
+
+    def __init__(self, protocol: str, address: str, why: str) -> None:
+        self.protocol, self.address, self.why = protocol, address, why
+
+    def _refuse(self) -> BMCUnsupportedError:
+        return BMCUnsupportedError(
+            f"BMC at {self.address} offers no virtual media over {self.protocol}: {self.why}",
+            address=self.address,
+        )
+
+    def insert(self, url: str) -> None:
+        raise self._refuse()
+
+    def eject(self) -> None:
+        raise self._refuse()
+
+    def inserted(self) -> str:
+        raise self._refuse()
+
+
 class Driver:
     """One BMC, seen through the capability interfaces of its protocol.
 
@@ -281,6 +321,7 @@ class Driver:
         health: HealthInterface,
         updates: UpdateInterface,
         console: ConsoleInterface,
+        media: VirtualMediaInterface,
         closer: object | None = None,
     ) -> None:
         self.protocol = protocol
@@ -294,6 +335,8 @@ class Driver:
         self.updates = updates
         # The machine's serial console (ConsoleInterface; NoConsole where there is none).
         self.console = console
+        # Boot images served from a URL (VirtualMediaInterface; NoVirtualMedia if none).
+        self.media = media
         self._closer = closer
 
     def close(self) -> None:

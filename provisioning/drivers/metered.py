@@ -17,7 +17,7 @@ from provisioning.drivers.base import (
     Driver,
 )
 
-CAPABILITIES = ("power", "management", "inspect", "firmware", "health", "updates")
+CAPABILITIES = ("power", "management", "inspect", "firmware", "health", "updates", "media")
 
 
 def outcome_of(exc: BaseException | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from provisioning.drivers.base import PROTOCOL_IPMI, Driver
+from provisioning.drivers.base import PROTOCOL_IPMI, Driver, NoVirtualMedia
 from provisioning.drivers.ipmi.console import IPMIConsole
 from provisioning.drivers.ipmi.interfaces import (
     IPMIFirmware,
@@ -32,4 +32,7 @@ def build_driver(settings: BMCSettings) -> Driver:
         updates=NoUpdates(PROTOCOL_IPMI, conn.address),
         closer=conn,
         console=IPMIConsole(conn),
+        media=NoVirtualMedia(
+            PROTOCOL_IPMI, conn.address, "IPMI has no standard virtual media (use Redfish)"
+        ),
     )

@@ -10,6 +10,7 @@ from provisioning.drivers.redfish.firmware import RedfishFirmware
 from provisioning.drivers.redfish.inventory import RedfishInspect
 from provisioning.drivers.redfish.sensors import RedfishHealth
 from provisioning.drivers.redfish.updates import RedfishUpdates
+from provisioning.drivers.redfish.vmedia import RedfishVirtualMedia
 from provisioning.drivers.settings import BMCSettings
 
 __all__ = ["build_driver"]
@@ -29,4 +30,5 @@ def build_driver(settings: BMCSettings) -> Driver:
         updates=RedfishUpdates(client),
         closer=client,
         console=RedfishConsole(client),
+        media=RedfishVirtualMedia(client),
     )
