@@ -268,6 +268,7 @@ def _qemu_argv(
     files_port: int | None,
     memory_mb: int,
     serial_port: int | None = None,
+    cdrom: Path | None = None,
 ) -> list[str]:
     forwards = guest_forwards(app_port, files_port)
     serial_log = workdir / "serial.log"
@@ -319,8 +320,8 @@ def _qemu_argv(
         f"e1000,netdev=n0,mac={mac},romfile={IPXE_ROM}",
         "-smbios",
         f"type=1,serial={smbios_serial},uuid={uuid}",
-        "-boot",
-        "n",
+        # A CD (what a BMC's virtual media serves) boots first; else the network.
+        *(["-cdrom", str(cdrom), "-boot", "d"] if cdrom else ["-boot", "n"]),
     ]
 
 
@@ -337,11 +338,14 @@ def start_vm(
     timeout: float = 90.0,
     memory_mb: int = 512,
     serial_port: int | None = None,
+    cdrom: Path | None = None,
 ) -> VM:
     """Start a VM that PXE-boots into iPXE and chains to the app on app_port.
 
     serial_port: its serial console as a telnet server on that loopback port (for a BMC's
     serial-over-LAN) instead of only a file; serial.log has it either way.
+
+    cdrom: an ISO the VM boots from instead of the network (a BMC's virtual media).
 
     files_port: the artifact server's host port (ArtifactServer.port), reachable from the
     guest at http://10.0.2.101:8801. boot_script replaces the whole TFTP boot.ipxe
@@ -365,6 +369,7 @@ def start_vm(
         files_port=files_port,
         memory_mb=memory_mb,
         serial_port=serial_port,
+        cdrom=cdrom,
     )
     (workdir / "qemu.argv").write_text("\n".join(argv) + "\n")  # to rerun by hand
     return VM(workdir, argv, name=name, mac=mac, serial=serial, uuid=uuid, timeout=timeout)

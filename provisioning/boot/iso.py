@@ -1,0 +1,85 @@
+"""A boot ISO for one deploy, for a BMC's virtual media (docs/boot-modes.md).
+
+The ISO holds GRUB, the image's kernel and initrd, and a grub.cfg that boots them with
+this deployment's command line, its one-time callback token inside: the machine starts
+without PXE, DHCP options or a boot server, and talks to Corral only to phone home. GRUB
+writes to the serial console too, so the BMC's console (and its recording) shows the boot
+from the first line.
+
+Built by `grub-mkrescue`, GRUB's own ISO builder (BIOS and UEFI in one image, xorriso
+and mtools under it), as Ironic builds its boot ISOs with xorriso rather than by hand.
+The ISO carries a token: it is written readable by its owner only, and served to the one
+node it was built for.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .render import _header, _render, render_cmdline
+from .types import BootImage, BootTarget, PhoneHome, RenderError
+
+GRUB_MKRESCUE = "grub-mkrescue"
+TOOLS_HINT = "apt-get install grub-pc-bin grub-efi-amd64-bin xorriso mtools"
+KERNEL, INITRD = "/corral/vmlinuz", "/corral/initrd"
+BUILD_SECONDS = 120
+# GRUB on the serial port as well as the screen: the BMC's console shows the boot.
+SERIAL = "\n".join(
+    [
+        "serial --unit=0 --speed=115200",
+        "terminal_input serial console",
+        "terminal_output serial console",
+        "",
+    ]
+)
+
+
+class ISOToolMissing(RenderError):
+    """This host cannot build boot ISOs: the message names the packages."""
+
+
+def render_iso_grub(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
+    """The ISO's grub.cfg: the deploy's menu entry (templates/provisioning/boot/grub.cfg,
+    as UEFI HTTP boot has it) with the kernel and initrd on the CD."""
+    ctx = _header(target, image) | {
+        "args": render_cmdline(target, image, phone_home).split(),
+        "kernel": KERNEL,
+        "initrd": INITRD,
+    }
+    return SERIAL + _render("grub.cfg", ctx)
+
+
+def build_boot_iso(kernel: Path, initrd: Path, grub_cfg: str, dest: Path) -> Path:
+    """Write the ISO to `dest` (mode 0600); RenderError saying why when it cannot be."""
+    tool = shutil.which(GRUB_MKRESCUE)
+    if tool is None:
+        raise ISOToolMissing(f"{GRUB_MKRESCUE} is not installed here: {TOOLS_HINT}")
+    with tempfile.TemporaryDirectory(prefix="corral-iso-") as tmp:
+        root = Path(tmp) / "root"
+        (root / "corral").mkdir(parents=True)
+        (root / "boot" / "grub").mkdir(parents=True)
+        shutil.copyfile(kernel, root / KERNEL.lstrip("/"))
+        shutil.copyfile(initrd, root / INITRD.lstrip("/"))
+        (root / "boot" / "grub" / "grub.cfg").write_text(grub_cfg)
+        built = Path(tmp) / "boot.iso"
+        try:
+            result = subprocess.run(
+                [tool, "-o", str(built), str(root)],
+                capture_output=True,
+                text=True,
+                timeout=BUILD_SECONDS,
+            )
+        except subprocess.TimeoutExpired:
+            raise RenderError(f"{GRUB_MKRESCUE} took more than {BUILD_SECONDS} s") from None
+        if result.returncode != 0:
+            said = " ".join(result.stderr.strip().splitlines()[-3:])
+            hint = f" ({TOOLS_HINT})" if "xorriso" in said or "mformat" in said else ""
+            raise RenderError(f"{GRUB_MKRESCUE} could not build the ISO: {said}{hint}")
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out, built.open("rb") as source:
+            shutil.copyfileobj(source, out)
+    return dest
