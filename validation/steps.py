@@ -46,12 +46,25 @@ def _publish(run: GateRun) -> str | None:
     ).id
 
 
+def step_holder(run_id: int, step: int) -> str:
+    """How a step names itself on its node's lock (tasks.gate_step)."""
+    return f"gate run {run_id} step {step}"
+
+
 def _before_resend(run: GateRun) -> None:
     if run.step_heartbeat is not None:
         log.warning(
             "gate run %s: step %s lost its worker; sending it again", run.pk, run.steps_done
         )
         GateRun.objects.filter(pk=run.pk, steps_done=run.steps_done).update(step_heartbeat=None)
+        # The dead delivery's node lock goes with it (the same heartbeat kept both): the
+        # step sent again would find its own name on the node, take itself for a delivery
+        # still running and end; the lock sweep freed the node a moment later, and then
+        # nothing sent the step for CORRAL_RESEND_PENDING_SECONDS (a gate run stuck for
+        # minutes after its worker died, tests/faults/test_gate_resume.py, once in three).
+        Node.objects.filter(pk=run.node_id, reservation=step_holder(run.pk, run.steps_done)).update(
+            reservation=None, reserved_at=None, lock_operation=None
+        )
 
 
 def _lost() -> Q:

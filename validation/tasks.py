@@ -44,7 +44,7 @@ def gate_step(run_id: int, step: int) -> str:
     run = GateRun.objects.select_related("node").filter(pk=run_id).first()
     if run is None:
         return "skipped"
-    holder = f"gate run {run_id} step {step}"
+    holder = steps.step_holder(run_id, step)
     if Node.objects.filter(pk=run.node_id, reservation=holder).exists():
         return "duplicate"  # another delivery of this very step is running it
     if not acquire_or_wait(

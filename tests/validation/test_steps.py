@@ -9,6 +9,7 @@ import pytest
 from celery import current_app
 from django.utils import timezone
 
+from inventory.models import Node
 from inventory.operations import QUEUED, UNSENT
 from tests.factories import GateRunFactory
 from tests.peers.util import free_port
@@ -82,3 +83,25 @@ def test_a_step_heartbeat_stops_counting_once_the_run_moved_past_it():
     GateRun.objects.filter(pk=run.pk).update(steps_done=1, step_heartbeat=None)
     steps.step_started(run.pk, 0)  # a late beat of step 0
     assert GateRun.objects.get(pk=run.pk).step_heartbeat is None
+
+
+def test_a_lost_step_sent_again_finds_its_node_free_of_the_dead_delivery(settings):
+    """The same heartbeat kept the step's and the node lock's clocks: the sweep that finds
+    the step lost frees the lock of the dead delivery, or the step sent again takes its own
+    name on the node for a delivery still running and ends (a gate run stuck for minutes)."""
+    settings.CORRAL_LOCK_STALE_SECONDS = 60
+    lost = run_with("c0ffee", queued_s=600, heartbeat_s=90)
+    holder = steps.step_holder(lost.pk, lost.steps_done)
+    # Beaten a moment after the step's heartbeat: not yet stale for the lock sweep.
+    Node.objects.filter(pk=lost.node_id).update(
+        reservation=holder, reserved_at=timezone.now() - timedelta(seconds=59)
+    )
+    other = run_with("d00d", queued_s=600, heartbeat_s=90)
+    Node.objects.filter(pk=other.node_id).update(
+        reservation="operation 7 (reimage)", reserved_at=timezone.now()
+    )
+
+    assert steps.republish_steps(older_than=30) == 2
+    assert Node.objects.get(pk=lost.node_id).reservation is None
+    # Someone else's lock on a node is never the dead step's to free.
+    assert Node.objects.get(pk=other.node_id).reservation == "operation 7 (reimage)"
