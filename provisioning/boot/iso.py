@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .render import _header, _render, render_cmdline
+from .render import render_grub
 from .types import BootImage, BootTarget, PhoneHome, RenderError
 
 GRUB_MKRESCUE = "grub-mkrescue"
@@ -45,12 +45,7 @@ class ISOToolMissing(RenderError):
 def render_iso_grub(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
     """The ISO's grub.cfg: the deploy's menu entry (templates/provisioning/boot/grub.cfg,
     as UEFI HTTP boot has it) with the kernel and initrd on the CD."""
-    ctx = _header(target, image) | {
-        "args": render_cmdline(target, image, phone_home).split(),
-        "kernel": KERNEL,
-        "initrd": INITRD,
-    }
-    return SERIAL + _render("grub.cfg", ctx)
+    return SERIAL + render_grub(target, image, phone_home, on_device=(KERNEL, INITRD))
 
 
 def build_boot_iso(kernel: Path, initrd: Path, grub_cfg: str, dest: Path) -> Path:

@@ -161,13 +161,23 @@ def _grub_path(url: str, what: str) -> str:
     return f"(http,{host}){path}" + (f"?{parts.query}" if parts.query else "")
 
 
-def render_grub(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
+def render_grub(
+    target: BootTarget,
+    image: BootImage,
+    phone_home: PhoneHome,
+    on_device: tuple[str, str] | None = None,
+) -> str:
     """grub.cfg for UEFI HTTP boot. Each argument is single-quoted because GRUB would
-    otherwise treat `&`, `$` and friends in image URLs as its own syntax."""
+    otherwise treat `&`, `$` and friends in image URLs as its own syntax. `on_device`:
+    the kernel's and initrd's paths on GRUB's own device instead (a boot ISO, iso.py)."""
+    kernel, initrd = on_device or (
+        _grub_path(image.kernel_url, "the kernel"),
+        _grub_path(image.initrd_url, "the initrd"),
+    )
     ctx = _header(target, image) | {
         "args": render_cmdline(target, image, phone_home).split(),
-        "kernel": _grub_path(image.kernel_url, "the kernel"),
-        "initrd": _grub_path(image.initrd_url, "the initrd"),
+        "kernel": kernel,
+        "initrd": initrd,
     }
     return _render("grub.cfg", ctx)
 

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from consoles.models import ConsoleSession
-from tests.consoles.helpers import ipmi_node
+from tests.consoles.helpers import ipmi_node, sol_machine
 from tests.factories import NodeFactory
-from tests.peers.serial_line import SerialLine
 from tests.peers.util import wait_until
 from tests.workers import database_url
 
@@ -26,11 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def machine(ipmi_sim_factory):
-    line = SerialLine(echo=True)
-    bmc = ipmi_sim_factory(name="cli001", sol=line.port)
-    line.wait_connected()
-    yield bmc, line
-    line.close()
+    yield from sol_machine(ipmi_sim_factory, "cli001", echo=True)
 
 
 @pytest.fixture

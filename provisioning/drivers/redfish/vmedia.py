@@ -19,7 +19,7 @@ import sushy
 from provisioning.drivers.base import BMCUnsupportedError, VirtualMediaInterface
 from provisioning.drivers.redfish.client import RedfishClient
 
-CD_TYPES = {"CD", "DVD"}
+CD_TYPES = {sushy.VirtualMediaType.CD, sushy.VirtualMediaType.DVD}
 
 
 class RedfishVirtualMedia(VirtualMediaInterface):
@@ -29,17 +29,13 @@ class RedfishVirtualMedia(VirtualMediaInterface):
     def _cd(self) -> Any:
         """The sushy VirtualMedia resource of the machine's CD."""
         system = self.client.system()
-        places = []
         if system.json.get("VirtualMedia"):
-            places.append(system.virtual_media)
-        for manager in system.managers:
-            if manager.json.get("VirtualMedia"):
-                places.append(manager.virtual_media)
+            places = [system.virtual_media]
+        else:  # the older place: read the managers only where the system names none
+            places = [m.virtual_media for m in system.managers if m.json.get("VirtualMedia")]
         for place in places:
             for member in place.get_members():
-                if {str(t.value if hasattr(t, "value") else t) for t in member.media_types} & (
-                    CD_TYPES
-                ):
+                if CD_TYPES & set(member.media_types):
                     return member
         raise BMCUnsupportedError(
             f"BMC at {self.client.address} offers no virtual CD (no VirtualMedia member "
