@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Case, F, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from webhooks import outbox as core_outbox
@@ -91,6 +91,47 @@ class Outbox:
         # `not_before` and leave the waker nothing due: the work waited for the sweep.
         self._note(mine.exclude(**{self.task_id: DEFERRED}), **fields, **also)
         return True
+
+    def send_many(self, rows: list[Row], also: dict[str, Any] | None = None) -> int:
+        """`send` for many rows (a bulk action's children): each message published, then
+        recorded in one UPDATE per 500 rows, not one per row, which cost a 1,000-node
+        bulk power cycle 25 s of its request (the workers were already updating the rows
+        whose messages had gone). After the broker's first refusal the rest are not
+        tried: all are marked UNSENT for `resend`, rather than each waiting on a broker
+        that is down. How many were sent."""
+        also = also or {}
+        sent: list[tuple[Row, str]] = []
+        refused: list[Row] = []
+        for row in rows:
+            if refused:
+                refused.append(row)
+                continue
+            try:
+                sent.append((row, self.publish(row) or ""))
+            except PUBLISH_ERRORS as exc:
+                log.warning("%s %s accepted but not sent (%s); will resend", self.name, row.pk, exc)
+                refused.append(row)
+        now = timezone.now()
+        for start in range(0, len(sent), 500):
+            batch = sent[start : start + 500]
+            task_ids = Case(*[When(pk=row.pk, then=Value(task_id)) for row, task_id in batch])
+            fields = {self.task_id: task_ids, self.sent: now, self.not_before: None}
+            mine = self.active().filter(self._each([row for row, _ in batch]))
+            self._note(mine.exclude(**{self.task_id: DEFERRED}), **fields, **also)
+        for start in range(0, len(refused), 500):
+            mine = self.active().filter(self._each(refused[start : start + 500]))
+            self._note(mine, **{self.task_id: UNSENT}, **self.unsent_note, **also)
+        return len(sent)
+
+    def _each(self, rows: list[Row]) -> Q:
+        """These rows, each still at its message's work (`guard`)."""
+        guards = [self.guard(row) for row in rows]
+        if not any(guards):
+            return Q(pk__in=[row.pk for row in rows])
+        combined = Q()
+        for row, guard in zip(rows, guards, strict=True):
+            combined |= Q(pk=row.pk) & guard
+        return combined
 
     def _note(self, rows: QuerySet[Any], **fields: Any) -> None:
         """Record how a send went. This runs after the row committed (often inside the

@@ -140,7 +140,7 @@ def _fan_out_oob(
     )
     ready = [c for c in wanted if c.task_id == operations.QUEUED]
     task = action.task_name
-    transaction.on_commit(lambda: [operations.enqueue(task, c, force=True) for c in ready])
+    transaction.on_commit(lambda: operations.enqueue_many(task, ready))
 
 
 def _lock_for_children(children: list[Operation]) -> dict[int, str]:

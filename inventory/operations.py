@@ -96,6 +96,14 @@ def enqueue(task_name: str, op: Operation, force: bool = False) -> bool:
     return OUTBOX.send(op, only=only, also={"task_name": task_name})
 
 
+def enqueue_many(task_name: str, ops: list[Operation]) -> int:
+    """`enqueue(..., force=True)` for a bulk action's children, recorded in a few UPDATEs
+    (engine/outbox.py, `send_many`); how many were sent."""
+    for op in ops:
+        op.task_name = task_name
+    return OUTBOX.send_many(ops, also={"task_name": task_name})
+
+
 def enqueue_on_commit(task_name: str, op: Operation, force: bool = False) -> None:
     """Send once the transaction that created `op` has committed (a worker must find it).
 
