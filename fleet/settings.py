@@ -251,6 +251,12 @@ CORRAL_POWER_ON_STAGGER = env.int("CORRAL_POWER_ON_STAGGER", default=4)
 CORRAL_POWER_REFRESH_SECONDS = env.int("CORRAL_POWER_REFRESH_SECONDS", default=300)
 # How nodes reach /boot/ (e.g. http://10.0.0.5:8000); empty = the host of the request.
 CORRAL_BOOT_BASE_URL = env.str("CORRAL_BOOT_BASE_URL", default="").rstrip("/")
+# Boot ISOs built for virtual-media deploys (docs/boot-modes.md): the workers that build
+# them and the web servers that serve them to BMCs must share this folder.
+CORRAL_VMEDIA_DIR = env.str("CORRAL_VMEDIA_DIR", default=str(BASE_DIR / ".vmedia"))
+# Where BMCs fetch those ISOs, when they reach Corral at another address than the nodes do
+# (a management network); empty = CORRAL_BOOT_BASE_URL, else CORRAL_PUBLIC_URL.
+CORRAL_VMEDIA_BASE_URL = env.str("CORRAL_VMEDIA_BASE_URL", default="").rstrip("/")
 # UEFI HTTP-boot clients (arch 16 / 19) are sent, by the DHCP exports, to these EFI loader
 # URLs (an iPXE or GRUB image on an HTTP server); empty = no HTTP-boot entry in the export.
 CORRAL_HTTP_BOOT_LOADER_X64 = env.str("CORRAL_HTTP_BOOT_LOADER_X64", default="")

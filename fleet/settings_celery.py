@@ -78,6 +78,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "options": {"queue": env.str("CORRAL_WEBHOOK_QUEUE", default="webhooks")},
     },
     "prune-boot-records": {"task": "provisioning.tasks.prune_boot_records", "schedule": 3600.0},
+    "eject-media": {
+        "task": "provisioning.tasks.eject_media",
+        "schedule": env.float("CORRAL_EJECT_SWEEP_SECONDS", default=60.0),
+    },
     "drift-sweep": {
         "task": "drift.tasks.sweep",
         "schedule": env.float("CORRAL_DRIFT_SWEEP_SECONDS", default=60.0),

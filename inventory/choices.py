@@ -110,6 +110,14 @@ ACTIVE_OPERATION_STATUSES = choices.ACTIVE_OPERATION_STATUSES
 FINISHED_OPERATION_STATUSES = choices.FINISHED_OPERATION_STATUSES
 
 
+class BootMedia(models.TextChoices):
+    """How a deploy at this site boots its node (docs/boot-modes.md)."""
+
+    PXE = "pxe", "Network boot (PXE)"
+    VIRTUAL_MEDIA = "virtual_media", "Virtual media only"
+    VIRTUAL_MEDIA_OR_PXE = "virtual_media_or_pxe", "Virtual media, else network boot"
+
+
 class AttestationPolicy(models.TextChoices):
     """May a node without a TPM quote be admitted at this site? (docs/attestation.md)"""
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from core import jsonsafe
 
 from .api.serializers import LabelListField, MACField
-from .choices import AttestationPolicy, BMCProtocol, NodeRole
+from .choices import AttestationPolicy, BMCProtocol, BootMedia, NodeRole
 from .models import Rack, Site
 
 CONTROL = {"class": "form-control form-control-sm"}
@@ -225,6 +225,15 @@ class SiteForm(forms.Form):
         widget=forms.Select(SELECT),
         help_text="Whether nodes without a TPM quote may be admitted here (admins only; "
         "docs/attestation.md).",
+    )
+    boot_media = forms.ChoiceField(
+        label="Deploys boot from",
+        choices=BootMedia.choices,
+        initial=BootMedia.PXE,
+        required=False,  # not sent: the site keeps its policy
+        widget=forms.Select(SELECT),
+        help_text="The network (PXE), or an ISO the BMC's virtual media inserts where there "
+        "is no PXE (admins only; docs/boot-modes.md).",
     )
     bmc_networks = forms.CharField(
         label="BMC networks",

@@ -43,12 +43,14 @@ class SiteEdit(EditPage):
             "slug": site.slug,
             "description": site.description,
             "attestation": site.attestation,
+            "boot_media": site.boot_media,
             "bmc_networks": "\n".join(site.bmc_networks),
             **{name: getattr(site, name) for name in CAPACITY_FIELDS},
         }
 
     def save(self, request, form):
-        data = {k: v for k, v in form.cleaned_data.items() if v or k != "attestation"}
+        unsent = ("attestation", "boot_media")  # empty: the site keeps its policy
+        data = {k: v for k, v in form.cleaned_data.items() if v or k not in unsent}
         return save_with(SiteSerializer, self.obj, data, request)
 
     def saved(self, request, obj):

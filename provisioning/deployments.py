@@ -1,7 +1,8 @@
 """The deploy workflow: one-time PXE + power, then wait for the node to phone home.
 
     deploy action (ready/drained/failed) -> deploying   [inventory lifecycle]
-    task: Deployment row + single-use token, PXE once, power on/cycle
+    task: Deployment row + single-use token, PXE once (or the deploy's ISO in the BMC's
+          virtual CD where the site says so: vmedia.py), power on/cycle
     GET /boot/ipxe?mac=  -> kernel + initrd + cmdline(callback URL, token)
     POST /boot/callback  -> Deployment closed, observed facts stored, deploying -> validating
     no phone-home by the node's deadline -> failed ("no phone-home within N min")
@@ -29,9 +30,9 @@ from inventory.choices import NodeState
 from inventory.lifecycle import IllegalTransition, transition
 from inventory.models import Node, Operation
 
-from . import bmc_answers, signals
+from . import bmc_answers, signals, vmedia
 from .bootserver import origin
-from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, get_driver
+from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, Driver, get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
 from .models.images import ImageState
@@ -114,9 +115,8 @@ def deploy(node: Node, op: Operation) -> dict:
             )
     driver = get_driver(bmc_settings(node))
     try:
-        operations.report_progress(op, 20, "setting one-time network boot")
+        _set_boot(node, op, driver, deployment)
         with bmc_io():
-            driver.management.set_boot_device(BOOT_PXE, once=True)
             action = ACTION_CYCLE if driver.power.get_power_state() == POWER_ON else ACTION_ON
         operations.report_progress(op, PXE_SET, f"power {action}")
         with bmc_io():
@@ -132,6 +132,23 @@ def deploy(node: Node, op: Operation) -> dict:
     Deployment.objects.filter(pk=deployment.pk).update(boot_started=timezone.now())
     operations.report_progress(op, 100, "powered; waiting for the node to phone home")
     return {"deployment": deployment.pk, "image": str(image)}
+
+
+def _set_boot(node: Node, op: Operation, driver: Driver, deployment: Deployment) -> None:
+    """One-time network boot, or this deploy's ISO in the BMC's virtual CD (vmedia)."""
+    how, note = vmedia.how_to_boot(node, driver)
+    if how == vmedia.PXE:
+        operations.report_progress(op, 20, note or "setting one-time network boot")
+        with bmc_io():
+            driver.management.set_boot_device(BOOT_PXE, once=True)
+        return
+    operations.report_progress(op, 20, "building the boot ISO")
+    url = vmedia.prepare(deployment, node)
+    # Recorded before the BMC has it: the sweep ejects whatever a deploy may have inserted.
+    Deployment.objects.filter(pk=deployment.pk).update(media_url=url)
+    operations.report_progress(op, 35, "inserting the boot ISO in the BMC's virtual CD")
+    with bmc_io():
+        driver.media.insert(url)
 
 
 @dataclass
@@ -225,6 +242,8 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
         except IllegalTransition:
             raise CallbackRefused(f"node is {node.state}, not deploying") from None
         deployment.status = DeploymentStatus.SUCCEEDED
+        if deployment.media_url:
+            transaction.on_commit(lambda: vmedia.eject_soon(node))
         if settings.CORRAL_GATE_ON_PHONE_HOME:
             # A deploy that is a step of a chain (recycle) has its gates in that chain too.
             parent_id = (

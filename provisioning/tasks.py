@@ -10,7 +10,7 @@ from django.conf import settings
 
 from inventory.models import Node
 
-from . import deployments, draining, firmware, images, services
+from . import deployments, draining, firmware, images, services, vmedia
 from .bootserver import records as bootlog
 from .runner import load_operation, lost_with_its_process, run_node_operation
 
@@ -127,6 +127,13 @@ def publish_image(self: Task, op_id: int) -> None:
 def prune_boot_records() -> int:
     """Beat, hourly: boot records past CORRAL_BOOT_RECORD_DAYS (each node's latest stays)."""
     return bootlog.prune(settings.CORRAL_BOOT_RECORD_DAYS)
+
+
+@shared_task(name="provisioning.tasks.eject_media", soft_time_limit=600, time_limit=660)
+def eject_media(site: str | None = None) -> int:
+    """Beat (every site), and on a site's queue once a virtual-media deploy of it phones
+    home: the ended deploys' ISOs out of their BMCs and deleted (vmedia.eject_ended)."""
+    return vmedia.eject_ended(site)
 
 
 NODE_TASKS = {

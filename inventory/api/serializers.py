@@ -78,6 +78,7 @@ CAPACITY_FIELDS = ("rack_max_out_percent", "rack_min_out", "site_max_out_percent
 ADMIN_ONLY = {
     "attestation": "Only an admin may change a site's attestation policy (docs/attestation.md).",
     "bmc_networks": "Only an admin may change a site's BMC networks (docs/egress.md).",
+    "boot_media": "Only an admin may change how a site's deploys boot (docs/boot-modes.md).",
     **{
         name: "Only an admin may change a site's capacity limits (docs/health.md)."
         for name in CAPACITY_FIELDS
@@ -100,6 +101,7 @@ class SiteSerializer(serializers.ModelSerializer):
             "slug",
             "description",
             "attestation",
+            "boot_media",
             "bmc_networks",
             *CAPACITY_FIELDS,
             "created",

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from core.egress import clean_networks
 
-from ..choices import AttestationPolicy
+from ..choices import AttestationPolicy, BootMedia
 
 
 def validate_bmc_networks(value: object) -> None:
@@ -47,6 +47,16 @@ class Site(models.Model):
         default=AttestationPolicy.REQUIRED,
         help_text="required: a node must pass TPM attestation to be admitted; "
         "allow_unattested: nodes without a TPM quote are admitted, shown as unattested.",
+    )
+    # How deploys boot (docs/boot-modes.md): where the provisioning network has no PXE, the
+    # BMC's virtual media, with a boot ISO built for each deploy.
+    boot_media = models.CharField(
+        max_length=24,
+        choices=BootMedia.choices,
+        default=BootMedia.PXE,
+        help_text="pxe: deploys boot over the network; virtual_media: from an ISO the BMC "
+        "inserts (a node whose BMC has none fails its deploy); virtual_media_or_pxe: virtual "
+        "media where the BMC has it, else the network.",
     )
     # The egress policy for its BMCs (core.egress, docs/egress.md): where a BMC address of
     # this site may point; empty: anywhere not refused fleet-wide. Admins only.

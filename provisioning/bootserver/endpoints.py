@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -19,8 +19,9 @@ from core import jsonsafe
 from core.clientaddr import client_address
 from inventory.macs import NOT_A_MAC, is_mac
 
-from .. import deployments
+from .. import deployments, vmedia
 from ..boot import render_grub, render_ipxe_chain, render_meta_data, render_user_data
+from ..models import Deployment
 from . import origin, serve
 
 log = logging.getLogger("corral.boot")
@@ -124,4 +125,20 @@ def callback(request: HttpRequest) -> JsonResponse:
             "node": deployment.node.hostname,
             "image": str(deployment.image),
         }
+    )
+
+
+@never_cache
+@require_GET
+def boot_iso(request: HttpRequest, deployment: int, key: str) -> HttpResponse:
+    """A virtual-media deploy's ISO, to its node's BMC while the deployment waits
+    (provisioning/vmedia.py); 404 for anything else, the log saying why."""
+    found = Deployment.objects.select_related("node__bmc").filter(pk=deployment).first()
+    address = client_address(request)
+    refused = vmedia.serve_refusal(found, key, address)
+    if refused is not None:
+        log.warning("boot ISO %s not served to %s: %s", deployment, address, refused)
+        return HttpResponse("No such boot image.\n", status=404, content_type=IPXE)
+    return FileResponse(
+        vmedia.iso_path(deployment).open("rb"), content_type="application/x-iso9660-image"
     )

@@ -40,6 +40,10 @@ class Deployment(models.Model):
     phoned_home = models.DateTimeField(null=True, blank=True)
     booted = models.JSONField(default=dict, blank=True, help_text="What the node reported.")
     error = models.TextField(blank=True)
+    # A virtual-media deploy (provisioning/vmedia.py): the boot ISO's URL, given to the BMC,
+    # and when it was taken out again once the deployment ended.
+    media_url = models.CharField(max_length=500, blank=True, editable=False)
+    media_ejected = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created"]
