@@ -21,6 +21,7 @@ import hmac
 import ipaddress
 import logging
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -44,6 +45,8 @@ from .services import bmc_settings
 
 log = logging.getLogger(__name__)
 PXE, MEDIA = "pxe", "virtual_media"
+# A BMC that has not answered an eject for this long is not asked again.
+GIVE_UP = timedelta(days=1)
 
 
 def site_policy(node: Node) -> str:
@@ -178,23 +181,32 @@ def eject_ended(site: str | None = None, limit: int = 100) -> int:
     """Take the CD out of the BMCs of deployments that ended with one inserted (of one
     site's nodes, or of all), and delete their ISOs; how many were done. A BMC that does
     not answer is tried again by the next sweep; the ISO goes at once (its token is no
-    good any more)."""
+    good any more). After a day of no answer it is given up on, the log saying so: a BMC
+    gone for good must not be asked every minute for ever, nor hold up the others."""
     done = 0
     ended = Deployment.objects.exclude(status=DeploymentStatus.WAITING).filter(
         media_url__gt="", media_ejected__isnull=True
     )
     if site is not None:
         ended = ended.filter(node__rack__site__slug=site)
-    ended = ended.select_related("node__bmc").order_by("pk")[:limit]
-    for deployment in ended:
+    for deployment in ended.select_related("node__bmc").order_by("-pk")[:limit]:
         iso_path(deployment.pk).unlink(missing_ok=True)
         try:
-            with get_driver(bmc_settings(deployment.node)) as driver, bmc_io():
-                if driver.media.inserted() == deployment.media_url:
-                    driver.media.eject()  # another deploy's ISO stays where it is
+            _eject(deployment)
         except BMCError as exc:
-            log.info("deployment %s: its boot ISO is not ejected yet: %s", deployment.pk, exc)
-            continue
+            if timezone.now() - deployment.created < GIVE_UP:
+                log.info("deployment %s: its boot ISO is not ejected yet: %s", deployment.pk, exc)
+                continue
+            log.warning("deployment %s: gave up ejecting its boot ISO: %s", deployment.pk, exc)
         Deployment.objects.filter(pk=deployment.pk).update(media_ejected=timezone.now())
         done += 1
     return done
+
+
+def _eject(deployment: Deployment) -> None:
+    node = deployment.node
+    if not hasattr(node, "bmc"):
+        return  # its BMC was removed: nothing left to ask
+    with get_driver(bmc_settings(node)) as driver, bmc_io():
+        if driver.media.inserted() == deployment.media_url:
+            driver.media.eject()  # another deploy's ISO stays where it is

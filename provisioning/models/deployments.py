@@ -41,7 +41,8 @@ class Deployment(models.Model):
     booted = models.JSONField(default=dict, blank=True, help_text="What the node reported.")
     error = models.TextField(blank=True)
     # A virtual-media deploy (provisioning/vmedia.py): the boot ISO's URL, given to the BMC,
-    # and when it was taken out again once the deployment ended.
+    # and when it was taken out again once the deployment ended (or given up on, its BMC
+    # silent for a day: the log says so).
     media_url = models.CharField(max_length=500, blank=True, editable=False)
     media_ejected = models.DateTimeField(null=True, blank=True, editable=False)
 

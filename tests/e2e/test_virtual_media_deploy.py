@@ -72,7 +72,15 @@ def fetch_from(address: str, url: str) -> int:
 
 
 def test_a_node_without_pxe_is_deployed_through_its_bmcs_virtual_media(
-    api, corral_web, corral_web_server, site_worker, netboot, sushy_emulator_factory, vmedia_dir
+    api,
+    client,
+    users,
+    corral_web,
+    corral_web_server,
+    site_worker,
+    netboot,
+    sushy_emulator_factory,
+    vmedia_dir,
 ):
     files = netboot.files
     image = Image.objects.create(
@@ -136,3 +144,6 @@ def test_a_node_without_pxe_is_deployed_through_its_bmcs_virtual_media(
         assert driver.media.inserted() == ""
     assert not list(vmedia_dir.iterdir())
     assert requests.get(inserted, timeout=10).status_code == 404
+    client.force_login(users["technician"])
+    panel = client.get(f"/nodes/{node.pk}/boot-panel/").content.decode()
+    assert "the BMC's virtual media (ejected)" in panel

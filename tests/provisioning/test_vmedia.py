@@ -5,6 +5,8 @@ The whole flow, with QEMU booting the ISO: tests/e2e/test_virtual_media_deploy.p
 from __future__ import annotations
 
 import hashlib
+import secrets
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -17,6 +19,7 @@ from provisioning.models import Deployment, Image
 from tests.consoles.helpers import ipmi_node
 from tests.factories import ImageFactory, NodeFactory, RackFactory, SiteFactory, put_in
 from tests.peers.http_answers import answering
+from tests.peers.util import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -113,3 +116,58 @@ def test_the_iso_is_refused_to_anyone_else_to_a_wrong_key_and_once_it_ended(clie
     assert client.get(wrong, REMOTE_ADDR="10.1.2.3").status_code == 404
     Deployment.objects.filter(pk=deployment.pk).update(status="succeeded")
     assert client.get(path, REMOTE_ADDR="10.1.2.3").status_code == 404
+
+
+def test_an_ended_deploys_iso_is_deleted_and_a_silent_bmc_given_up_on_after_a_day(
+    settings, tmp_path
+):
+    settings.CORRAL_VMEDIA_DIR = str(tmp_path)
+    silent = f"127.0.0.1:{free_port()}"  # nothing listens: the BMC is gone
+
+    def ended(age: timedelta) -> Deployment:
+        deployment = Deployment.objects.create(
+            node=NodeFactory(bmc__address=silent),
+            image=ImageFactory(),
+            token=secrets.token_urlsafe(24),
+            token_sha256=secrets.token_hex(32),
+            deadline=timezone.now(),
+            status="failed",
+        )
+        Deployment.objects.filter(pk=deployment.pk).update(
+            created=timezone.now() - age, media_url=vmedia.media_url(deployment)
+        )
+        vmedia.iso_path(deployment.pk).write_bytes(b"ISO bytes")
+        return deployment
+
+    recent, old = ended(timedelta(minutes=5)), ended(timedelta(days=2))
+    assert vmedia.eject_ended() == 1
+    assert list(tmp_path.iterdir()) == []  # both ISOs: their tokens are no good any more
+    assert Deployment.objects.get(pk=recent.pk).media_ejected is None  # asked again later
+    assert Deployment.objects.get(pk=old.pk).media_ejected is not None  # not any more
+
+
+def test_only_an_admin_changes_how_a_sites_deploys_boot_and_the_site_page_sets_it(
+    api, client, users
+):
+    site = SiteFactory(name="Hall V", slug="hall-v")
+    url = f"/api/v1/sites/{site.pk}/"
+    refused = api("integration").patch(url, {"boot_media": "virtual_media"}, format="json")
+    assert refused.status_code == 400
+    assert refused.data["boot_media"] == [
+        "Only an admin may change how a site's deploys boot (docs/boot-modes.md)."
+    ]
+    bad = api("admin").patch(url, {"boot_media": "usb_stick"}, format="json")
+    assert bad.status_code == 400 and "boot_media" in bad.data
+    client.force_login(users["admin"])
+    assert b'name="boot_media"' in client.get(f"/sites/{site.pk}/edit/").content
+    body = {"name": "Hall V", "slug": "hall-v", "boot_media": "virtual_media_or_pxe"}
+    assert client.post(f"/sites/{site.pk}/edit/", body).status_code == 302
+    site.refresh_from_db()
+    assert site.boot_media == "virtual_media_or_pxe"
+    # A form that does not send it keeps the policy.
+    assert (
+        client.post(f"/sites/{site.pk}/edit/", {"name": "Hall V", "slug": "hall-v"}).status_code
+        == 302
+    )
+    site.refresh_from_db()
+    assert site.boot_media == "virtual_media_or_pxe"
