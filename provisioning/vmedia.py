@@ -37,6 +37,7 @@ from inventory.operations import PUBLISH_ERRORS
 from .boot.iso import build_boot_iso, render_iso_grub
 from .boot.types import RenderError
 from .bootserver.answers import FIELDS, boot_inputs, subject_from_row, target_for
+from .dhcp import subnet_of
 from .drivers import BMCError, BMCFatalError, BMCUnsupportedError, Driver, get_driver
 from .models import Deployment
 from .models.deployments import DeploymentStatus
@@ -111,7 +112,10 @@ def prepare(deployment: Deployment, node: Node) -> str:
             kernel, initrd = Path(tmp) / "vmlinuz", Path(tmp) / "initrd"
             _fetch("kernel", image.kernel_url, image.sha256["kernel"], kernel)
             _fetch("initrd", image.initrd_url, image.sha256["initrd"], initrd)
-            grub = render_iso_grub(target_for(subject, "x86_64"), image, phone_home)
+            target = target_for(subject, "x86_64")
+            # Its address, where a subnet of its site holds it: no DHCP needed at all.
+            site_id = node.rack.site_id if node.rack is not None else None
+            grub = render_iso_grub(target, image, phone_home, subnet_of(site_id, target.ip))
             build_boot_iso(kernel, initrd, grub, iso_path(deployment.pk))
     except (RenderError, egress_http.DownloadRefused) as exc:
         raise BMCFatalError(f"the boot ISO of {deployment.image} was not built: {exc}") from None

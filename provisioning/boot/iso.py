@@ -14,6 +14,7 @@ node it was built for.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from .render import render_grub
-from .types import BootImage, BootTarget, PhoneHome, RenderError
+from .types import BootImage, BootTarget, PhoneHome, RenderError, Subnet
 
 GRUB_MKRESCUE = "grub-mkrescue"
 TOOLS_HINT = "apt-get install grub-pc-bin grub-efi-amd64-bin xorriso mtools"
@@ -42,10 +43,28 @@ class ISOToolMissing(RenderError):
     """This host cannot build boot ISOs: the message names the packages."""
 
 
-def render_iso_grub(target: BootTarget, image: BootImage, phone_home: PhoneHome) -> str:
+def render_iso_grub(
+    target: BootTarget, image: BootImage, phone_home: PhoneHome, subnet: Subnet | None = None
+) -> str:
     """The ISO's grub.cfg: the deploy's menu entry (templates/provisioning/boot/grub.cfg,
-    as UEFI HTTP boot has it) with the kernel and initrd on the CD."""
-    return SERIAL + render_grub(target, image, phone_home, on_device=(KERNEL, INITRD))
+    as UEFI HTTP boot has it) with the kernel and initrd on the CD. With the `subnet` of
+    the target's address, the kernel is told that address (`static_address`): a network
+    with no DHCP at all boots it too."""
+    extra = [static_address(target, subnet)] if subnet is not None else []
+    return SERIAL + render_grub(
+        target, image, phone_home, on_device=(KERNEL, INITRD), extra_args=extra
+    )
+
+
+def static_address(target: BootTarget, subnet: Subnet) -> str:
+    """The kernel's `ip=` argument (Documentation/admin-guide/nfs/nfsroot.rst, which
+    initramfs-tools and dracut read too): address, gateway, netmask, hostname, no
+    autoconfiguration, and up to two DNS servers."""
+    if target.ip is None or ipaddress.IPv4Address(target.ip) not in subnet.network:
+        raise RenderError(f"{target.hostname}'s address {target.ip} is not in {subnet.cidr}")
+    fields = [target.ip, "", subnet.gateway, str(subnet.network.netmask), target.hostname]
+    fields += ["", "off", *subnet.dns_servers[:2]]
+    return "ip=" + ":".join(fields)
 
 
 def build_boot_iso(kernel: Path, initrd: Path, grub_cfg: str, dest: Path) -> Path:

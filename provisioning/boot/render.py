@@ -166,16 +166,18 @@ def render_grub(
     image: BootImage,
     phone_home: PhoneHome,
     on_device: tuple[str, str] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> str:
     """grub.cfg for UEFI HTTP boot. Each argument is single-quoted because GRUB would
     otherwise treat `&`, `$` and friends in image URLs as its own syntax. `on_device`:
-    the kernel's and initrd's paths on GRUB's own device instead (a boot ISO, iso.py)."""
+    the kernel's and initrd's paths on GRUB's own device instead (a boot ISO, iso.py);
+    `extra_args` follow the image's command line (its static address, iso.py)."""
     kernel, initrd = on_device or (
         _grub_path(image.kernel_url, "the kernel"),
         _grub_path(image.initrd_url, "the initrd"),
     )
     ctx = _header(target, image) | {
-        "args": render_cmdline(target, image, phone_home).split(),
+        "args": render_cmdline(target, image, phone_home).split() + list(extra_args),
         "kernel": kernel,
         "initrd": initrd,
     }

@@ -4,8 +4,9 @@ The worker builds the deploy's ISO (the image's kernel and initrd, fetched and c
 the token inside), Corral's production web server serves it to the node's BMC only,
 sushy-tools' emulator inserts it (fetching it, as a BMC does), and a QEMU machine given
 the URL the emulator shows inserted as its CD-ROM (the test's wiring, as the demo's
-machines follow the emulator's power journal) boots it and phones home. Then the CD is
-ejected and the ISO deleted. Nobody asked for a PXE script."""
+machines follow the emulator's power journal) boots it, takes the address the ISO gives
+it, and phones home. Then the CD is ejected and the ISO deleted. Nobody asked for a PXE
+script, nor for a DHCP lease."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import requests
 from inventory.choices import BootMedia
 from inventory.models import NetworkInterface
 from provisioning.drivers import get_driver
-from provisioning.models import BootRequest, Deployment, Image
+from provisioning.models import BootRequest, Deployment, Image, Subnet
 from provisioning.services import bmc_settings
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.util import wait_until
@@ -41,6 +42,8 @@ def corral_web_env(vmedia_dir):
         "CORRAL_BOOT_BASE_URL": GUEST_APP,
         "CORRAL_VMEDIA_DIR": str(vmedia_dir),
         "CORRAL_GATE_ON_PHONE_HOME": "false",  # gates: see test_gates.py
+        # QEMU's user network relays the guest's phone-home (guestfwd): from loopback.
+        "CORRAL_PHONE_HOME_RELAYS": "127.0.0.1/32",
     }
 
 
@@ -106,7 +109,16 @@ def test_a_node_without_pxe_is_deployed_through_its_bmcs_virtual_media(
         bmc__system_id=system.uuid,
         state="ready",
     )
-    NetworkInterface.objects.create(node=node, mac=mac, boot=True)
+    # Its address in the site's provisioning subnet (QEMU's user network): the ISO gives it
+    # to the kernel, so nothing asks DHCP.
+    NetworkInterface.objects.create(node=node, mac=mac, boot=True, ip="10.0.2.15")
+    Subnet.objects.create(
+        site=site,
+        cidr="10.0.2.0/24",
+        gateway="10.0.2.2",
+        dns_servers=["10.0.2.3"],
+        boot_base_url=GUEST_APP,
+    )
 
     resp = api("technician").post(
         f"/api/v1/nodes/{node.pk}/actions/deploy/", {"params": {"image": image.pk}}, format="json"
@@ -129,6 +141,7 @@ def test_a_node_without_pxe_is_deployed_through_its_bmcs_virtual_media(
     result = netboot.start(port, mac=mac, serial=serial, uuid=uuid, cdrom=cd).wait(180)
 
     assert result.phoned_home, result.tail()
+    assert "CORRAL: static address 10.0.2.15 (ip=), no DHCP" in result.serial_log
     deployment.refresh_from_db()
     assert deployment.status == "succeeded"
     node.refresh_from_db()

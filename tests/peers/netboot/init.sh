@@ -64,9 +64,27 @@ while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1));
 ip link set lo up
 ip link set eth0 up
 
+# A static address where the command line gives one in the kernel's own form (Corral's
+# virtual-media ISO on a network with no DHCP): ip=<client>::<gateway>:<netmask>:<host>::off[:<dns0>[:<dns1>]]
+static=""
+for word in $(cat /proc/cmdline); do
+    case "$word" in ip=*:*) static="${word#ip=}" ;; esac
+done
 ok=""
+if [ -n "$static" ]; then
+    client=$(echo "$static" | cut -d: -f1)
+    gateway=$(echo "$static" | cut -d: -f3)
+    netmask=$(echo "$static" | cut -d: -f4)
+    dns=$(echo "$static" | cut -d: -f8)
+    if [ -n "$client" ] && ifconfig eth0 "$client" netmask "$netmask" up; then
+        [ -n "$gateway" ] && route add default gw "$gateway"
+        [ -n "$dns" ] && echo "nameserver $dns" > /etc/resolv.conf
+        log "static address $client (ip=), no DHCP"
+        ok=1
+    fi
+fi
 n=0
-while [ $n -lt 5 ]; do
+while [ -z "$ok" ] && [ $n -lt 5 ]; do
     n=$((n + 1))
     if udhcpc -i eth0 -n -q -t 5 -T 2 -s /etc/udhcpc.script; then ok=1; break; fi
     log "DHCP attempt $n failed"

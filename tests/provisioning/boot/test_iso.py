@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from provisioning.boot import iso
-from provisioning.boot.types import RenderError
+from provisioning.boot.types import RenderError, Subnet
 
 
 def test_the_iso_boots_the_kernel_on_the_cd_with_the_deploys_command_line(
@@ -30,3 +32,24 @@ def test_a_host_without_grub_mkrescue_is_told_which_packages_build_isos(
     assert "grub-mkrescue is not installed here" in str(refused.value)
     assert "grub-efi-amd64-bin xorriso mtools" in str(refused.value)
     assert not (tmp_path / "boot.iso").exists()
+
+
+def test_a_target_in_a_provisioning_subnet_is_given_its_address_on_the_command_line(
+    target, image, phone_home
+):
+    subnet = Subnet(
+        cidr="10.20.0.0/16",
+        gateway="10.20.0.1",
+        boot_base_url="http://10.20.0.5:8000",
+        dns_servers=("10.20.0.53", "10.20.0.54", "10.20.0.55"),
+    )
+    addressed = replace(target, ip="10.20.3.7")
+    cfg = iso.render_iso_grub(addressed, image, phone_home, subnet)
+    # The kernel's form (nfsroot.rst): client::gateway:netmask:hostname:device:autoconf:dns0:dns1
+    wanted = f"ip=10.20.3.7::10.20.0.1:255.255.0.0:{target.hostname}::off:10.20.0.53:10.20.0.54"
+    linux = next(line for line in cfg.splitlines() if line.strip().startswith("linux "))
+    assert linux.endswith(f" '{wanted}'")
+    elsewhere = replace(target, ip="10.30.0.9")
+    with pytest.raises(RenderError) as refused:
+        iso.render_iso_grub(elsewhere, image, phone_home, subnet)
+    assert str(refused.value) == f"{target.hostname}'s address 10.30.0.9 is not in 10.20.0.0/16"
