@@ -12,12 +12,14 @@ from django.db import models
 from core import jsonsafe
 
 from .models import Image
+from .models.images import DeployMode
 
 IMAGE_FIELDS = [
     "name",
     "version",
     "kernel_url",
     "initrd_url",
+    "deploy_mode",
     "rootfs_url",
     "kernel_sha256",
     "initrd_sha256",
@@ -60,12 +62,16 @@ class ImageForm(forms.ModelForm):
         if self.instance.pk and not self.is_bound:
             self.initial["baseline"] = json.dumps(self.instance.baseline or {}, indent=2)
         self.fields["cmdline"].required = False  # empty: the default, as in the API
+        self.fields["deploy_mode"].required = False  # not sent: disk, as in the API
         for field in self.fields.values():
             css = "form-select" if isinstance(field.widget, forms.Select) else "form-control"
             field.widget.attrs.setdefault("class", f"{css} form-control-sm font-monospace")
 
     def clean_cmdline(self) -> str:
         return self.cleaned_data.get("cmdline") or Image._meta.get_field("cmdline").default
+
+    def clean_deploy_mode(self) -> str:
+        return self.cleaned_data.get("deploy_mode") or DeployMode.DISK
 
     def clean_baseline(self) -> dict:
         text = (self.cleaned_data.get("baseline") or "").strip()

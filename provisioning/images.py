@@ -26,7 +26,7 @@ from inventory.choices import OperationStatus
 from inventory.models import Operation
 
 from . import uki
-from .models.images import Image, ImageState
+from .models.images import DeployMode, Image, ImageState
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,8 @@ def manifest(image: Image) -> bytes:
         "cmdline": image.cmdline,
         "baseline": image.baseline,
     }
+    if image.deploy_mode != DeployMode.DISK:  # signatures made before modes existed hold
+        doc["mode"] = image.deploy_mode
     return signing.canonical(doc)
 
 

@@ -20,6 +20,7 @@ class ImageSerializer(serializers.ModelSerializer):
             "state",
             "kernel_url",
             "initrd_url",
+            "deploy_mode",
             "rootfs_url",
             "kernel_sha256",
             "initrd_sha256",

@@ -107,6 +107,12 @@ def render_cmdline(target: BootTarget, image: BootImage, phone_home: PhoneHome) 
             raise RenderError(f"cmdline template uses {{{key}}} but {target.hostname} has none")
         out.append(values[key])
     cmdline = " ".join("".join(out).split())
+    if image.mode == "stateless":
+        # Where the initrd fetches the root image it runs from RAM, and what it must hash to.
+        root_sha256 = image.sha256.get("rootfs")
+        if not root_sha256:
+            raise RenderError(f"stateless image {image.name} has no rootfs sha256")
+        cmdline += f" corral.root={image.rootfs_url} corral.root_sha256={root_sha256}"
     bad = sorted({c for c in cmdline if c in _CMDLINE_FORBIDDEN or not (" " <= c <= "~")})
     if bad:
         raise RenderError(f"cmdline of {image.name} contains characters {bad!r}")

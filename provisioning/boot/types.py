@@ -161,6 +161,8 @@ class BootImage:
     sha256: Mapping[str, str] = field(default_factory=dict)
     # A unified kernel image: UEFI nodes boot it instead (measured boot, attestable).
     uki_url: str = ""
+    # "stateless": the initrd runs the root image from RAM (render_cmdline says where it is).
+    mode: str = "disk"
 
     def __post_init__(self) -> None:
         for attr in ("name", "version"):

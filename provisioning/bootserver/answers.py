@@ -100,8 +100,10 @@ def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, Phone
         initrd_url=image.initrd_url,
         rootfs_url=image.rootfs_url or image.initrd_url,
         cmdline=image.cmdline,
-        sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256},
+        sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256}
+        | ({"rootfs": image.rootfs_sha256} if image.rootfs_sha256 else {}),
         uki_url=image.uki_url,
+        mode=image.deploy_mode,
     )
     return boot_image, PhoneHome(callback_url=f"{base_url}/boot/callback", token=deployment.token)
 

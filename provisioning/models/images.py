@@ -17,6 +17,13 @@ class ImageState(models.TextChoices):
     DEPRECATED = "deprecated", "Deprecated"
 
 
+class DeployMode(models.TextChoices):
+    """How a node runs the image (docs/boot-modes.md)."""
+
+    DISK = "disk", "Installed to disk"
+    STATELESS = "stateless", "Stateless: runs from RAM"
+
+
 class Image(models.Model):
     """A golden image. Once published it is immutable: a change is a new version."""
 
@@ -24,6 +31,15 @@ class Image(models.Model):
     version = models.CharField(max_length=63, validators=[NAME])
     state = models.CharField(
         max_length=12, choices=ImageState.choices, default=ImageState.DRAFT, editable=False
+    )
+    # Stateless: the initrd fetches the root image (rootfs, a squashfs), checks its sha256
+    # and runs it from RAM under a tmpfs overlay; a reboot is a reimage.
+    deploy_mode = models.CharField(
+        max_length=10,
+        choices=DeployMode.choices,
+        default=DeployMode.DISK,
+        help_text="disk: the image is installed; stateless: nodes run its root image (rootfs, "
+        "a squashfs) from RAM, and every boot is a deploy.",
     )
     kernel_url = models.URLField(max_length=500)
     initrd_url = models.URLField(max_length=500)
@@ -100,6 +116,15 @@ class Image(models.Model):
                     egress.check_url(url, egress.IMAGE)
             except egress.Refused as exc:
                 raise egress.validation_error(field, exc) from None
+        if self.rootfs_url and not self.rootfs_sha256:
+            raise ValidationError({"rootfs_sha256": "Give the sha256 of the root image."})
+        if self.deploy_mode == DeployMode.STATELESS and not self.rootfs_url:
+            raise ValidationError(
+                {
+                    "rootfs_url": "A stateless image runs from its root image: give rootfs_url "
+                    "(a squashfs) and its rootfs_sha256."
+                }
+            )
         if self.uki_url and not self.uki_sha256:
             raise ValidationError({"uki_sha256": "Give the sha256 of the unified kernel image."})
         if self.uki_sha256 and not self.uki_url:
