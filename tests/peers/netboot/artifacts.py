@@ -28,6 +28,13 @@ HERE = Path(__file__).resolve().parent
 INIT_SCRIPT = HERE / "init.sh"
 UDHCPC_SCRIPT = HERE / "udhcpc.script"
 E1000_SUBPATH = "kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
+# What a stateless boot mounts its root image with (init.sh): a loop device, the squashfs,
+# and an overlay on tmpfs. Debian builds all three as modules without dependencies.
+STATELESS_MODULES = {
+    "loop": "kernel/drivers/block/loop.ko",
+    "squashfs": "kernel/fs/squashfs/squashfs.ko",
+    "overlay": "kernel/fs/overlayfs/overlay.ko",
+}
 KERNEL_NAME = "vmlinuz"
 INITRD_NAME = "initrd.gz"
 
@@ -106,6 +113,7 @@ def installed_kernel() -> KernelFiles:
 def _stamp(kernel: KernelFiles) -> str:
     """What the cached initramfs was built from; a change to any part rebuilds it."""
     digest = hashlib.sha256(kernel.version.encode())
+    digest.update(" ".join(STATELESS_MODULES).encode())
     for path in (INIT_SCRIPT, UDHCPC_SCRIPT):
         digest.update(path.read_bytes())
     stat = BUSYBOX.stat()
@@ -175,6 +183,11 @@ def build_boot_artifacts(dest_dir: Path) -> BootArtifacts:
         shutil.copyfile(UDHCPC_SCRIPT, root / where)
         (root / where).chmod(0o755)
     shutil.copyfile(kernel.e1000, root / "lib/modules" / kernel.version / "e1000.ko")
+    for name, sub in STATELESS_MODULES.items():
+        module = Path("/lib/modules") / kernel.version / sub
+        if not module.is_file():
+            raise NetbootUnavailable(f"{module} missing (compressed or not installed?)")
+        shutil.copyfile(module, root / "lib/modules" / kernel.version / f"{name}.ko")
 
     initrd = dest_dir / INITRD_NAME
     # Sorted, root-owned, gzip without a timestamp: the same inputs give the same bytes

@@ -44,6 +44,9 @@ json_str() {
 read_first() { [ -r "$1" ] && head -n1 "$1" 2>/dev/null; }
 
 log "init started, kernel $(uname -r)"
+# The second stage of a stateless boot: this same script, as the root image's /init.
+stage2=""
+[ -e /etc/corral-root ] && stage2=1 && log "running from the root image: $(cat /etc/corral-root)"
 
 callback=$(arg callback)
 token=$(arg token)
@@ -58,7 +61,7 @@ hostname=$(arg hostname || echo "corral-netboot")
 hostname "$hostname"
 
 module=$(find /lib/modules -name e1000.ko | head -n1)
-insmod "$module" || log "insmod $module failed"
+[ -z "$stage2" ] && { insmod "$module" || log "insmod $module failed"; }
 n=0
 while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
 ip link set lo up
@@ -71,7 +74,8 @@ for word in $(cat /proc/cmdline); do
     case "$word" in ip=*:*) static="${word#ip=}" ;; esac
 done
 ok=""
-if [ -n "$static" ]; then
+[ -n "$stage2" ] && ok=1  # the network the first stage brought up is still up
+if [ -z "$ok" ] && [ -n "$static" ]; then
     client=$(echo "$static" | cut -d: -f1)
     gateway=$(echo "$static" | cut -d: -f3)
     netmask=$(echo "$static" | cut -d: -f4)
@@ -95,6 +99,36 @@ if [ -z "$ok" ]; then
     shutdown_now
 fi
 
+# A stateless image: fetch the root image, check it, run it from RAM (stateless.py).
+root_url=$(arg root || true)
+if [ -n "$root_url" ] && [ -z "$stage2" ]; then
+    want=$(arg root_sha256 || true)
+    log "fetching the root image $root_url"
+    if ! wget -q -O /run/root.squashfs "$root_url"; then
+        log "root image download failed"
+        log "phone-home failed"
+        shutdown_now
+    fi
+    got=$(sha256sum /run/root.squashfs | cut -d' ' -f1)
+    if [ "$got" != "$want" ]; then
+        log "root image sha256 mismatch: got $got, want $want"
+        log "phone-home failed"
+        shutdown_now
+    fi
+    for m in loop squashfs overlay; do
+        insmod "$(find /lib/modules -name "$m.ko" | head -n1)" || log "insmod $m failed"
+    done
+    mkdir -p /run/ro /run/rw /newroot
+    mount -t squashfs -o loop,ro /run/root.squashfs /run/ro \
+        && mount -t tmpfs -o size=64m tmpfs /run/rw \
+        && mkdir -p /run/rw/upper /run/rw/work \
+        && mount -t overlay overlay \
+            -o lowerdir=/run/ro,upperdir=/run/rw/upper,workdir=/run/rw/work /newroot \
+        || { log "root image could not be mounted"; log "phone-home failed"; shutdown_now; }
+    log "root image $got mounted under an overlay on tmpfs; switching to it"
+    exec switch_root /newroot /init
+fi
+
 mac=$(read_first /sys/class/net/eth0/address)
 ipaddr=$(ip -4 -o addr show dev eth0 | sed -n 's/.* inet \([0-9.]*\).*/\1/p' | head -n1)
 cpus=$(grep -c '^processor' /proc/cpuinfo)
@@ -105,6 +139,8 @@ facts="$facts, \"serial\": $(json_str "$(read_first /sys/class/dmi/id/product_se
 facts="$facts, \"uuid\": $(json_str "$(read_first /sys/class/dmi/id/product_uuid)")"
 facts="$facts, \"vendor\": $(json_str "$(read_first /sys/class/dmi/id/sys_vendor)")"
 facts="$facts, \"product\": $(json_str "$(read_first /sys/class/dmi/id/product_name)")"
+facts="$facts, \"root\": $(json_str "$(awk '$2 == "/" {fs = $3} END {print fs}' /proc/mounts)")"
+facts="$facts, \"disks\": $(json_str "$(ls /sys/block | grep -v -e '^loop' -e '^ram' | tr '\n' ' ')")"
 facts="$facts, \"cmdline\": $(json_str "$(cat /proc/cmdline)")}"
 
 body="{\"token\": $(json_str "$token"), \"hostname\": $(json_str "$hostname")"

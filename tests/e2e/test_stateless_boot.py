@@ -1,0 +1,100 @@
+"""A stateless image deployed through the API boots in QEMU and runs from RAM: Corral's
+production web server answers iPXE, the initramfs fetches the root image its command line
+names, checks its sha256, mounts it under an overlay on tmpfs and switches to it; the
+root image's own /init phones home. The machine has no disk at all. A root image that is
+not what the image says is refused by the node, on its console
+(tests/peers/netboot/init.sh, stateless.py)."""
+
+import pytest
+
+from inventory.models import NetworkInterface
+from provisioning.models import Deployment, Image
+from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.peers.netboot.stateless import ROOT_NAME, build_root_image
+from tests.workers import wait_operation
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the web server (guestfwd)
+
+
+@pytest.fixture
+def corral_web_env():
+    return {
+        "ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100",
+        "CORRAL_BOOT_BASE_URL": GUEST_APP,
+        "CORRAL_GATE_ON_PHONE_HOME": "false",  # gates: see test_gates.py
+    }
+
+
+def deploy_stateless(api, netboot, sushy_emulator, root_sha256: str):
+    files = netboot.files
+    image = Image.objects.create(
+        name="stateless-test",
+        version="1",
+        state="published",
+        deploy_mode="stateless",
+        kernel_url=files.kernel_url,
+        initrd_url=files.initrd_url,
+        rootfs_url=files.url(ROOT_NAME),
+        kernel_sha256=files.kernel_sha256,
+        initrd_sha256=files.initrd_sha256,
+        rootfs_sha256=root_sha256,
+    )
+    mac, serial, uuid = netboot.identity()
+    node = NodeFactory(
+        rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one")),
+        hostname="gpu-stateless",
+        serial=serial,
+        nic=None,
+        bmc__address=sushy_emulator.address,
+        bmc__system_id=sushy_emulator.systems[3].uuid,
+        state="ready",
+    )
+    NetworkInterface.objects.create(node=node, mac=mac, boot=True)
+    resp = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/deploy/", {"params": {"image": image.pk}}, format="json"
+    )
+    assert resp.status_code == 202, resp.content
+    assert wait_operation(resp.data["id"]).status == "succeeded"
+    return node, (mac, serial, uuid)
+
+
+def test_a_stateless_node_runs_its_root_image_from_ram_and_phones_home(
+    api, corral_web, netboot, sushy_emulator, celery_worker, tmp_path
+):
+    root, sha256 = build_root_image(tmp_path / ROOT_NAME, release="1")
+    netboot.files.serve(ROOT_NAME, root)
+    node, (mac, serial, uuid) = deploy_stateless(api, netboot, sushy_emulator, sha256)
+
+    port = int(corral_web.rsplit(":", 1)[1])
+    result = netboot.boot(port, mac=mac, serial=serial, uuid=uuid, timeout=120)
+
+    assert result.phoned_home, result.tail(40)
+    assert f"CORRAL: root image {sha256} mounted under an overlay on tmpfs" in result.serial_log
+    assert "CORRAL: running from the root image: corral stateless test root 1" in result.serial_log
+    node.refresh_from_db()
+    assert node.state == "validating"
+    assert Deployment.objects.get(node=node).status == "succeeded"
+    # What the running system reported: its root is the overlay, and it has no disk.
+    assert node.observed_facts["root"] == "overlay"
+    assert node.observed_facts["disks"] == ""
+
+
+def test_a_root_image_that_is_not_the_images_is_refused_by_the_node(
+    api, corral_web, netboot, sushy_emulator, celery_worker, tmp_path
+):
+    root, sha256 = build_root_image(tmp_path / ROOT_NAME, release="tampered")
+    netboot.files.serve(ROOT_NAME, root)
+    published = "0" * 64  # what the image says; the server now has other bytes
+    node, (mac, serial, uuid) = deploy_stateless(api, netboot, sushy_emulator, published)
+
+    port = int(corral_web.rsplit(":", 1)[1])
+    result = netboot.boot(port, mac=mac, serial=serial, uuid=uuid, timeout=120)
+
+    assert not result.phoned_home
+    assert f"CORRAL: root image sha256 mismatch: got {sha256}, want {published}" in (
+        result.serial_log
+    )
+    assert "switching to it" not in result.serial_log
+    node.refresh_from_db()
+    assert node.state == "deploying"  # until its deadline fails it

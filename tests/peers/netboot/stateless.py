@@ -1,0 +1,46 @@
+"""The root image of a stateless test boot: a squashfs holding busybox and the same /init
+(init.sh), which, started from it after switch_root, only phones home, reporting what its
+root is mounted as and which disks the machine has.
+
+The initramfs (artifacts.py) fetches it from the URL its command line gives
+(`corral.root=`), checks its sha256 (`corral.root_sha256=`), mounts it under an overlay on
+tmpfs and switches to it: the machine runs from RAM."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.peers.netboot.artifacts import BUSYBOX, INIT_SCRIPT, UDHCPC_SCRIPT, NetbootUnavailable
+
+ROOT_NAME = "root.squashfs"
+# The root image says it is one: init.sh's second stage.
+MARKER = "etc/corral-root"
+
+
+def build_root_image(dest: Path, release: str = "1") -> tuple[Path, str]:
+    """Write the squashfs to dest; (its path, its sha256). `release` goes into the image's
+    marker file, so two releases have different bytes."""
+    if shutil.which("mksquashfs") is None:
+        raise NetbootUnavailable("mksquashfs missing: apt-get install squashfs-tools")
+    tree = dest.parent / f".{dest.name}.tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    for sub in ("bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "run", "newroot"):
+        (tree / sub).mkdir(parents=True)
+    shutil.copy2(BUSYBOX, tree / "bin/busybox")
+    (tree / "bin/sh").symlink_to("busybox")
+    shutil.copyfile(INIT_SCRIPT, tree / "init")
+    (tree / "init").chmod(0o755)
+    shutil.copyfile(UDHCPC_SCRIPT, tree / "etc/udhcpc.script")
+    (tree / "etc/udhcpc.script").chmod(0o755)
+    (tree / MARKER).write_text(f"corral stateless test root {release}\n")
+    dest.unlink(missing_ok=True)
+    subprocess.run(
+        ["mksquashfs", str(tree), str(dest), "-noappend", "-all-root", "-comp", "gzip", "-quiet"],
+        check=True,
+        capture_output=True,
+    )
+    shutil.rmtree(tree, ignore_errors=True)
+    return dest, hashlib.sha256(dest.read_bytes()).hexdigest()
