@@ -189,6 +189,7 @@ def _check_origin(token: str, remote_addr: str | None) -> None:
 def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deployment, bool]:
     """Close the deployment the token belongs to. Returns (deployment, changed).
 
+    A report with `failed` (what went wrong, in the node's words) fails the deploy at once.
     Refuses (CallbackRefused -> 403) a token that is unknown, expired, superseded, or
     presented for another node, or from an address that is not its node's (WrongAddress);
     the node is untouched. A repeat of the call that already succeeded is answered without
@@ -216,6 +217,9 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
             raise CallbackRefused(f"token already {deployment.status}")
         if timezone.now() > deployment.deadline or node.state != NodeState.DEPLOYING:
             raise CallbackRefused("token expired")
+        if report.get("failed"):
+            _node_failed(deployment, node, report["failed"])
+            return deployment, True
         now = timezone.now()
         booted = {
             k: report[k] for k in ("image", "version", "kernel", "facts", "hostname") if k in report
@@ -264,6 +268,15 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
             # above it).
             operations.enqueue_on_commit(ACTIONS["validate"].task_name, gate)
     return deployment, True
+
+
+def _node_failed(deployment: Deployment, node: Node, said: object) -> None:
+    """The node's own report that its boot cannot go on (a root image whose sha256 is not
+    the image's, say): the deploy fails now, with its words, not at the deadline. The
+    transition closes the deployment (signals.close_deployment)."""
+    words = "".join(c if " " <= c <= "~" else " " for c in str(said))[:500].strip()
+    reason = f"the node reported: {words or 'a failure, without saying what'}"
+    transition(node, "fail", "system", reason, operation=deployment.operation)
 
 
 def waiting_deployment(node: Node | int) -> Deployment | None:

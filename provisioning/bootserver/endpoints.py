@@ -121,7 +121,9 @@ def callback(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"detail": "Token refused."}, status=403)
     return JsonResponse(
         {
-            "status": "recorded" if changed else "already recorded",
+            "status": ("failure recorded" if report.get("failed") else "recorded")
+            if changed
+            else "already recorded",
             "node": deployment.node.hostname,
             "image": str(deployment.image),
         }

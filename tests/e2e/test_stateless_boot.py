@@ -2,8 +2,8 @@
 production web server answers iPXE, the initramfs fetches the root image its command line
 names, checks its sha256, mounts it under an overlay on tmpfs and switches to it; the
 root image's own /init phones home. The machine has no disk at all. A root image that is
-not what the image says is refused by the node, on its console
-(tests/peers/netboot/init.sh, stateless.py)."""
+not what the image says is refused by the node, on its console and to Corral, which fails
+the deploy with its words (tests/peers/netboot/init.sh, stateless.py)."""
 
 import pytest
 
@@ -92,9 +92,12 @@ def test_a_root_image_that_is_not_the_images_is_refused_by_the_node(
     result = netboot.boot(port, mac=mac, serial=serial, uuid=uuid, timeout=120)
 
     assert not result.phoned_home
-    assert f"CORRAL: root image sha256 mismatch: got {sha256}, want {published}" in (
-        result.serial_log
-    )
+    said = f"root image sha256 mismatch: got {sha256}, want {published}"
+    assert f"CORRAL: {said}" in result.serial_log
+    assert "CORRAL: failure reported" in result.serial_log
     assert "switching to it" not in result.serial_log
+    # The deploy failed at once, in the node's words, not at its deadline.
     node.refresh_from_db()
-    assert node.state == "deploying"  # until its deadline fails it
+    assert (node.state, node.failure_reason) == ("failed", f"the node reported: {said}")
+    deployment = Deployment.objects.get(node=node)
+    assert deployment.status == "failed" and said in deployment.error

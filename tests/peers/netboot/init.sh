@@ -99,21 +99,28 @@ if [ -z "$ok" ]; then
     shutdown_now
 fi
 
+# The boot cannot go on: say so on the console and to Corral (the deploy fails with it).
+report_failure() {
+    log "$1"
+    body="{\"token\": $(json_str "$token"), \"hostname\": $(json_str "$hostname")"
+    body="$body, \"failed\": $(json_str "$1")}"
+    timeout 15 wget -q -O /tmp/response --header 'Content-Type: application/json' \
+        --post-data "$body" "$callback" && log "failure reported: $(head -c 200 /tmp/response)"
+    log "phone-home failed"
+    shutdown_now
+}
+
 # A stateless image: fetch the root image, check it, run it from RAM (stateless.py).
 root_url=$(arg root || true)
 if [ -n "$root_url" ] && [ -z "$stage2" ]; then
     want=$(arg root_sha256 || true)
     log "fetching the root image $root_url"
     if ! wget -q -O /run/root.squashfs "$root_url"; then
-        log "root image download failed"
-        log "phone-home failed"
-        shutdown_now
+        report_failure "root image download failed: $root_url"
     fi
     got=$(sha256sum /run/root.squashfs | cut -d' ' -f1)
     if [ "$got" != "$want" ]; then
-        log "root image sha256 mismatch: got $got, want $want"
-        log "phone-home failed"
-        shutdown_now
+        report_failure "root image sha256 mismatch: got $got, want $want"
     fi
     for m in loop squashfs overlay; do
         insmod "$(find /lib/modules -name "$m.ko" | head -n1)" || log "insmod $m failed"
@@ -124,7 +131,7 @@ if [ -n "$root_url" ] && [ -z "$stage2" ]; then
         && mkdir -p /run/rw/upper /run/rw/work \
         && mount -t overlay overlay \
             -o lowerdir=/run/ro,upperdir=/run/rw/upper,workdir=/run/rw/work /newroot \
-        || { log "root image could not be mounted"; log "phone-home failed"; shutdown_now; }
+        || report_failure "root image could not be mounted"
     log "root image $got mounted under an overlay on tmpfs; switching to it"
     exec switch_root /newroot /init
 fi

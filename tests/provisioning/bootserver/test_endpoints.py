@@ -121,6 +121,22 @@ def test_phone_home_moves_the_node_to_validating_and_records_facts(client, node,
     assert node.events.count() == 1
 
 
+def test_a_node_reporting_its_boot_failed_fails_the_deploy_at_once_in_its_words(
+    client, node, image
+):
+    deployment = deploying(node, image)
+    said = "root image sha256 mismatch: got " + "a" * 64 + ",\x1b[31m want " + "b" * 64
+    resp = callback(client, hostname=node.hostname, failed=said)
+    assert resp.status_code == 200 and resp.json()["status"] == "failure recorded"
+    node.refresh_from_db()
+    deployment.refresh_from_db()
+    printable = said.replace("\x1b", " ")  # a terminal's escape is not kept
+    assert (node.state, node.failure_reason) == ("failed", f"the node reported: {printable}")
+    assert deployment.status == "failed" and printable in deployment.error
+    # Its token is spent: a later phone-home (or report) is refused.
+    assert callback(client, hostname=node.hostname).status_code == 403
+
+
 @pytest.mark.parametrize("case", ["wrong", "expired", "other-node", "superseded", "no-token"])
 def test_bad_tokens_are_refused_and_the_node_is_untouched(client, rack, image, case):
     node = NodeFactory(rack=rack)
@@ -139,7 +155,7 @@ def test_bad_tokens_are_refused_and_the_node_is_untouched(client, rack, image, c
         Deployment.objects.filter(pk=deployment.pk).update(status="superseded")
     elif case == "no-token":
         token = None
-    resp = callback(client, token=token, **report)
+    resp = callback(client, token=token, **report, failed="a report with a bad token")
     assert resp.status_code == 403
     assert resp.json() == {"detail": "Token refused."}
     node.refresh_from_db()
