@@ -7,20 +7,16 @@ import pytest
 
 from inventory.models import NetworkInterface
 from provisioning.models import BootRequest, Deployment, Image
+from tests.e2e.guest import guest_web_env
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.workers import wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the web server (guestfwd)
 
 
 @pytest.fixture
 def corral_web_env():
-    return {
-        "ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100",
-        "CORRAL_BOOT_BASE_URL": GUEST_APP,
-        "CORRAL_GATE_ON_PHONE_HOME": "false",
-    }  # gates: see test_gates.py
+    return guest_web_env()
 
 
 def test_ipxe_boots_the_image_and_the_node_phones_home(

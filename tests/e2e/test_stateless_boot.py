@@ -9,21 +9,17 @@ import pytest
 
 from inventory.models import NetworkInterface
 from provisioning.models import Deployment, Image
+from tests.e2e.guest import guest_web_env
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.netboot.stateless import ROOT_NAME, build_root_image
 from tests.workers import wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the web server (guestfwd)
 
 
 @pytest.fixture
 def corral_web_env():
-    return {
-        "ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100",
-        "CORRAL_BOOT_BASE_URL": GUEST_APP,
-        "CORRAL_GATE_ON_PHONE_HOME": "false",  # gates: see test_gates.py
-    }
+    return guest_web_env()
 
 
 def deploy_stateless(api, netboot, sushy_emulator, root_sha256: str):

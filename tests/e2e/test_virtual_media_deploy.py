@@ -21,12 +21,12 @@ from inventory.models import NetworkInterface
 from provisioning.drivers import get_driver
 from provisioning.models import BootRequest, Deployment, Image, Subnet
 from provisioning.services import bmc_settings
+from tests.e2e.guest import GUEST_APP, guest_web_env
 from tests.factories import NodeFactory, RackFactory, SiteFactory
 from tests.peers.util import wait_until
 from tests.workers import database_url, start_worker, stop_worker, wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-GUEST_APP = "http://10.0.2.100:8800"  # how the VM reaches the web server (guestfwd)
 SITE = "nopxe"
 
 
@@ -37,14 +37,11 @@ def vmedia_dir(tmp_path):
 
 @pytest.fixture
 def corral_web_env(vmedia_dir):
-    return {
-        "ALLOWED_HOSTS": "127.0.0.1,localhost,10.0.2.100",
-        "CORRAL_BOOT_BASE_URL": GUEST_APP,
-        "CORRAL_VMEDIA_DIR": str(vmedia_dir),
-        "CORRAL_GATE_ON_PHONE_HOME": "false",  # gates: see test_gates.py
+    return guest_web_env(
+        CORRAL_VMEDIA_DIR=str(vmedia_dir),
         # QEMU's user network relays the guest's phone-home (guestfwd): from loopback.
-        "CORRAL_PHONE_HOME_RELAYS": "127.0.0.1/32",
-    }
+        CORRAL_PHONE_HOME_RELAYS="127.0.0.1/32",
+    )
 
 
 @pytest.fixture
