@@ -10,6 +10,7 @@ boot_urlpatterns = [
     path("grub", endpoints.grub_config, name="boot_grub"),
     path("nocloud/<str:mac>/<str:part>", endpoints.nocloud, name="boot_nocloud"),
     path("callback", endpoints.callback, name="boot_callback"),
+    path("overlay", endpoints.node_overlay, name="boot_overlay"),
     path("vmedia/<int:deployment>/<str:key>.iso", endpoints.boot_iso, name="boot_vmedia"),
 ]
 

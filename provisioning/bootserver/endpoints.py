@@ -19,7 +19,7 @@ from core import jsonsafe
 from core.clientaddr import client_address
 from inventory.macs import NOT_A_MAC, is_mac
 
-from .. import deployments, vmedia
+from .. import deployments, overlay, vmedia
 from ..boot import render_grub, render_ipxe_chain, render_meta_data, render_user_data
 from ..models import Deployment
 from . import origin, serve
@@ -144,3 +144,23 @@ def boot_iso(request: HttpRequest, deployment: int, key: str) -> HttpResponse:
     return FileResponse(
         vmedia.iso_path(deployment).open("rb"), content_type="application/x-iso9660-image"
     )
+
+
+@csrf_exempt
+@require_POST
+def node_overlay(request: HttpRequest) -> HttpResponse:
+    """A stateless node's own files, laid over its root image (provisioning/overlay.py);
+    403 for a token that opens no waiting deployment, or from another address."""
+    body = json_object(request, "with your token")
+    if isinstance(body, JsonResponse):
+        return body
+    address = client_address(request)
+    try:
+        tar = overlay.for_token(body.get("token"), address, boot_base_url(request))
+    except deployments.WrongAddress as exc:
+        log.warning("%s", exc)
+        return JsonResponse({"detail": origin.answer(exc.address)}, status=403)
+    except deployments.CallbackRefused as exc:
+        log.warning("overlay refused to %s: %s", address, exc)
+        return JsonResponse({"detail": "Token refused."}, status=403)
+    return HttpResponse(tar, content_type="application/gzip")

@@ -74,6 +74,9 @@ def test_a_stateless_node_runs_its_root_image_from_ram_and_phones_home(
     # What the running system reported: its root is the overlay, and it has no disk.
     assert node.observed_facts["root"] == "overlay"
     assert node.observed_facts["disks"] == ""
+    # Its own name came from the overlay Corral rendered for it, not from the root image.
+    assert "CORRAL: node overlay laid over the root image" in result.serial_log
+    assert node.observed_facts["etc_hostname"] == "gpu-stateless"
 
 
 def test_a_root_image_that_is_not_the_images_is_refused_by_the_node(

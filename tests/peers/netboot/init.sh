@@ -132,6 +132,15 @@ if [ -n "$root_url" ] && [ -z "$stage2" ]; then
         && mount -t overlay overlay \
             -o lowerdir=/run/ro,upperdir=/run/rw/upper,workdir=/run/rw/work /newroot \
         || report_failure "root image could not be mounted"
+    # The node's own files (its name, where it phones home), rendered by Corral for it.
+    body="{\"token\": $(json_str "$token")}"
+    if timeout 15 wget -q -O /run/node.tgz --header 'Content-Type: application/json' \
+            --post-data "$body" "${callback%/callback}/overlay" \
+            && tar -xzf /run/node.tgz -C /newroot; then
+        log "node overlay laid over the root image"
+    else
+        report_failure "the node overlay could not be fetched"
+    fi
     log "root image $got mounted under an overlay on tmpfs; switching to it"
     exec switch_root /newroot /init
 fi
@@ -146,6 +155,7 @@ facts="$facts, \"serial\": $(json_str "$(read_first /sys/class/dmi/id/product_se
 facts="$facts, \"uuid\": $(json_str "$(read_first /sys/class/dmi/id/product_uuid)")"
 facts="$facts, \"vendor\": $(json_str "$(read_first /sys/class/dmi/id/sys_vendor)")"
 facts="$facts, \"product\": $(json_str "$(read_first /sys/class/dmi/id/product_name)")"
+facts="$facts, \"etc_hostname\": $(json_str "$(read_first /etc/hostname)")"
 facts="$facts, \"root\": $(json_str "$(awk '$2 == "/" {fs = $3} END {print fs}' /proc/mounts)")"
 facts="$facts, \"disks\": $(json_str "$(ls /sys/block | grep -v -e '^loop' -e '^ram' | tr '\n' ' ')")"
 facts="$facts, \"cmdline\": $(json_str "$(cat /proc/cmdline)")}"
