@@ -10,6 +10,7 @@ class ProvisioningConfig(AppConfig):
         "subnet": "site",
         "biosregistry": "fleet",  # a model's registry, the same at every site
         "nodesensors": "node__rack__site",
+        "nodehostkey": "node__rack__site",
         "sensorsample": "node__rack__site",
     }
     verbose_name = "Provisioning"

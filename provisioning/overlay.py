@@ -10,9 +10,9 @@ the node's addresses (bootserver.origin, as the phone-home). The tar holds:
 
 - etc/hostname, etc/hosts: the node's name;
 - etc/corral/node.json: who it is and where it phones home (the phone-home and attestation
-  agents' configuration): hostname, serial, site, image, callback URL.
-
-Not yet: the node's SSH host keys (kept by Corral, so a reboot keeps them).
+  agents' configuration): hostname, serial, site, image, callback URL;
+- etc/ssh/ssh_host_ed25519_key (0600) and its .pub: the node's host key, made once and
+  kept by Corral (models.NodeHostKey), so a reboot keeps it.
 """
 
 from __future__ import annotations
@@ -21,9 +21,19 @@ import io
 import json
 import tarfile
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    PublicFormat,
+)
+
+from inventory.models import Node
+
 from . import deployments
 from .bootserver import origin
-from .models import Deployment
+from .models import Deployment, NodeHostKey
 from .models.deployments import DeploymentStatus
 
 
@@ -56,20 +66,38 @@ def render(deployment: Deployment, base_url: str) -> bytes:
         "image": str(deployment.image),
         "callback_url": f"{base_url}/boot/callback",
     }
+    key = host_key(node)
     files = {
-        "etc/hostname": f"{node.hostname}\n",
-        "etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{node.hostname}\n",
-        "etc/corral/node.json": json.dumps(about, indent=2, sort_keys=True) + "\n",
+        "etc/hostname": (f"{node.hostname}\n", 0o644),
+        "etc/hosts": (f"127.0.0.1\tlocalhost\n127.0.1.1\t{node.hostname}\n", 0o644),
+        "etc/corral/node.json": (json.dumps(about, indent=2, sort_keys=True) + "\n", 0o644),
+        "etc/ssh/ssh_host_ed25519_key": (key.private_key, 0o600),
+        "etc/ssh/ssh_host_ed25519_key.pub": (f"{key.public_key} root@{node.hostname}\n", 0o644),
     }
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar:
-        for directory in ("etc", "etc/corral"):
+        for directory in ("etc", "etc/corral", "etc/ssh"):
             info = tarfile.TarInfo(directory)
             info.type, info.mode = tarfile.DIRTYPE, 0o755
             tar.addfile(info)
-        for name, text in files.items():
+        for name, (text, mode) in files.items():
             data = text.encode()
             info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
+            info.size, info.mode = len(data), mode
             tar.addfile(info, io.BytesIO(data))
     return raw.getvalue()
+
+
+def host_key(node: Node) -> NodeHostKey:
+    """The node's SSH host key, made on its first stateless boot (ed25519, as OpenSSH makes
+    it) and the same on every boot after."""
+    found = NodeHostKey.objects.filter(node=node).first()
+    if found is not None:
+        return found
+    private = Ed25519PrivateKey.generate()
+    pem = private.private_bytes(Encoding.PEM, PrivateFormat.OpenSSH, NoEncryption()).decode()
+    public = private.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode()
+    NodeHostKey.objects.get_or_create(
+        node=node, defaults={"private_key": pem, "public_key": public}
+    )
+    return NodeHostKey.objects.get(node=node)  # whichever of two first boots made it

@@ -1,5 +1,6 @@
 from .bios import BiosRegistry
 from .deployments import BootRequest, Deployment, DeploymentStatus
+from .hostkeys import NodeHostKey
 from .images import Image, ImageState
 from .networks import Subnet
 from .sensors import NodeSensors, SensorSample
@@ -11,6 +12,7 @@ __all__ = [
     "DeploymentStatus",
     "Image",
     "ImageState",
+    "NodeHostKey",
     "NodeSensors",
     "SensorSample",
     "Subnet",
