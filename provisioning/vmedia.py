@@ -143,8 +143,6 @@ def serve_refusal(deployment: Deployment | None, key: str, remote_addr: str | No
     bmc_address = deployment.node.bmc.address.strip()
     if remote_addr is None or not _same_host(remote_addr, bmc_address):
         return f"only the BMC of {deployment.node} ({bmc_address}) fetches its boot image"
-    if not iso_path(deployment.pk).exists():
-        return "the boot image was deleted"
     return None
 
 

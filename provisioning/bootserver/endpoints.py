@@ -138,12 +138,15 @@ def boot_iso(request: HttpRequest, deployment: int, key: str) -> HttpResponse:
     found = Deployment.objects.select_related("node__bmc").filter(pk=deployment).first()
     address = client_address(request)
     refused = vmedia.serve_refusal(found, key, address)
+    if refused is None:
+        try:  # the eject sweep may have deleted it since
+            iso = vmedia.iso_path(deployment).open("rb")
+        except FileNotFoundError:
+            refused = "the boot image was deleted"
     if refused is not None:
         log.warning("boot ISO %s not served to %s: %s", deployment, address, refused)
         return HttpResponse("No such boot image.\n", status=404, content_type=IPXE)
-    return FileResponse(
-        vmedia.iso_path(deployment).open("rb"), content_type="application/x-iso9660-image"
-    )
+    return FileResponse(iso, content_type="application/x-iso9660-image")
 
 
 @csrf_exempt

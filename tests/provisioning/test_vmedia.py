@@ -109,11 +109,14 @@ def test_the_iso_is_served_to_its_bmc_while_the_deployment_waits(client, served)
     assert b"".join(reply.streaming_content) == b"ISO bytes"
 
 
-def test_the_iso_is_refused_to_anyone_else_to_a_wrong_key_and_once_it_ended(client, served):
+def test_the_iso_is_refused_to_anyone_else_to_a_wrong_key_once_deleted_or_ended(client, served):
     deployment, path = served
     assert client.get(path, REMOTE_ADDR="10.1.2.4").status_code == 404  # another machine
     wrong = path.replace(vmedia.media_key(deployment), "0" * 40)
     assert client.get(wrong, REMOTE_ADDR="10.1.2.3").status_code == 404
+    vmedia.iso_path(deployment.pk).rename(vmedia.iso_path(deployment.pk).with_suffix(".kept"))
+    assert client.get(path, REMOTE_ADDR="10.1.2.3").status_code == 404  # the sweep deleted it
+    vmedia.iso_path(deployment.pk).with_suffix(".kept").rename(vmedia.iso_path(deployment.pk))
     Deployment.objects.filter(pk=deployment.pk).update(status="succeeded")
     assert client.get(path, REMOTE_ADDR="10.1.2.3").status_code == 404
 
