@@ -14,11 +14,12 @@ import pytest
 from health.models import HealthEvent
 from inventory.models import Node, Operation
 from provisioning import draining
-from provisioning.models import Deployment
+from provisioning.models import Deployment, Image
 from rma.models import Case as RMACase
 from tests.day2 import scenario
 from tests.e2e.test_gates import profile_spec, use_profile
 from tests.factories import api_token
+from tests.peers.netboot.stateless import ROOT_NAME, build_root_image
 from validation.models import GateRun
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -109,3 +110,43 @@ def test_a_gpu_failing_its_burn_in_ends_the_loop_in_an_rma_case(loop, sshd):
     # Out of Slurm's pool: still drained, never resumed.
     assert cluster.node_state(scenario.HOSTNAME) == "IDLE+DRAIN"
     assert run.vm is not None and run.vm.phoned_home
+
+
+def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd, tmp_path):
+    """The same loop for a node running a stateless image: the recycle's deploy is a
+    reboot into the same image, fetched again into RAM (docs/boot-modes.md)."""
+    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1))
+    netboot = loop["netboot"]
+    root, root_sha256 = build_root_image(tmp_path / ROOT_NAME)
+    netboot.files.serve(ROOT_NAME, root)
+    golden = scenario.netboot_image(netboot)
+    stateless = Image.objects.create(
+        name="debian-stateless",
+        version="1",
+        state="published",
+        deploy_mode="stateless",
+        kernel_url=golden.kernel_url,
+        initrd_url=golden.initrd_url,
+        rootfs_url=netboot.files.url(ROOT_NAME),
+        kernel_sha256=golden.kernel_sha256,
+        initrd_sha256=golden.initrd_sha256,
+        rootfs_sha256=root_sha256,
+    )
+    Deployment.objects.filter(node_id=loop["machine"].node_id).update(image=stateless)
+
+    run = scenario.run_loop(**loop)
+
+    assert run.operation.status == "succeeded", run.operation.error
+    steps = Operation.objects.filter(parent=run.operation).order_by("pk")
+    assert [s.kind for s in steps] == ["drain", "deploy", "validate", "admit"]
+    node = Node.objects.get(hostname=scenario.HOSTNAME)
+    assert node.state == "in_service"
+    assert loop["cluster"].node_state(scenario.HOSTNAME) == "IDLE"
+    # It came back running its image from RAM: the overlay root, no disk to write to.
+    log = run.vm.serial_log
+    assert f"CORRAL: root image {root_sha256} mounted under an overlay on tmpfs" in log, (
+        run.vm.tail(40)
+    )
+    assert (node.observed_facts["root"], node.observed_facts["disks"]) == ("overlay", "")
+    latest = Deployment.objects.filter(node=node).latest("pk")
+    assert latest.image == stateless and latest.status == "succeeded"
