@@ -113,12 +113,8 @@ def callback(request: HttpRequest) -> JsonResponse:
     address = client_address(request)  # behind a trusted proxy, the address it saw
     try:
         deployment, changed = deployments.phone_home(token, report, address)
-    except deployments.WrongAddress as exc:
-        log.warning("%s", exc)
-        return JsonResponse({"detail": origin.answer(exc.address)}, status=403)
     except deployments.CallbackRefused as exc:
-        log.warning("phone-home refused from %s: %s", address, exc)
-        return JsonResponse({"detail": "Token refused."}, status=403)
+        return _refused(exc, "phone-home", address)
     return JsonResponse(
         {
             "status": ("failure recorded" if report.get("failed") else "recorded")
@@ -160,10 +156,16 @@ def node_overlay(request: HttpRequest) -> HttpResponse:
     address = client_address(request)
     try:
         tar = overlay.for_token(body.get("token"), address, boot_base_url(request))
-    except deployments.WrongAddress as exc:
+    except deployments.CallbackRefused as exc:
+        return _refused(exc, "overlay", address)
+    return HttpResponse(tar, content_type="application/gzip")
+
+
+def _refused(exc: deployments.CallbackRefused, what: str, address: str | None) -> JsonResponse:
+    """403: from an address that is not the node's, saying so (origin); any other refusal
+    reveals nothing. The log says which."""
+    if isinstance(exc, deployments.WrongAddress):
         log.warning("%s", exc)
         return JsonResponse({"detail": origin.answer(exc.address)}, status=403)
-    except deployments.CallbackRefused as exc:
-        log.warning("overlay refused to %s: %s", address, exc)
-        return JsonResponse({"detail": "Token refused."}, status=403)
-    return HttpResponse(tar, content_type="application/gzip")
+    log.warning("%s refused from %s: %s", what, address, exc)
+    return JsonResponse({"detail": "Token refused."}, status=403)

@@ -14,12 +14,12 @@ import pytest
 from health.models import HealthEvent
 from inventory.models import Node, Operation
 from provisioning import draining
-from provisioning.models import Deployment, Image
+from provisioning.models import Deployment
 from rma.models import Case as RMACase
 from tests.day2 import scenario
 from tests.e2e.test_gates import profile_spec, use_profile
 from tests.factories import api_token
-from tests.peers.netboot.stateless import ROOT_NAME, build_root_image
+from tests.peers.netboot.stateless import ROOT_NAME, build_root_image, stateless_image
 from validation.models import GateRun
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -119,19 +119,7 @@ def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd
     netboot = loop["netboot"]
     root, root_sha256 = build_root_image(tmp_path / ROOT_NAME)
     netboot.files.serve(ROOT_NAME, root)
-    golden = scenario.netboot_image(netboot)
-    stateless = Image.objects.create(
-        name="debian-stateless",
-        version="1",
-        state="published",
-        deploy_mode="stateless",
-        kernel_url=golden.kernel_url,
-        initrd_url=golden.initrd_url,
-        rootfs_url=netboot.files.url(ROOT_NAME),
-        kernel_sha256=golden.kernel_sha256,
-        initrd_sha256=golden.initrd_sha256,
-        rootfs_sha256=root_sha256,
-    )
+    stateless = stateless_image(netboot, root_sha256, name="debian-stateless")
     Deployment.objects.filter(node_id=loop["machine"].node_id).update(image=stateless)
 
     run = scenario.run_loop(**loop)

@@ -8,10 +8,10 @@ the deploy with its words (tests/peers/netboot/init.sh, stateless.py)."""
 import pytest
 
 from inventory.models import NetworkInterface
-from provisioning.models import Deployment, Image
+from provisioning.models import Deployment
 from tests.e2e.guest import guest_web_env
 from tests.factories import NodeFactory, RackFactory, SiteFactory
-from tests.peers.netboot.stateless import ROOT_NAME, build_root_image
+from tests.peers.netboot.stateless import ROOT_NAME, build_root_image, stateless_image
 from tests.workers import wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -23,19 +23,7 @@ def corral_web_env():
 
 
 def deploy_stateless(api, netboot, sushy_emulator, root_sha256: str):
-    files = netboot.files
-    image = Image.objects.create(
-        name="stateless-test",
-        version="1",
-        state="published",
-        deploy_mode="stateless",
-        kernel_url=files.kernel_url,
-        initrd_url=files.initrd_url,
-        rootfs_url=files.url(ROOT_NAME),
-        kernel_sha256=files.kernel_sha256,
-        initrd_sha256=files.initrd_sha256,
-        rootfs_sha256=root_sha256,
-    )
+    image = stateless_image(netboot, root_sha256)
     mac, serial, uuid = netboot.identity()
     node = NodeFactory(
         rack=RackFactory(site=SiteFactory(slug="dc1", name="DC one")),

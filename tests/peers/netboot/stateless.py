@@ -44,3 +44,23 @@ def build_root_image(dest: Path, release: str = "1") -> tuple[Path, str]:
     )
     shutil.rmtree(tree, ignore_errors=True)
     return dest, hashlib.sha256(dest.read_bytes()).hexdigest()
+
+
+def stateless_image(netboot, root_sha256: str, name: str = "stateless-test"):
+    """A published stateless Image of the netboot peer's kernel and initramfs, its root
+    image at ROOT_NAME on the peer's file server (serve it there first)."""
+    from provisioning.models import Image
+
+    files = netboot.files
+    return Image.objects.create(
+        name=name,
+        version="1",
+        state="published",
+        deploy_mode="stateless",
+        kernel_url=files.kernel_url,
+        initrd_url=files.initrd_url,
+        rootfs_url=files.url(ROOT_NAME),
+        kernel_sha256=files.kernel_sha256,
+        initrd_sha256=files.initrd_sha256,
+        rootfs_sha256=root_sha256,
+    )
