@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
 
 from .render import render_grub
@@ -67,8 +68,38 @@ def static_address(target: BootTarget, subnet: Subnet) -> str:
     return "ip=" + ":".join(fields)
 
 
+def kernel_arch(head: bytes) -> str | None:
+    """The architecture a Linux kernel image is for, from its first bytes: "arm64" (the
+    Image header's magic, Documentation/arch/arm64/booting.rst, gzip'd or not, or a PE
+    image for arm64), "x86_64" (a PE image for x86-64, or the bzImage setup header's
+    "HdrS"), else None."""
+    if head[:2] == b"\x1f\x8b":  # a gzip'd Image, as Debian ships arm64 kernels
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+        except zlib.error:
+            return None
+    if head[0x38:0x3C] == b"ARM\x64":
+        return "arm64"
+    if head[:2] == b"MZ" and len(head) >= 0x40:
+        pe = int.from_bytes(head[0x3C:0x40], "little")
+        if head[pe : pe + 4] == b"PE\0\0":
+            machine = int.from_bytes(head[pe + 4 : pe + 6], "little")
+            return {0x8664: "x86_64", 0xAA64: "arm64"}.get(machine)
+    if head[0x202:0x206] == b"HdrS":
+        return "x86_64"
+    return None
+
+
 def build_boot_iso(kernel: Path, initrd: Path, grub_cfg: str, dest: Path) -> Path:
-    """Write the ISO to `dest` (mode 0600); RenderError saying why when it cannot be."""
+    """Write the ISO to `dest` (mode 0600); RenderError saying why when it cannot be,
+    such as a kernel for another machine than the x86-64 ones its GRUB boots."""
+    with kernel.open("rb") as image:
+        arch = kernel_arch(image.read(8192))
+    if arch not in (None, "x86_64"):
+        raise RenderError(
+            f"its kernel is for {arch}; boot ISOs are built for x86-64 machines only "
+            "(an arm64 node, such as Grace in GB200 and GH200, boots over the network)"
+        )
     tool = shutil.which(GRUB_MKRESCUE)
     if tool is None:
         raise ISOToolMissing(f"{GRUB_MKRESCUE} is not installed here: {TOOLS_HINT}")

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import gzip
+import struct
 from dataclasses import replace
 
 import pytest
 
 from provisioning.boot import iso
 from provisioning.boot.types import RenderError, Subnet
+from tests.peers.netboot.artifacts import installed_kernel
 
 
 def test_the_iso_boots_the_kernel_on_the_cd_with_the_deploys_command_line(
@@ -53,3 +56,26 @@ def test_a_target_in_a_provisioning_subnet_is_given_its_address_on_the_command_l
     with pytest.raises(RenderError) as refused:
         iso.render_iso_grub(elsewhere, image, phone_home, subnet)
     assert str(refused.value) == f"{target.hostname}'s address 10.30.0.9 is not in 10.20.0.0/16"
+
+
+def arm64_image_header() -> bytes:
+    """The 64-byte header of an arm64 kernel Image (Documentation/arch/arm64/booting.rst):
+    code0/code1, text_offset, image_size, flags, three reserved, the magic, reserved."""
+    return struct.pack("<IIQQQQQQ4sI", 0, 0, 0, 0x2000000, 0xA, 0, 0, 0, b"ARM\x64", 0x40)
+
+
+def test_the_kernels_architecture_is_read_from_its_header():
+    debian = installed_kernel().vmlinuz  # this machine's own, as Debian ships it
+    assert iso.kernel_arch(debian.read_bytes()[:8192]) == "x86_64"
+    assert iso.kernel_arch(arm64_image_header()) == "arm64"
+    assert iso.kernel_arch(gzip.compress(arm64_image_header() + bytes(4096))) == "arm64"
+    assert iso.kernel_arch(b"not a kernel" * 100) is None
+
+
+def test_an_arm64_kernel_gets_no_x86_boot_iso_and_is_told_why(tmp_path, target, image, phone_home):
+    kernel = tmp_path / "vmlinuz"
+    kernel.write_bytes(arm64_image_header() + bytes(4096))
+    with pytest.raises(RenderError) as refused:
+        iso.build_boot_iso(kernel, kernel, "", tmp_path / "boot.iso")
+    assert str(refused.value).startswith("its kernel is for arm64; boot ISOs are built for x86-64")
+    assert not (tmp_path / "boot.iso").exists()
