@@ -136,5 +136,9 @@ def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd
         run.vm.tail(40)
     )
     assert (node.observed_facts["root"], node.observed_facts["disks"]) == ("overlay", "")
+    assert "CORRAL: running from the root image: corral stateless test root 1" in log
+    # Its own name came from the overlay Corral rendered for it, not from the root image.
+    assert "CORRAL: node overlay laid over the root image" in log
+    assert node.observed_facts["etc_hostname"] == scenario.HOSTNAME
     latest = Deployment.objects.filter(node=node).latest("pk")
     assert latest.image == stateless and latest.status == "succeeded"

@@ -1,9 +1,8 @@
-"""A stateless image deployed through the API boots in QEMU and runs from RAM: Corral's
-production web server answers iPXE, the initramfs fetches the root image its command line
-names, checks its sha256, mounts it under an overlay on tmpfs and switches to it; the
-root image's own /init phones home. The machine has no disk at all. A root image that is
-not what the image says is refused by the node, on its console and to Corral, which fails
-the deploy with its words (tests/peers/netboot/init.sh, stateless.py)."""
+"""A stateless image deployed through the API whose root image is not what the image says:
+Corral's production web server answers iPXE, the initramfs fetches the root image its
+command line names and refuses it, on its console and to Corral, which fails the deploy
+with its words (tests/peers/netboot/init.sh, stateless.py). A stateless node that boots
+and runs from RAM: tests/day2/test_loop_e2e.py, where it is recycled by a reboot."""
 
 import pytest
 
@@ -41,30 +40,6 @@ def deploy_stateless(api, netboot, sushy_emulator, root_sha256: str):
     assert resp.status_code == 202, resp.content
     assert wait_operation(resp.data["id"]).status == "succeeded"
     return node, (mac, serial, uuid)
-
-
-def test_a_stateless_node_runs_its_root_image_from_ram_and_phones_home(
-    api, corral_web, netboot, sushy_emulator, celery_worker, tmp_path
-):
-    root, sha256 = build_root_image(tmp_path / ROOT_NAME, release="1")
-    netboot.files.serve(ROOT_NAME, root)
-    node, (mac, serial, uuid) = deploy_stateless(api, netboot, sushy_emulator, sha256)
-
-    port = int(corral_web.rsplit(":", 1)[1])
-    result = netboot.boot(port, mac=mac, serial=serial, uuid=uuid, timeout=120)
-
-    assert result.phoned_home, result.tail(40)
-    assert f"CORRAL: root image {sha256} mounted under an overlay on tmpfs" in result.serial_log
-    assert "CORRAL: running from the root image: corral stateless test root 1" in result.serial_log
-    node.refresh_from_db()
-    assert node.state == "validating"
-    assert Deployment.objects.get(node=node).status == "succeeded"
-    # What the running system reported: its root is the overlay, and it has no disk.
-    assert node.observed_facts["root"] == "overlay"
-    assert node.observed_facts["disks"] == ""
-    # Its own name came from the overlay Corral rendered for it, not from the root image.
-    assert "CORRAL: node overlay laid over the root image" in result.serial_log
-    assert node.observed_facts["etc_hostname"] == "gpu-stateless"
 
 
 def test_a_root_image_that_is_not_the_images_is_refused_by_the_node(

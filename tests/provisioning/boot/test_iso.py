@@ -1,5 +1,5 @@
 """The boot ISO's grub.cfg and what its builder says when it cannot build
-(provisioning/boot/iso.py; a machine booting one: tests/e2e/test_virtual_media_boot.py)."""
+(provisioning/boot/iso.py; a machine booting one: tests/e2e/test_virtual_media_deploy.py)."""
 
 from __future__ import annotations
 
