@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 
 from converge import firmware
 from inventory import operations, services
@@ -21,8 +22,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def running(target):
-    op = services.start_action(target, "apply_firmware", actor="user:tech")
-    assert operations.begin_operation(op, worker="celery@w pid 1")
+    """An update begun by a worker of the test's own: claimed before its message is sent
+    (on commit), so the session's real worker never wins it first (it did, once, on a
+    loaded machine)."""
+    with transaction.atomic():
+        op = services.start_action(target, "apply_firmware", actor="user:tech")
+        assert operations.begin_operation(op, worker="celery@w pid 1")
     op.refresh_from_db()
     return op
 
