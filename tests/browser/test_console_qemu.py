@@ -24,10 +24,10 @@ def test_a_technician_boots_a_qemu_machine_from_its_console_in_the_browser(
     node = ipmi_node(bmc, rack=rack, hostname="gpu-qemu-1")
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     user_in("technician", "tina")
-    open_console(page, corral_web, node, "tina")
-
-    # iPXE's prompt, written before anyone watched, is on the screen the relay kept.
+    # The machine waits at iPXE's prompt before anyone opens its console. The BMC dropped
+    # what it wrote meanwhile; iPXE asks again every few seconds, and the technician sees it.
     wait_until(lambda: "press a key to boot" in vm.console(), timeout=90, what="iPXE's prompt")
+    open_console(page, corral_web, node, "tina")
     # The relay attaches on the session's worker, which a loaded machine keeps busy.
     wait_until(lambda: screen_shows(page, "press a key to boot"), timeout=90, what="the prompt")
     page.locator("#console-terminal").click()

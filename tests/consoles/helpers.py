@@ -71,16 +71,27 @@ def on_own_connection(fn, *args):
         connections.close_all()
 
 
+PROMPT_AGAIN = 3  # seconds
+
+
 def qemu_at_ipxe_prompt(netboot, ipmi_sim_factory, name: str, timeout: float = 150):
     """A QEMU machine whose serial port an ipmi_sim serves as SOL, its iPXE waiting at a
-    prompt for a key before it boots the kernel and initramfs: (vm, bmc)."""
+    prompt for a key before it boots the kernel and initramfs: (vm, bmc).
+
+    The prompt is asked again every PROMPT_AGAIN seconds until a key comes: a BMC (ipmi_sim
+    as a real one) drops what the serial port wrote while no SOL session was active, so a
+    prompt written once before the console attached would never be seen. `timeout` bounds
+    the machine's life."""
     from tests.peers.util import free_port, wait_for_port, wait_until
 
     port = free_port()
     files = netboot.files
     script = (
         "#!ipxe\n"
-        f"prompt --timeout {int(timeout * 1000)} corral-test: press a key to boot ||\n"
+        ":ask\n"
+        f"prompt --timeout {PROMPT_AGAIN * 1000} corral-test: press a key to boot && goto go ||\n"
+        "goto ask\n"
+        ":go\n"
         "echo corral-test: booting the kernel\n"
         f"kernel {files.kernel_url} console=ttyS0 corral.callback=http://10.0.2.100:8800/x\n"
         f"initrd {files.initrd_url}\n"
