@@ -10,6 +10,7 @@ the same transaction. Review the whole machine here:
     inspected       inspecting                                       ready
     deploy          ready, drained, failed                           deploying
     booted          deploying                                        validating
+    rebooted        ready, in_service                                deploying
     validate        failed, drained, in_service                      validating
     admit           validating                                       in_service
     hardware_fault  validating                                       rma
@@ -49,6 +50,9 @@ _TABLE: list[tuple[str, tuple[str, ...], str]] = [
     ("inspected", (S.INSPECTING,), S.READY),
     ("deploy", (S.READY, S.DRAINED, S.FAILED), S.DEPLOYING),
     ("booted", (S.DEPLOYING,), S.VALIDATING),
+    # A stateless node that boots on its own (a power loss, a reset, the OS rebooting) has
+    # no disk to boot: asking for its boot script starts a deploy of its image again.
+    ("rebooted", (S.READY, S.IN_SERVICE), S.DEPLOYING),
     ("validate", (S.FAILED, S.DRAINED, S.IN_SERVICE), S.VALIDATING),
     ("admit", (S.VALIDATING,), S.IN_SERVICE),
     ("hardware_fault", (S.VALIDATING,), S.RMA),
@@ -70,7 +74,9 @@ EVENTS: frozenset[str] = frozenset(MACHINE.events)
 # The events that work reports as it ends (an inspection read the BMC, a node phoned home,
 # the gates passed); no node action starts them. Every other event is some app's action
 # (checks.py refuses a start-up where one is missing).
-REPORTED = frozenset({"inspected", "booted", "admit", "hardware_fault", "drained", "fail"})
+REPORTED = frozenset(
+    {"inspected", "booted", "rebooted", "admit", "hardware_fault", "drained", "fail"}
+)
 
 
 MARK = "<!-- lifecycle_table -->"

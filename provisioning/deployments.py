@@ -26,8 +26,8 @@ from django.utils import timezone
 from inventory import facts as observed
 from inventory import operations
 from inventory.actions import ACTIONS
-from inventory.choices import NodeState
-from inventory.lifecycle import IllegalTransition, transition
+from inventory.choices import NodeState, OperationStatus
+from inventory.lifecycle import IllegalTransition, states_accepting, transition
 from inventory.models import Node, Operation
 
 from . import bmc_answers, signals, vmedia
@@ -35,7 +35,7 @@ from .bootserver import origin
 from .drivers import ACTION_CYCLE, ACTION_ON, BOOT_PXE, POWER_ON, Driver, get_driver
 from .models import Deployment, Image
 from .models.deployments import DeploymentStatus
-from .models.images import ImageState
+from .models.images import DeployMode, ImageState
 from .runner import bmc_io
 from .services import bmc_settings, wait_for_power
 
@@ -151,6 +151,62 @@ def _set_boot(node: Node, op: Operation, driver: Driver, deployment: Deployment)
         driver.media.insert(url)
 
 
+def running_image(node_id: int) -> Image | None:
+    """The image the node last phoned home with: what it runs now."""
+    last = (
+        Deployment.objects.select_related("image")
+        .filter(node_id=node_id, status=DeploymentStatus.SUCCEEDED, phoned_home__isnull=False)
+        .order_by("-phoned_home", "-pk")
+        .first()
+    )
+    return last.image if last is not None else None
+
+
+def reboot(node_id: int) -> Deployment | None:
+    """A stateless node asked for its boot script while no deploy waits for it: it runs
+    from RAM, so this boot is a deploy of its image again (`rebooted`: ready or in service
+    -> deploying), with a token of its own; its phone-home ends it as any deploy's does,
+    and the gate profile's `after_reboot` says whether the gates run again. The deployment
+    now waiting, or None: the node is not stateless, not in a state a reboot moves (a
+    drained node stays out of service: it is answered as today), or another request moved
+    it first (the caller then finds the waiting deployment as for any deploy)."""
+    node = Node.objects.filter(
+        pk=node_id, stateless=True, state__in=states_accepting("rebooted")
+    ).first()
+    image = running_image(node_id) if node is not None else None
+    if node is None or image is None or image.deploy_mode != DeployMode.STATELESS:
+        return None
+    now = timezone.now()
+    words = f"booted on its own: a stateless node's every boot is a deploy of {image}"
+    try:
+        with transaction.atomic():
+            op = Operation.objects.create(
+                kind="deploy",
+                node=node,
+                actor="system",
+                params={"image": image.pk, "image_name": str(image), "reboot": True},
+                status=OperationStatus.SUCCEEDED,
+                progress=100,
+                message="the node booted; waiting for it to phone home",
+                started=now,
+                finished=now,
+            )
+            transition(node, "rebooted", "system", words, operation=op)
+            token = secrets.token_urlsafe(32)
+            return Deployment.objects.create(
+                node=node,
+                image=image,
+                operation=op,
+                token=token,
+                token_sha256=token_hash(token),
+                deadline=node.deadline or now,
+                boot_started=now,
+                reboot=True,
+            )
+    except IllegalTransition:
+        return None
+
+
 @dataclass
 class CallbackRefused(Exception):
     reason: str
@@ -231,7 +287,10 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
         facts = dict(report.get("facts") or {}) if isinstance(report.get("facts"), dict) else {}
         facts.update({k: report[k] for k in ("kernel",) if report.get(k)})
         facts["image"] = str(deployment.image)
-        Node.objects.filter(pk=node.pk).update(observed_facts=facts, observed_at=now)
+        stateless = deployment.image.deploy_mode == DeployMode.STATELESS
+        Node.objects.filter(pk=node.pk).update(
+            observed_facts=facts, observed_at=now, stateless=stateless
+        )
         signals.phoned_home.send(sender=Deployment, deployment=deployment, report=report)
         observed.record(node, "phone-home", observed.lenient(facts), at=now)
         minutes = (now - deployment.created).total_seconds() / 60
@@ -262,7 +321,10 @@ def phone_home(token: str, report: dict, remote_addr: str | None) -> tuple[Deplo
                 node=node,
                 parent_id=parent_id,
                 actor="system",
-                message="acceptance gates after deploy",
+                message="acceptance gates after a reboot"
+                if deployment.reboot
+                else "acceptance gates after deploy",
+                params={"after": "reboot"} if deployment.reboot else {},
             )
             # The gates' task, as the validation app registered it (provisioning imports no app
             # above it).

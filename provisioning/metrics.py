@@ -27,7 +27,8 @@ BMC_CALL_SECONDS = metrics.histogram(
 BOOT_ANSWERS = metrics.counter(
     "corral_boot_answers",
     "Answers of the boot front (/boot/ipxe) by kind: deploy (an install), local (boot the "
-    "disk), unknown (a MAC no node has), error (a script that would not render).",
+    "disk), reboot (a stateless node's own boot: its image again), unknown (a MAC no node has), "
+    "error (a script that would not render).",
     ["kind"],
     app="provisioning",
 )

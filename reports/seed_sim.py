@@ -292,7 +292,15 @@ class NodeSim:
     def _in_service(self) -> None:
         to_fault = self.rng.expovariate(self.fault_rate)
         to_maint = self.rng.expovariate(self.maint_rate) if self.maint_rate else float("inf")
-        if to_fault < to_maint:
+        if to_fault < to_maint and int(to_fault) % 60 == 0:
+            # One fault in sixty is a power loss of a node that runs from RAM: it boots
+            # on its own, and that boot is a deploy of its image again (no draw of its own,
+            # so every other node's history stays what it was).
+            self.t += to_fault
+            self.go(
+                "rebooted", SYSTEM, "booted on its own: a stateless node's every boot is a deploy"
+            )
+        elif to_fault < to_maint:
             self.t += to_fault
             self.drain_cause, self.fault = "fault", _fault_reason(self.rng)
             self.go("drain", SYSTEM, self.fault)

@@ -10,7 +10,7 @@ from inventory.models import Node, Operation
 from provisioning.runner import acquire_or_wait, retry_later, transient_policy
 from provisioning.schedulers import SchedulerError, SchedulerTransientError
 
-from . import services, steps
+from . import reboots, services, steps
 from .models import GateRun
 
 
@@ -25,6 +25,8 @@ def start_gate(op_id: int) -> str:
     # it for the length of the step (so a technician can still act between steps).
     release_for(op)
     try:
+        if reboots.skips(op):
+            return "skipped: after a reboot"
         services.cordon_for_burn_in(op)
         services.start_gate_run(op.node, op)
     except SchedulerTransientError as exc:

@@ -118,6 +118,10 @@ class Node(models.Model):
     # GPU UUIDs. Compared with the image baseline to show drift.
     observed_facts = models.JSONField(default=dict, blank=True, editable=False)
     observed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Runs its image from RAM (its last deploy phoned home with a stateless image): it has
+    # no installed OS, so any boot of it is answered with its image again (the `rebooted`
+    # event), never with "boot from disk" (docs/boot-modes.md).
+    stateless = models.BooleanField(default=False, editable=False)
 
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True, db_index=True)

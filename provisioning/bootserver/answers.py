@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from inventory.choices import NodeState
+from inventory.lifecycle import states_accepting
 from inventory.models import Node
 from inventory.services import fail_node
 
@@ -51,8 +52,11 @@ FIELDS = (
     "node__rack__site__slug",
     "ip",
     "node__updated",
+    "node__stateless",
 )
 DeploymentOf = Callable[[int], Deployment | None]
+# The states whose stateless nodes are deployed again by their own boot (`rebooted`).
+REBOOTS = states_accepting("rebooted")
 
 
 @dataclass(frozen=True)
@@ -69,13 +73,28 @@ class BootSubject:
     # Node.updated: every transition changes it, so a script kept for the subject can
     # never outlive the node state (or the deployment) it was rendered for.
     updated: object = None
+    # Runs its image from RAM: in a state a reboot moves, its boot is a deploy again.
+    stateless: bool = False
+
+    @property
+    def reboots(self) -> bool:
+        """Whether this boot request starts a deploy of its image (deployments.reboot)."""
+        return self.stateless and self.state in REBOOTS
 
 
 def subject_from_row(row: tuple) -> BootSubject:
     """A subject from one row of FIELDS."""
-    mac, node_id, hostname, serial, state, site, ip, updated = row
+    mac, node_id, hostname, serial, state, site, ip, updated, stateless = row
     return BootSubject(
-        node_id, hostname, serial, state, site or "unracked", mac, str(ip) if ip else None, updated
+        node_id,
+        hostname,
+        serial,
+        state,
+        site or "unracked",
+        mac,
+        str(ip) if ip else None,
+        updated,
+        bool(stateless),
     )
 
 
@@ -143,10 +162,24 @@ def prerender(subjects: Iterable[BootSubject]) -> None:
     """Render the local-boot scripts of subjects the node copy just loaded (x86_64, the
     usual case), so a node's first request in a boot storm is answered from memory."""
     for one in subjects:
-        if one.state != NodeState.DEPLOYING:
+        if one.state != NodeState.DEPLOYING and not one.reboots:
             # A script that cannot be rendered is answered (and logged) when the node asks.
             with contextlib.suppress(RenderError):
                 local_script(one, "x86_64")
+
+
+def _reboot_script(
+    found: BootSubject, arch: str, base_url: str, deployment_of: DeploymentOf, reboot: DeploymentOf
+) -> tuple[str, str]:
+    """(script, kind) for a stateless node's own boot: a deploy of its image again, or
+    the deploy another request started a moment before; its disk (there is none) only when
+    neither is there (its image is gone: the node page says which deploy it last ran)."""
+    kind, deployment = "reboot", reboot(found.node_id)
+    if deployment is None:
+        kind, deployment = "deploy", deployment_of(found.node_id)
+    if deployment is None:
+        return local_script(found, arch), "local"
+    return render_ipxe_deploy(target_for(found, arch), *boot_inputs(deployment, base_url)), kind
 
 
 def answer(
@@ -159,20 +192,25 @@ def answer(
     remote_addr: str | None,
     *,
     settle: bool,
+    reboot: DeploymentOf | None = None,
 ) -> str | None:
     """The script for a machine that asked with `mac`, recorded: the one decision.
 
     What memory cannot settle it leaves to the database (settle=False: None, nothing
-    recorded): a deploying node whose deployment the copy has not loaded, and a script
-    that does not render. The database path settles both (settle=True): the first boots
-    its disk (the deploy task has not created the deployment yet); the second gets
-    FALLBACK_SCRIPT and its deploy fails now, with the reason, not at its deadline.
+    recorded): a deploying node whose deployment the copy has not loaded, a stateless node
+    whose boot is a deploy again (`reboot`, deployments.reboot: it writes), and a script
+    that does not render. The database path settles them (settle=True): the first boots
+    its disk (the deploy task has not created the deployment yet); the second gets its
+    image again; the third gets FALLBACK_SCRIPT and its deploy fails now, with the reason,
+    not at its deadline.
     """
     if found is None:
         script, kind, state = unknown_script(), "unknown", ""
     else:
         arch, state = ARCH.get(arch, "x86_64"), found.state
         try:
+            if found.reboots and not settle:
+                return None
             script = (
                 deploy_script(found, arch, base_url, deployment_of)
                 if state == NodeState.DEPLOYING
@@ -180,6 +218,8 @@ def answer(
             )
             if script is not None:
                 kind = "deploy"
+            elif found.reboots and reboot is not None:
+                script, kind = _reboot_script(found, arch, base_url, deployment_of, reboot)
             elif state == NodeState.DEPLOYING and not settle:
                 return None
             else:

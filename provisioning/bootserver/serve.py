@@ -86,6 +86,7 @@ def ipxe_script(
         client,
         remote_addr,
         settle=True,
+        reboot=deployments.reboot,
     )
 
 

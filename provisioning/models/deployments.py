@@ -45,6 +45,10 @@ class Deployment(models.Model):
     # silent for a day: the log says so).
     media_url = models.CharField(max_length=500, blank=True, editable=False)
     media_ejected = models.DateTimeField(null=True, blank=True, editable=False)
+    # Started by the node's own boot, not by an action: a stateless node that booted on its
+    # own (deployments.reboot). Its gates after phone-home follow the gate profile's
+    # `after_reboot`.
+    reboot = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["-created"]
@@ -78,7 +82,7 @@ class BootRequest(models.Model):
     )
     mac = models.CharField(max_length=17, db_index=True)
     state = models.CharField(max_length=20, blank=True)
-    answer = models.CharField(max_length=12)  # deploy / local / unknown / error
+    answer = models.CharField(max_length=12)  # deploy / local / reboot / unknown / error
     client = models.CharField(max_length=200, blank=True)
     remote_addr = models.GenericIPAddressField(null=True, blank=True)
     # Stamped when the request is answered, not when its batch is written

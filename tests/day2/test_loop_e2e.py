@@ -114,8 +114,12 @@ def test_a_gpu_failing_its_burn_in_ends_the_loop_in_an_rma_case(loop, sshd):
 
 def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd, tmp_path):
     """The same loop for a node running a stateless image: the recycle's deploy is a
-    reboot into the same image, fetched again into RAM (docs/boot-modes.md)."""
-    use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1))
+    reboot into the same image, fetched again into RAM (docs/boot-modes.md). Then the
+    machine loses power and boots on its own: that boot is a deploy of its image again,
+    and the profile (after_reboot: skip) returns it to service without new gates."""
+    use_profile(
+        {**profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1), "after_reboot": "skip"}
+    )
     netboot = loop["netboot"]
     root, root_sha256 = build_root_image(tmp_path / ROOT_NAME)
     netboot.files.serve(ROOT_NAME, root)
@@ -142,3 +146,38 @@ def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd
     assert node.observed_facts["etc_hostname"] == scenario.HOSTNAME
     latest = Deployment.objects.filter(node=node).latest("pk")
     assert latest.image == stateless and latest.status == "succeeded"
+
+    # A power loss: the machine boots again with nobody asking Corral; it has no disk.
+    machine, port = loop["machine"], int(loop["web_url"].rsplit(":", 1)[1])
+    vm = loop["netboot"].start(
+        port, mac=machine.mac, serial=machine.serial, uuid=machine.uuid, timeout=240
+    )
+    try:
+        again = scenario._wait(
+            "the reboot's deploy to phone home",
+            lambda: Deployment.objects.filter(node=node, reboot=True, status="succeeded").first(),
+            loop["tick"],
+            240,
+        )
+        admitted = scenario._wait(
+            "the node back in service",
+            lambda: Operation.objects.filter(
+                node=node, kind="admit", status="succeeded", pk__gt=steps.last().pk
+            ).first(),
+            loop["tick"],
+            120,
+        )
+        booted = vm.wait(timeout=60)
+    finally:
+        vm.kill()
+    assert again.image == stateless and again.booted["hostname"] == scenario.HOSTNAME
+    node.refresh_from_db()
+    assert node.state == "in_service" and admitted.parent_id is None
+    assert list(node.events.order_by("-id").values_list("event", flat=True)[:3]) == [
+        "admit",
+        "booted",
+        "rebooted",
+    ]
+    assert GateRun.objects.filter(node=node).count() == 1  # the recycle's, none after
+    assert f"CORRAL: root image {root_sha256} mounted" in booted.serial_log
+    assert loop["cluster"].node_state(scenario.HOSTNAME) == "IDLE"

@@ -121,6 +121,9 @@ class ProfileSpec:
     fabrics: tuple[str, ...]
     description: str = ""
     version: int = 1
+    # Whether a stateless node's own reboot (a deploy of its image again) runs the gates
+    # before it returns to service: "run" (the default) or "skip".
+    after_reboot: str = "run"
 
     def checks(self) -> list[CheckSpec]:
         """Every check in run order (a soak phase's checks appear once)."""

@@ -37,7 +37,17 @@ from .thresholds import validate_thresholds
 
 DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "profiles" / "hgx_h100_h200.json"
 
-_TOP = {"name", "title", "version", "description", "gpu_models", "fabrics", "phases"}
+_TOP = {
+    "name",
+    "title",
+    "version",
+    "description",
+    "gpu_models",
+    "fabrics",
+    "phases",
+    "after_reboot",
+}
+AFTER_REBOOT = ("run", "skip")
 _PHASE = {"name", "description", "soak", "checks"}
 _CHECK = {
     "name",
@@ -212,6 +222,12 @@ def parse_profile(data: Any, origin: str = "<profile>") -> ProfileSpec:
     version = data.get("version", 1)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         problems.append(f"profile.version: must be an integer >= 1, got {version!r}")
+    after_reboot = data.get("after_reboot", "run")
+    if after_reboot not in AFTER_REBOOT:
+        problems.append(
+            f"profile.after_reboot: must be 'run' (a stateless node's reboot runs the gates) "
+            f"or 'skip' (it returns to service once it phoned home), got {after_reboot!r}"
+        )
     found, models = _name_list(data, "gpu_models")
     problems += found
     found, fabrics = _name_list(data, "fabrics")
@@ -243,6 +259,7 @@ def parse_profile(data: Any, origin: str = "<profile>") -> ProfileSpec:
         fabrics=fabrics,
         description=str(data.get("description", "")),
         version=version,
+        after_reboot=after_reboot,
     )
 
 
