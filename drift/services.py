@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from inventory.models import Fact, Node
 from inventory.notify import node_data
 from provisioning.models import Deployment
+from provisioning.models.deployments import DeploymentStatus
 from webhooks import outbox
 
 from . import engine
@@ -50,14 +51,26 @@ def matching(baselines: list[Baseline], model: str, gpu_model: str) -> Baseline 
 
 
 def _images(node_ids: list[int]) -> dict[int, tuple[str, Any]]:
-    """Each node's latest deployment's image: the image it should be running."""
-    latest = (
+    """The image each node should be running: its latest deployment's, which a disk node
+    keeps installed once deployed; for a stateless node, the one it last booted (phoned
+    home with): it runs from RAM, so a deploy that has not booted yet, or failed, changed
+    nothing it runs, and a reboot brings back exactly the image it booted
+    (docs/boot-modes.md)."""
+    stateless = Node.objects.filter(pk__in=node_ids, stateless=True).values("pk")
+    disk_latest = (
         Deployment.objects.filter(node_id__in=node_ids)
+        .exclude(node_id__in=stateless)
         .values("node_id")
         .annotate(last=Max("id"))
         .values("last")
     )
-    rows = Deployment.objects.filter(pk__in=latest).values_list(
+    booted = (
+        Deployment.objects.filter(node_id__in=stateless, status=DeploymentStatus.SUCCEEDED)
+        .values("node_id")
+        .annotate(last=Max("id"))
+        .values("last")
+    )
+    rows = Deployment.objects.filter(Q(pk__in=disk_latest) | Q(pk__in=booted)).values_list(
         "node_id", "image__name", "image__version", "image__baseline"
     )
     return {nid: (f"{name}:{version}", baseline) for nid, name, version, baseline in rows}

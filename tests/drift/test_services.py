@@ -2,11 +2,13 @@
 history once, and tell webhook subscribers."""
 
 import pytest
+from django.utils import timezone
 
 from drift import baselines, services
 from drift.models import BaselineRevision, DriftCell, DriftEvent, NodeDrift
 from drift.selectors import needing_recompute
 from inventory import facts
+from inventory.models import Node
 from tests.factories import DeploymentFactory, ImageFactory, NodeFactory
 from tests.webhooks.factories import make_subscription
 from webhooks.models import WebhookEvent
@@ -191,3 +193,22 @@ def test_the_matrix_header_names_components_expected_values_and_drifted_counts(
         "firmware.BMC": ("1.45", 1, False),
         "gpu.vbios": ("96.00.89.00.01", 0, True),
     }
+
+
+def test_a_stateless_node_is_held_to_the_image_it_booted_not_to_a_deploy_that_did_not(
+    baseline, h100
+):
+    """It runs from RAM: the image it phoned home with is what it runs until it boots
+    another; a deploy that is waiting (or failed) changed nothing it runs."""
+    booted = ImageFactory(name="compute-ram", baseline={"kernel": "6.8.0-45"})
+    DeploymentFactory(node=h100, image=booted, status="succeeded", phoned_home=timezone.now())
+    Node.objects.filter(pk=h100.pk).update(stateless=True)
+    DeploymentFactory(node=h100, image=ImageFactory(name="next", baseline={"kernel": "6.11.0-1"}))
+    facts.record(h100, "phone-home", {"kernel": "6.8.0-45"})
+    assert cells(h100)[("kernel", -1)] == ("ok", "6.8.0-45")
+    assert NodeDrift.objects.get(node=h100).image == str(booted)
+
+    # A disk node is held to its latest deploy's image (it is what gets installed).
+    Node.objects.filter(pk=h100.pk).update(stateless=False)
+    services.recompute([h100.pk])
+    assert cells(h100)[("kernel", -1)] == ("drift", "6.8.0-45")
