@@ -9,7 +9,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home /app corral \
  && install -d -o corral /var/lib/corral/artifacts /var/lib/corral/metrics \
-      /var/lib/corral/vmedia
+      /var/lib/corral/vmedia /var/lib/corral/images
 WORKDIR /app
 COPY pyproject.toml constraints.txt ./
 COPY corral_cli ./corral_cli
@@ -21,8 +21,10 @@ USER corral
 EXPOSE 8000
 # fleet.serve runs granian on fleet.asgi; GRANIAN_* variables tune it (README).
 # Boot-storm mode on: /boot/ipxe answered from memory, boot records written in batches.
-# Firmware artifacts and boot ISOs (volumes web and workers share: docker-compose.yml).
-ENV CORRAL_ARTIFACT_DIR=/var/lib/corral/artifacts CORRAL_VMEDIA_DIR=/var/lib/corral/vmedia
+# Firmware artifacts, boot ISOs and published images' artifacts, served to nodes by
+# granian's static files (volumes web and workers share: docker-compose.yml).
+ENV CORRAL_ARTIFACT_DIR=/var/lib/corral/artifacts CORRAL_VMEDIA_DIR=/var/lib/corral/vmedia \
+    CORRAL_IMAGE_STORE=/var/lib/corral/images
 ENV GRANIAN_HOST=0.0.0.0 GRANIAN_PORT=8000 GRANIAN_LOG_ACCESS_ENABLED=true \
     CORRAL_BOOT_CACHE_SECONDS=0.5 CORRAL_BOOT_LOG_FLUSH_SECONDS=0.5
 CMD ["python", "-m", "fleet.serve"]

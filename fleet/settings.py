@@ -264,6 +264,10 @@ CORRAL_HTTP_BOOT_LOADER_ARM64 = env.str("CORRAL_HTTP_BOOT_LOADER_ARM64", default
 # Image publishing: artifacts above this size are refused; detached signatures are checked
 # against these ed25519 public keys (raw 32-byte keys, base64, comma-separated).
 CORRAL_IMAGE_MAX_BYTES = env.int("CORRAL_IMAGE_MAX_BYTES", default=8 * 1024**3)
+# Published images' artifacts kept here and served to nodes by Corral's own web server
+# (/boot/images/<sha256>; provisioning/imagestore.py). The workers that publish and the web
+# servers share it. Empty = nodes fetch the artifacts' own URLs.
+CORRAL_IMAGE_STORE = env.str("CORRAL_IMAGE_STORE", default="")
 CORRAL_IMAGE_SIGNING_KEYS = env.list("CORRAL_IMAGE_SIGNING_KEYS", default=[])
 CORRAL_REQUIRE_SIGNED_IMAGES = env.bool("CORRAL_REQUIRE_SIGNED_IMAGES", default=False)
 # Acceptance gates run their checks on the node over SSH with this identity.

@@ -25,7 +25,7 @@ from inventory import operations
 from inventory.choices import OperationStatus
 from inventory.models import Operation
 
-from . import uki
+from . import imagestore, uki
 from .models.images import DeployMode, Image, ImageState
 
 log = logging.getLogger(__name__)
@@ -95,17 +95,42 @@ class VerifyError(Exception):
     pass
 
 
-def _download_sha256(name: str, url: str, keep: list[bytes] | None = None) -> str:
+def _download_sha256(
+    name: str, url: str, keep: list[bytes] | None = None, keeper: imagestore.Keeper | None = None
+) -> str:
     """sha256 of the artifact at url, streamed; its bytes are appended to `keep` if given
-    (the UKI, whose measurements are computed from its content)."""
+    (the UKI, whose measurements are computed from its content) and written to `keeper`
+    (the image store) if given."""
     cap = settings.CORRAL_IMAGE_MAX_BYTES
-    sink = keep.append if keep is not None else None
+    sinks = [s for s in (keep.append if keep is not None else None, keeper and keeper.write) if s]
+
+    def sink(chunk: bytes) -> None:
+        for each in sinks:
+            each(chunk)
+
     try:
         digest, _ = egress_http.sha256_of(url, egress.IMAGE, cap, "CORRAL_IMAGE_MAX_BYTES", sink)
     except egress_http.DownloadRefused as exc:
         log.warning("image artifact %s at %s not fetched: %s", name, redact_url(url), exc)
         raise VerifyError(f"{name}: {exc}") from None
     return digest
+
+
+def _check(name: str, url: str, expected: str, keep: list[bytes] | None) -> None:
+    """Download and check one artifact, keeping it in the image store (when there is one)
+    only if its sha256 is the one expected."""
+    where = imagestore.folder()
+    keeper = imagestore.Keeper(where) if where is not None else None
+    try:
+        got = _download_sha256(name, url, keep, keeper)
+        if got != expected:
+            raise VerifyError(f"{name}: sha256 mismatch: expected {expected}, got {got}")
+    except BaseException:
+        if keeper is not None:
+            keeper.discard()
+        raise
+    if keeper is not None:
+        keeper.commit(expected)
 
 
 def verify_signature(image: Image) -> None:
@@ -132,9 +157,7 @@ def verify_and_publish(op: Operation) -> dict:
     for index, (name, url, expected) in enumerate(artifacts):
         operations.report_progress(op, int(90 * index / len(artifacts)), f"checking {name}")
         content: list[bytes] | None = [] if name == "uki" else None
-        got = _download_sha256(name, url, content)
-        if got != expected:
-            raise VerifyError(f"{name}: sha256 mismatch: expected {expected}, got {got}")
+        _check(name, url, expected, content)
         if content is not None:
             try:
                 measured = uki.measurements(b"".join(content))
@@ -142,7 +165,11 @@ def verify_and_publish(op: Operation) -> dict:
                 raise VerifyError(f"uki: {exc}") from None
     verify_signature(image)
     Image.objects.filter(pk=image.pk, state=ImageState.DRAFT).update(
-        state=ImageState.PUBLISHED, published=timezone.now(), verify_error="", measurements=measured
+        state=ImageState.PUBLISHED,
+        published=timezone.now(),
+        verify_error="",
+        measurements=measured,
+        stored=imagestore.folder() is not None,
     )
     return {"state": ImageState.PUBLISHED, "artifacts": [a[0] for a in artifacts]}
 

@@ -12,6 +12,7 @@ boot_urlpatterns = [
     path("callback", endpoints.callback, name="boot_callback"),
     path("overlay", endpoints.node_overlay, name="boot_overlay"),
     path("vmedia/<int:deployment>/<str:key>.iso", endpoints.boot_iso, name="boot_vmedia"),
+    path("images/<str:sha256>", endpoints.image_file, name="boot_image_file"),
 ]
 
 app_name = "provisioning"

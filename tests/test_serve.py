@@ -213,3 +213,25 @@ def test_the_entry_point_keeps_the_operators_granian_settings(monkeypatch):
     assert os.environ["GRANIAN_INTERFACE"] == "asgi"
     assert os.environ["GRANIAN_WORKERS_KILL_TIMEOUT"] == "10"  # never waited for for ever
     assert os.environ["DJANGO_SETTINGS_MODULE"] == "fleet.settings"
+
+
+def test_the_entry_point_serves_the_image_store_as_static_files(monkeypatch, tmp_path):
+    """Published images' artifacts are answered by granian's static files (Rust), at the
+    URL boot scripts give (provisioning.imagestore.ROUTE), when a store is set."""
+    import os
+    import sys
+
+    from fleet import serve as entry
+    from provisioning import imagestore
+
+    store = tmp_path / "images"
+    monkeypatch.setattr(os, "environ", {"CORRAL_IMAGE_STORE": str(store)})
+    monkeypatch.setattr(os, "execv", lambda path, argv: None)
+    monkeypatch.setattr(sys, "argv", ["fleet.serve"])
+    entry.main()
+    assert os.environ["GRANIAN_STATIC_PATH_ROUTE"] == imagestore.ROUTE == "/boot/images"
+    assert os.environ["GRANIAN_STATIC_PATH_MOUNT"] == str(store) and store.is_dir()
+
+    monkeypatch.setattr(os, "environ", {"CORRAL_ENV_FILE": str(tmp_path / "none.env")})
+    entry.main()
+    assert "GRANIAN_STATIC_PATH_MOUNT" not in os.environ  # no store: nothing served

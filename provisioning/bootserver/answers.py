@@ -25,6 +25,7 @@ from inventory.lifecycle import states_accepting
 from inventory.models import Node
 from inventory.services import fail_node
 
+from .. import imagestore
 from ..boot import (
     BootImage,
     BootTarget,
@@ -112,16 +113,22 @@ def target_for(subject: BootSubject, arch: str) -> BootTarget:
 def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, PhoneHome]:
     """The renderers' inputs for a deployment (its image loaded) served from base_url."""
     image = deployment.image
+
+    def where(url: str, sha256: str) -> str:
+        """Corral's own copy (imagestore) once publishing kept it, else the artifact's URL."""
+        return imagestore.url(base_url, sha256) if image.stored and url else url
+
     boot_image = BootImage(
         name=image.name,
         version=image.version,
-        kernel_url=image.kernel_url,
-        initrd_url=image.initrd_url,
-        rootfs_url=image.rootfs_url or image.initrd_url,
+        kernel_url=where(image.kernel_url, image.kernel_sha256),
+        initrd_url=where(image.initrd_url, image.initrd_sha256),
+        rootfs_url=where(image.rootfs_url, image.rootfs_sha256)
+        or where(image.initrd_url, image.initrd_sha256),
         cmdline=image.cmdline,
         sha256={"kernel": image.kernel_sha256, "initrd": image.initrd_sha256}
         | ({"rootfs": image.rootfs_sha256} if image.rootfs_sha256 else {}),
-        uki_url=image.uki_url,
+        uki_url=where(image.uki_url, image.uki_sha256),
         mode=image.deploy_mode,
     )
     return boot_image, PhoneHome(callback_url=f"{base_url}/boot/callback", token=deployment.token)

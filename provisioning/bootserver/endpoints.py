@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -19,7 +19,7 @@ from core import jsonsafe
 from core.clientaddr import client_address
 from inventory.macs import NOT_A_MAC, is_mac
 
-from .. import deployments, overlay, vmedia
+from .. import deployments, imagestore, overlay, vmedia
 from ..boot import render_grub, render_ipxe_chain, render_meta_data, render_user_data
 from ..models import Deployment
 from . import origin, serve
@@ -169,3 +169,14 @@ def _refused(exc: deployments.CallbackRefused, what: str, address: str | None) -
         return JsonResponse({"detail": origin.answer(exc.address)}, status=403)
     log.warning("%s refused from %s: %s", what, address, exc)
     return JsonResponse({"detail": "Token refused."}, status=403)
+
+
+@require_GET
+def image_file(request: HttpRequest, sha256: str) -> FileResponse:
+    """An artifact of a published image, from the image store (imagestore): what the
+    production server's static files answer at the same URL, for any other way of
+    running Django."""
+    path = imagestore.path_of(sha256)
+    if path is None or not path.is_file():
+        raise Http404("no kept image artifact has that sha256")
+    return FileResponse(path.open("rb"), content_type="application/octet-stream")

@@ -81,6 +81,9 @@ class Image(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     published = models.DateTimeField(null=True, blank=True, editable=False)
     verify_error = models.TextField(blank=True, editable=False)
+    # Publishing kept every artifact in CORRAL_IMAGE_STORE (provisioning/imagestore.py):
+    # nodes fetch them from Corral's own web server, not from the artifacts' URLs.
+    stored = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["name", "-created"]

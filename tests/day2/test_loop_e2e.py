@@ -26,8 +26,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def corral_web_env():
-    return scenario.web_env()
+def image_store(tmp_path, settings):
+    """Where this test's publishing keeps images, and its production server serves them."""
+    settings.CORRAL_IMAGE_STORE = str(tmp_path / "images")
+    return tmp_path / "images"
+
+
+@pytest.fixture
+def corral_web_env(image_store):
+    return {**scenario.web_env(), "CORRAL_IMAGE_STORE": str(image_store)}
 
 
 @pytest.fixture
@@ -123,8 +130,11 @@ def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd
     netboot = loop["netboot"]
     root, root_sha256 = build_root_image(tmp_path / ROOT_NAME)
     netboot.files.serve(ROOT_NAME, root)
-    stateless = stateless_image(netboot, root_sha256, name="debian-stateless")
+    # Published into Corral's image store from addresses no guest reaches: the machine
+    # boots its kernel, initrd and root image from Corral's production server.
+    stateless = stateless_image(netboot, root_sha256, name="debian-stateless", kept=True)
     Deployment.objects.filter(node_id=loop["machine"].node_id).update(image=stateless)
+    asked_before = len(netboot.files.requests)
 
     run = scenario.run_loop(**loop)
 
@@ -140,6 +150,7 @@ def test_a_stateless_node_is_recycled_by_a_reboot_that_writes_no_disk(loop, sshd
         run.vm.tail(40)
     )
     assert (node.observed_facts["root"], node.observed_facts["disks"]) == ("overlay", "")
+    assert netboot.files.requests[asked_before:] == []  # all of it from Corral's server
     assert "CORRAL: running from the root image: corral stateless test root 1" in log
     # Its own name came from the overlay Corral rendered for it, not from the root image.
     assert "CORRAL: node overlay laid over the root image" in log

@@ -13,7 +13,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.peers.netboot.artifacts import BUSYBOX, INIT_SCRIPT, UDHCPC_SCRIPT, NetbootUnavailable
+from tests.peers.netboot.artifacts import (
+    BUSYBOX,
+    INIT_SCRIPT,
+    INITRD_NAME,
+    KERNEL_NAME,
+    UDHCPC_SCRIPT,
+    NetbootUnavailable,
+)
 
 ROOT_NAME = "root.squashfs"
 # The root image says it is one: init.sh's second stage.
@@ -46,12 +53,36 @@ def build_root_image(dest: Path, release: str = "1") -> tuple[Path, str]:
     return dest, hashlib.sha256(dest.read_bytes()).hexdigest()
 
 
-def stateless_image(netboot, root_sha256: str, name: str = "stateless-test"):
+def stateless_image(netboot, root_sha256: str, name: str = "stateless-test", *, kept=False):
     """A published stateless Image of the netboot peer's kernel and initramfs, its root
-    image at ROOT_NAME on the peer's file server (serve it there first)."""
+    image at ROOT_NAME on the peer's file server (serve it there first). `kept`: published
+    for real into the image store (settings.CORRAL_IMAGE_STORE) from the server's host-side
+    URLs, which no guest reaches: its nodes can only boot it from Corral's own copy."""
+    from inventory.models import Operation
+    from provisioning import images
     from provisioning.models import Image
 
     files = netboot.files
+    if kept:
+        base = files.host_base_url
+        image = Image.objects.create(
+            name=name,
+            version="1",
+            deploy_mode="stateless",
+            kernel_url=f"{base}/{KERNEL_NAME}",
+            initrd_url=f"{base}/{INITRD_NAME}",
+            rootfs_url=f"{base}/{ROOT_NAME}",
+            kernel_sha256=files.kernel_sha256,
+            initrd_sha256=files.initrd_sha256,
+            rootfs_sha256=root_sha256,
+        )
+        op = Operation.objects.create(
+            kind="publish_image", actor="test", params={"image": image.pk}
+        )
+        images.verify_and_publish(op)
+        image.refresh_from_db()
+        assert image.state == "published" and image.stored, image.verify_error
+        return image
     return Image.objects.create(
         name=name,
         version="1",
