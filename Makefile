@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile bench-console clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile bench-console bench-stateless clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -105,6 +105,11 @@ bench-day2: $(STAMP)
 
 # Converge: a campaign updating the BMC firmware of 1,000 nodes in service on updating test
 # BMCs, at 10 % of a rack at a time, against what the pacing alone would take.
+# A hall of stateless nodes fetching kernel, initrd and root image at once from Corral's
+# own server (the image store on granian's static files), next to nginx (docs/boot-modes.md).
+bench-stateless: $(STAMP) bench-boot-tools
+	$(BIN)/python -m devtools.bench_stateless
+
 bench-converge: $(STAMP)
 	$(BIN)/python -m devtools.bench_converge --n 1000
 
