@@ -51,3 +51,30 @@ def test_a_disk_images_manifest_is_what_it_was_before_modes_existed(api, artifac
     image = Image.objects.get(pk=resp.data["id"])
     assert image.deploy_mode == "disk"
     assert not re.search(rb'"mode"', images.manifest(image))
+
+
+def test_a_stateless_ukis_measured_load_options_name_its_root_image(client):
+    """Attestation measures a UKI's load options (PCR 9, docs/attestation.md): for a
+    stateless image they carry the root image's sha256, so the root it runs is attested
+    with the kernel that checked it."""
+    from provisioning.bootserver import serve
+    from tests.factories import ImageFactory
+
+    root, sha = "http://10.0.0.5/img/root.squashfs", "3" * 64
+    image = ImageFactory(
+        name="uki-ram",
+        deploy_mode="stateless",
+        rootfs_url=root,
+        rootfs_sha256=sha,
+        uki_url="http://10.0.0.5/img/linux.efi",
+        uki_sha256="4" * 64,
+    )
+    node = NodeFactory(state="deploying")
+    deployment = Deployment.objects.create(
+        node=node, image=image, token="t" * 32, token_sha256="b" * 64, deadline=node.deadline
+    )
+    script = client.get("/boot/ipxe", {"mac": node.interfaces.get().mac}).content.decode()
+    uki = next(line for line in script.splitlines() if line.startswith("kernel --name uki"))
+    assert f"corral.root={root} corral.root_sha256={sha}" in uki
+    measured = serve.deploy_load_options(deployment.pk, "http://testserver")
+    assert measured.startswith("uki ") and f"corral.root_sha256={sha}" in measured
