@@ -131,8 +131,11 @@ def prune_boot_records() -> int:
 
 @shared_task(name="provisioning.tasks.eject_media", soft_time_limit=600, time_limit=660)
 def eject_media(site: str | None = None) -> int:
-    """Beat (every site), and on a site's queue once a virtual-media deploy of it phones
-    home: the ended deploys' ISOs out of their BMCs and deleted (vmedia.eject_ended)."""
+    """On a site's queue (sent by the beat's sweep, or once a virtual-media deploy of it
+    phones home): its ended deploys' ISOs out of their BMCs and deleted
+    (vmedia.eject_ended). From the beat (no site): vmedia.sweep sends each site its own."""
+    if site is None:
+        return len(vmedia.sweep())
     return vmedia.eject_ended(site)
 
 

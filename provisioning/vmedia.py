@@ -31,9 +31,10 @@ from django.utils import timezone
 
 from core import egress, egress_http
 from inventory.choices import BootMedia
-from inventory.models import NetworkInterface, Node
+from inventory.models import NetworkInterface, Node, Site
 from inventory.operations import PUBLISH_ERRORS
 
+from . import imagestore
 from .boot.iso import build_boot_iso, render_iso_grub
 from .boot.types import RenderError
 from .bootserver.answers import FIELDS, boot_inputs, subject_from_row, target_for
@@ -123,13 +124,28 @@ def prepare(deployment: Deployment, node: Node) -> str:
 
 
 def _fetch(name: str, url: str, sha256: str, dest: Path) -> None:
+    """The artifact into `dest`, checked: from the image store when publishing kept it
+    there (the worker shares the folder; no download, not even from Corral's own server),
+    else from its URL under the egress policy."""
+    kept = imagestore.path_of(sha256)
+    if kept is not None and kept.is_file():
+        digest = hashlib.sha256()
+        with kept.open("rb") as source, dest.open("wb") as out:
+            while chunk := source.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != sha256:  # the disk under the store: said, never served
+            raise egress_http.DownloadRefused(
+                f"the {name} kept at {kept} has sha256 {digest.hexdigest()}, not {sha256}"
+            )
+        return
     with dest.open("wb") as out:
-        digest, _ = egress_http.sha256_of(
+        got, _ = egress_http.sha256_of(
             url, egress.IMAGE, settings.CORRAL_IMAGE_MAX_BYTES, "CORRAL_IMAGE_MAX_BYTES", out.write
         )
-    if digest != sha256:
+    if got != sha256:
         raise egress_http.DownloadRefused(
-            f"the {name} at {url} has sha256 {digest}, not the image's {sha256}"
+            f"the {name} at {url} has sha256 {got}, not the image's {sha256}"
         )
 
 
@@ -179,17 +195,53 @@ def eject_soon(node: Node) -> None:
         log.info("eject not sent now (%s); the sweep will", exc)
 
 
-def eject_ended(site: str | None = None, limit: int = 100) -> int:
-    """Take the CD out of the BMCs of deployments that ended with one inserted (of one
-    site's nodes, or of all), and delete their ISOs; how many were done. A BMC that does
-    not answer is tried again by the next sweep; the ISO goes at once (its token is no
-    good any more). After a day of no answer it is given up on, the log saying so: a BMC
-    gone for good must not be asked every minute for ever, nor hold up the others."""
-    done = 0
-    ended = Deployment.objects.exclude(status=DeploymentStatus.WAITING).filter(
+UNRACKED = ""  # eject_ended's `site` for nodes in no rack (the default queue is theirs)
+
+
+def _ended():
+    return Deployment.objects.exclude(status=DeploymentStatus.WAITING).filter(
         media_url__gt="", media_ejected__isnull=True
     )
-    if site is not None:
+
+
+def sweep() -> list[str]:
+    """Beat: each site with an ended deploy's CD still inserted is sent the eject on its own
+    queue (only its workers reach its BMCs, and they share its web servers' ISO folder);
+    unracked nodes' are ejected here. The sites sent to."""
+    ended = _ended()
+    slugs = sorted(
+        set(
+            ended.filter(node__rack__isnull=False)
+            .values_list("node__rack__site__slug", flat=True)
+            .distinct()
+        )
+    )
+    for slug in slugs:
+        try:
+            current_app.send_task(
+                "provisioning.tasks.eject_media",
+                kwargs={"site": slug},
+                queue=Site.queue_for_slug(slug),
+            )
+        except PUBLISH_ERRORS as exc:
+            log.info("eject of site %s not sent (%s); the next sweep will", slug, exc)
+    if ended.filter(node__rack__isnull=True).exists():
+        eject_ended(UNRACKED)
+    return slugs
+
+
+def eject_ended(site: str | None = None, limit: int = 100) -> int:
+    """Take the CD out of the BMCs of deployments that ended with one inserted (of one
+    site's nodes, of unracked ones (UNRACKED), or of all), and delete their ISOs; how many
+    were done. A BMC that does not answer is tried again by the next sweep; the ISO goes
+    at once (its token is no good any more). After a day of no answer it is given up on,
+    the log saying so: a BMC gone for good must not be asked every minute for ever, nor
+    hold up the others."""
+    done = 0
+    ended = _ended()
+    if site == UNRACKED:
+        ended = ended.filter(node__rack__isnull=True)
+    elif site is not None:
         ended = ended.filter(node__rack__site__slug=site)
     for deployment in ended.select_related("node__bmc").order_by("-pk")[:limit]:
         iso_path(deployment.pk).unlink(missing_ok=True)

@@ -174,3 +174,73 @@ def test_only_an_admin_changes_how_a_sites_deploys_boot_and_the_site_page_sets_i
     )
     site.refresh_from_db()
     assert site.boot_media == "virtual_media_or_pxe"
+
+
+def test_an_image_corral_keeps_is_built_from_its_store_and_a_damaged_copy_is_said(
+    tmp_path, settings
+):
+    """A stored image's ISO is built from the image store, not downloaded (its artifacts'
+    URLs answer nothing here); a kept file whose bytes changed on disk is never used."""
+    settings.CORRAL_VMEDIA_DIR = str(tmp_path / "vmedia")
+    settings.CORRAL_IMAGE_STORE = str(tmp_path / "images")
+    kernel, initrd = b"kernel as published", b"initrd as published"
+    shas = [hashlib.sha256(kernel).hexdigest(), hashlib.sha256(initrd).hexdigest()]
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / shas[0]).write_bytes(b"kernel, a bit flipped on disk")
+    (tmp_path / "images" / shas[1]).write_bytes(initrd)
+    node = NodeFactory(state="deploying")
+    image = ImageFactory(name="kept", kernel_sha256=shas[0], initrd_sha256=shas[1], stored=True)
+    deployment = Deployment.objects.create(
+        node=node, image=image, token="t" * 32, token_sha256="d" * 64, deadline=timezone.now()
+    )
+    with pytest.raises(BMCFatalError) as refused:
+        vmedia.prepare(deployment, node)
+    damaged = hashlib.sha256(b"kernel, a bit flipped on disk").hexdigest()
+    assert str(refused.value) == (
+        f"the boot ISO of kept:2026.11.1 was not built: the kernel kept at "
+        f"{tmp_path / 'images' / shas[0]} has sha256 {damaged}, not {shas[0]}"
+    )
+    assert not (tmp_path / "vmedia").exists() or list((tmp_path / "vmedia").iterdir()) == []
+
+
+def test_the_beat_sends_each_site_its_own_ejects_and_ejects_unracked_nodes_itself(
+    settings, tmp_path
+):
+    """Only a site's workers reach its BMCs and share its web servers' ISO folder: the
+    beat's sweep (on the central queue) does no site's eject, it sends each its own."""
+    from celery import current_app
+
+    from provisioning import tasks
+
+    settings.CORRAL_VMEDIA_DIR = str(tmp_path)
+
+    def ended(rack) -> Deployment:
+        deployment = Deployment.objects.create(
+            node=NodeFactory(rack=rack, bmc__address=f"127.0.0.1:{free_port()}"),
+            image=ImageFactory(),
+            token=secrets.token_urlsafe(24),
+            token_sha256=secrets.token_hex(32),
+            deadline=timezone.now(),
+            status="succeeded",
+        )
+        Deployment.objects.filter(pk=deployment.pk).update(media_url=vmedia.media_url(deployment))
+        vmedia.iso_path(deployment.pk).write_bytes(b"ISO bytes")
+        return deployment
+
+    for slug in ("eject-east", "eject-west"):
+        ended(RackFactory(site=SiteFactory(slug=slug)))
+    unracked = ended(None)
+
+    assert tasks.eject_media() == 2
+    # The unracked node's ISO went here; each site's waits for its own worker.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"deploy-{d.pk}.iso" for d in Deployment.objects.exclude(pk=unracked.pk)
+    )
+    with current_app.connection_for_read() as broker:  # whichever broker this run has
+        for slug in ("eject-east", "eject-west"):
+            queue = broker.SimpleQueue(f"site.{slug}")
+            message = queue.get(timeout=5)
+            assert message.headers["task"] == "provisioning.tasks.eject_media"
+            assert message.decode()[1] == {"site": slug}
+            message.ack()
+            queue.close()
