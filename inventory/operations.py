@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from typing import Any
 
 from celery import current_app, current_task
@@ -278,6 +279,8 @@ def refresh_parent(parent_id: int) -> None:
             log.exception("operation %s: next step after a child ended failed", parent_id)
         return
     finished = list(FINISHED_OPERATION_STATUSES)
+    if _recounted_lately(parent_id, finished):
+        return
     unsuccessful = [OperationStatus.FAILED, OperationStatus.CANCELLED]
     agg = Operation.objects.filter(parent_id=parent_id).aggregate(
         total=Count("id"),
@@ -316,6 +319,30 @@ def refresh_parent(parent_id: int) -> None:
     # has just finished. "Running" is only ever written over an unfinished parent.
     fields["status"] = OperationStatus.RUNNING
     Operation.objects.filter(pk=parent_id).exclude(status__in=finished).update(**fields)
+
+
+# A bulk parent's children are counted again at most this often by one process while some
+# still run. Each child's end counted all of them: a 13,500-node action read 182 million
+# rows, and at 1,000 nodes the counting was a seventh of the worker's CPU. Its end is
+# never late: the child that commits last finds none running, and counts.
+PARENT_RECOUNT_SECONDS = 1.0
+_recounted: dict[int, float] = {}
+
+
+def _recounted_lately(parent_id: int, finished: list[str]) -> bool:
+    """Whether this refresh may be left out: children still run, and this process counted
+    them less than PARENT_RECOUNT_SECONDS ago (their progress shows a second late)."""
+    running = Operation.objects.filter(parent_id=parent_id).exclude(status__in=finished)
+    if not running.exists():
+        _recounted.pop(parent_id, None)
+        return False
+    now = time.monotonic()
+    if now - _recounted.get(parent_id, float("-inf")) < PARENT_RECOUNT_SECONDS:
+        return True
+    if len(_recounted) > 10_000:  # parents that ended in another process
+        _recounted.clear()
+    _recounted[parent_id] = now
+    return False
 
 
 def bulk_summary(succeeded: int, failed: int, skipped: int) -> str:
