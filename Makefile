@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: install hooks run test test-fast lint format typecheck migrate bench-oob bench-boot \
-        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile bench-console bench-stateless clean
+        bench-boot-bad bench-boot-tools bench-gates bench-import bench-chaos bench-webhooks bench-drift bench-dash bench-day2 bench-attest bench-metrics bench-fleetfile bench-console bench-stateless bench-bulk clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -109,6 +109,10 @@ bench-day2: $(STAMP)
 # own server (the image store on granian's static files), next to nginx (docs/boot-modes.md).
 bench-stateless: $(STAMP) bench-boot-tools
 	$(BIN)/python -m devtools.bench_stateless
+
+# What a bulk action's child costs as it ends, at a GB200 site's 13,500 machines.
+bench-bulk: $(STAMP)
+	$(BIN)/python -m devtools.bench_bulk
 
 bench-converge: $(STAMP)
 	$(BIN)/python -m devtools.bench_converge --n 1000

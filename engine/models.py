@@ -103,6 +103,16 @@ class Operation(models.Model):
     class Meta:
         db_table = "inventory_operation"
         ordering = ["-created", "-id"]
+        indexes = [
+            # "Does this bulk still have a child running?" at every child's end
+            # (inventory.operations.refresh_parent): only the running ones, so the answer
+            # does not walk past the thousands of a site-wide action that have ended.
+            models.Index(
+                fields=["parent"],
+                condition=~models.Q(status__in=sorted(FINISHED_OPERATION_STATUSES)),
+                name="operation_running_children",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"

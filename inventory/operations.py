@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from celery import current_app, current_task
@@ -329,7 +330,7 @@ PARENT_RECOUNT_SECONDS = 1.0
 _recounted: dict[int, float] = {}
 
 
-def _recounted_lately(parent_id: int, finished: list[str]) -> bool:
+def _recounted_lately(parent_id: int, finished: Sequence[str]) -> bool:
     """Whether this refresh may be left out: children still run, and this process counted
     them less than PARENT_RECOUNT_SECONDS ago (their progress shows a second late)."""
     running = Operation.objects.filter(parent_id=parent_id).exclude(status__in=finished)
