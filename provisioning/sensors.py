@@ -86,18 +86,13 @@ def record(node: Node, sensors: list[Sensor], at: datetime | None = None) -> Sum
         "hottest_c": found.hottest_c,
         "gpu_hottest_c": found.gpu_hottest_c,
     }
-    was_over = (
-        NodeSensors.objects.filter(node=node).values_list("gpu_over_limit", flat=True).first()
-    )
-    NodeSensors.objects.update_or_create(
-        node=node,
-        defaults={
-            "at": at,
-            "gpu_over_limit": over,
-            "readings": [s.to_dict() for s in sensors],
-            **figures,
-        },
-    )
+    kept = NodeSensors.objects.filter(node=node)
+    was_over = kept.values_list("gpu_over_limit", flat=True).first()
+    latest = {"at": at, "gpu_over_limit": over, "readings": [s.to_dict() for s in sensors]}
+    # An UPDATE, not update_or_create's locked read and savepoint: this runs after every
+    # power action of every node (one row per node; two writers: the later one stands).
+    if was_over is None or not kept.update(**latest, **figures):
+        NodeSensors.objects.update_or_create(node=node, defaults={**latest, **figures})
     SensorSample.objects.create(node=node, at=at, **figures)
     if over and not was_over:
         signals.gpu_too_hot.send_robust(
