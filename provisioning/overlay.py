@@ -97,7 +97,8 @@ def host_key(node: Node) -> NodeHostKey:
     private = Ed25519PrivateKey.generate()
     pem = private.private_bytes(Encoding.PEM, PrivateFormat.OpenSSH, NoEncryption()).decode()
     public = private.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode()
-    NodeHostKey.objects.get_or_create(
+    # Whichever of two first boots made it: get_or_create reads it back if it lost.
+    kept, _ = NodeHostKey.objects.get_or_create(
         node=node, defaults={"private_key": pem, "public_key": public}
     )
-    return NodeHostKey.objects.get(node=node)  # whichever of two first boots made it
+    return kept
