@@ -113,10 +113,12 @@ def target_for(subject: BootSubject, arch: str) -> BootTarget:
 def boot_inputs(deployment: Deployment, base_url: str) -> tuple[BootImage, PhoneHome]:
     """The renderers' inputs for a deployment (its image loaded) served from base_url."""
     image = deployment.image
+    # Corral's own copy once publishing kept it, while a store is set (one unset since
+    # serves nothing), else the artifact's URL.
+    kept = image.stored and imagestore.folder() is not None
 
     def where(url: str, sha256: str) -> str:
-        """Corral's own copy (imagestore) once publishing kept it, else the artifact's URL."""
-        return imagestore.url(base_url, sha256) if image.stored and url else url
+        return imagestore.url(base_url, sha256) if kept and url else url
 
     boot_image = BootImage(
         name=image.name,

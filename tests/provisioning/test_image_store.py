@@ -87,3 +87,14 @@ def test_anything_but_a_kept_artifact_is_a_404(client, store, name):
     (store / "notes.txt").write_text("not an artifact")
     assert client.get(f"/boot/images/{name}").status_code == 404
     assert client.get("/boot/images/notes.txt").status_code == 404
+
+
+def test_a_store_unset_since_sends_nodes_back_to_the_artifacts_urls(
+    api, artifact_server, client, store, settings
+):
+    body = image_body(artifact_server)
+    created = api("admin").post("/api/v1/images/", body, format="json")
+    assert publish(api, created.data["id"]).status == "succeeded"
+    settings.CORRAL_IMAGE_STORE = ""  # nothing answers /boot/images/ now
+    script = client.get("/boot/ipxe", {"mac": deploying(Image.objects.get())}).content.decode()
+    assert f"kernel {body['kernel_url']} " in script
