@@ -85,6 +85,14 @@ def cordon_for_burn_in(op: Operation) -> None:
     started = LifecycleEvent.objects.filter(operation=op, event="validate").first()
     if started is not None and started.from_state == NodeState.IN_SERVICE:
         draining.cordon_for_burn_in(op.node, f"burn-in: {op.message or 'gates re-run'}")
+    elif (op.params or {}).get("after") == "reboot":
+        # A stateless node that rebooted out of service: its scheduler may take it back
+        # as soon as it boots (slurmd's ReturnToService); not before its gates (reboots.py).
+        rebooted = (
+            LifecycleEvent.objects.filter(node=op.node, event="rebooted").order_by("-pk").first()
+        )
+        if rebooted is not None and rebooted.from_state == NodeState.IN_SERVICE:
+            draining.cordon_for_burn_in(op.node, "rebooted on its own: its gates run again")
 
 
 def start_gate_run(node: Node, op: Operation, profile: GateProfile | None = None) -> GateRun:

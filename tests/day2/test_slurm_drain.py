@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.utils import timezone
 
 from inventory.models import NetworkInterface, Node, Operation, Rack
 from provisioning import draining
@@ -131,3 +132,40 @@ def test_a_burn_in_waits_out_a_controller_that_does_not_answer(
     admitted = wait_operation(Operation.objects.get(kind="admit", node=node).pk, timeout=30)
     assert admitted.status == "succeeded"
     assert cluster.node_state("gpu001") == "IDLE"
+
+
+def test_a_stateless_node_that_rebooted_in_service_is_cordoned_while_its_gates_run_again(
+    hall, with_slurm, slurm_worker, sshd
+):
+    """Its slurmd comes back with the node and Slurm may take it back at once; its gates
+    run again first (after_reboot: run), so Slurm is told to put no job on it. A GPU that
+    fails them keeps it so, with the case opened."""
+    from provisioning import deployments
+    from provisioning.bootserver import serve
+    from provisioning.models import Deployment
+    from tests.factories import ImageFactory, start_deploy
+
+    cluster = with_slurm
+    node = hall[0]
+    use_profile(profile_spec(sshd, "gpu-burn-faulty.txt", soak_repeat=1))
+    Node.objects.filter(pk=node.pk).update(gpu_model="H100-SXM", gpu_count=1)
+    Rack.objects.filter(pk=node.rack_id).update(fabric="ib-400g")
+    NetworkInterface.objects.filter(node=node, boot=True).update(ip="127.0.0.1")  # the sshd
+    image = ImageFactory(
+        name="ram", deploy_mode="stateless", rootfs_url="http://10.0.0.5/r", rootfs_sha256="3" * 64
+    )
+    start_deploy(node, image, "first-" + "a" * 40)
+    Deployment.objects.filter(node=node).update(status="succeeded", phoned_home=timezone.now())
+    Node.objects.filter(pk=node.pk).update(state="in_service", stateless=True)
+
+    mac = NetworkInterface.objects.get(node=node, boot=True).mac
+    serve.ipxe_script(mac, "x86_64", "http://127.0.0.1:8000", "iPXE", "127.0.0.1")
+    reboot = Deployment.objects.get(node=node, status="waiting")
+    deployments.phone_home(reboot.token, {"hostname": node.hostname}, "127.0.0.1")
+    gates = Operation.objects.filter(node=node, kind="validate").latest("pk")
+    assert wait_operation(gates.pk, timeout=120).status == "failed"
+
+    assert Node.objects.get(pk=node.pk).state == "rma"
+    assert cluster.node_state("gpu001") == "IDLE+DRAIN"
+    shown = cluster.run("scontrol", "show", "node", "-o", "gpu001").stdout
+    assert "Reason=corral: rebooted on its own: its gates run again" in shown
