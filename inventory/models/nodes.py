@@ -43,6 +43,7 @@ OBSERVED_FIELDS = (
     "hardware_facts",
     "firmware_facts",
     "inspected_at",
+    "stateless",
 )
 
 

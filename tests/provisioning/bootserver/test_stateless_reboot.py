@@ -152,3 +152,12 @@ def test_a_disk_deploy_after_a_stateless_one_makes_the_node_boot_its_disk_again(
     deployments.phone_home("second-" + "c" * 40, {"hostname": node.hostname}, None)
     node.refresh_from_db()
     assert not node.stateless
+
+
+def test_the_api_says_a_node_runs_from_ram_and_refuses_to_be_told(api, boot_copy):
+    node = running(stateless_image())
+    url = f"/api/v1/nodes/{node.pk}/"
+    assert api("manager").get(url).data["stateless"] is True
+    api("admin").patch(url, {"stateless": False}, format="json")
+    node.refresh_from_db()
+    assert node.stateless  # Corral's observation: a phone-home sets it, nobody else
