@@ -25,6 +25,7 @@ import requests
 
 from inventory.models import Operation
 from provisioning.models import Deployment, Image
+from tests.peers.netboot.artifacts import guest_cmdline
 from tests.peers.qemu import VMResult
 
 SITE = "slurm-hall"
@@ -67,6 +68,7 @@ def netboot_image(netboot) -> Image:
             "initrd_url": files.initrd_url,
             "kernel_sha256": files.kernel_sha256,
             "initrd_sha256": files.initrd_sha256,
+            "cmdline": guest_cmdline(),
         },
     )
     return image

@@ -143,7 +143,7 @@ def test_a_stateless_node_that_rebooted_in_service_is_cordoned_while_its_gates_r
     from provisioning import deployments
     from provisioning.bootserver import serve
     from provisioning.models import Deployment
-    from tests.factories import ImageFactory, start_deploy
+    from tests.factories import ImageFactory, put_in, start_deploy
 
     cluster = with_slurm
     node = hall[0]
@@ -156,7 +156,8 @@ def test_a_stateless_node_that_rebooted_in_service_is_cordoned_while_its_gates_r
     )
     start_deploy(node, image, "first-" + "a" * 40)
     Deployment.objects.filter(node=node).update(status="succeeded", phoned_home=timezone.now())
-    Node.objects.filter(pk=node.pk).update(state="in_service", stateless=True)
+    put_in(node, "in_service")
+    Node.objects.filter(pk=node.pk).update(stateless=True)
 
     mac = NetworkInterface.objects.get(node=node, boot=True).mac
     serve.ipxe_script(mac, "x86_64", "http://127.0.0.1:8000", "iPXE", "127.0.0.1")

@@ -9,6 +9,7 @@ from inventory.models import NetworkInterface
 from provisioning.models import BootRequest, Deployment, Image
 from tests.e2e.guest import guest_web_env
 from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.peers.netboot.artifacts import guest_cmdline
 from tests.workers import wait_operation
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -31,6 +32,7 @@ def test_ipxe_boots_the_image_and_the_node_phones_home(
         initrd_url=files.initrd_url,
         kernel_sha256=files.kernel_sha256,
         initrd_sha256=files.initrd_sha256,
+        cmdline=guest_cmdline(),
     )
     mac, serial, uuid = netboot.identity()
     system = sushy_emulator.systems[2]

@@ -23,6 +23,7 @@ from provisioning.models import BootRequest, Deployment, Image, Subnet
 from provisioning.services import bmc_settings
 from tests.e2e.guest import GUEST_APP, guest_web_env
 from tests.factories import NodeFactory, RackFactory, SiteFactory
+from tests.peers.netboot.artifacts import guest_cmdline
 from tests.peers.util import wait_until
 from tests.workers import database_url, start_worker, stop_worker, wait_operation
 
@@ -92,6 +93,7 @@ def test_a_node_without_pxe_is_deployed_through_its_bmcs_virtual_media(
         initrd_url=files.initrd_url.replace(files.guest_base_url, files.host_base_url),
         kernel_sha256=files.kernel_sha256,
         initrd_sha256=files.initrd_sha256,
+        cmdline=guest_cmdline(),
     )
     bmc = sushy_emulator_factory(systems=1)
     system = bmc.systems[0]

@@ -20,6 +20,7 @@ from tests.peers.netboot.artifacts import (
     KERNEL_NAME,
     UDHCPC_SCRIPT,
     NetbootUnavailable,
+    guest_cmdline,
 )
 
 ROOT_NAME = "root.squashfs"
@@ -75,6 +76,7 @@ def stateless_image(netboot, root_sha256: str, name: str = "stateless-test", *, 
             kernel_sha256=files.kernel_sha256,
             initrd_sha256=files.initrd_sha256,
             rootfs_sha256=root_sha256,
+            cmdline=guest_cmdline(),
         )
         op = Operation.objects.create(
             kind="publish_image", actor="test", params={"image": image.pk}
@@ -91,6 +93,7 @@ def stateless_image(netboot, root_sha256: str, name: str = "stateless-test", *, 
         kernel_url=files.kernel_url,
         initrd_url=files.initrd_url,
         rootfs_url=files.url(ROOT_NAME),
+        cmdline=guest_cmdline(),
         kernel_sha256=files.kernel_sha256,
         initrd_sha256=files.initrd_sha256,
         rootfs_sha256=root_sha256,
