@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from devtools.bench_boot import free_port, need, start_server, stop, wait_http
+from devtools.bench_oob import recreate_database
 
 ROOT = Path(__file__).resolve().parent.parent
+DB = "corral_bench_stateless"
 NGINX = """
 worker_processes {workers};
 pid {dir}/nginx.pid;
@@ -56,15 +58,6 @@ http {{
 }}
 """
 URLS = re.compile(r"^(?:kernel|initrd) (?:--name \S+ )?(\S+)|corral\.root=(\S+)", re.MULTILINE)
-
-
-def recreate_database(admin_url: str, name: str) -> str:
-    import psycopg
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return admin_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def say(msg: str) -> None:
@@ -238,9 +231,11 @@ def main() -> int:
     store.mkdir()
     store.chmod(0o755)
     (work / "tmp").mkdir()
+    server = args.admin_url.rsplit("/", 1)[0]
+    recreate_database(server, DB)
     os.environ.update(
         {
-            "DATABASE_URL": recreate_database(args.admin_url, "corral_bench_stateless"),
+            "DATABASE_URL": f"{server}/{DB}",
             "DJANGO_SETTINGS_MODULE": "fleet.settings",
             "CORRAL_ENV_FILE": "/nonexistent",
             "DEBUG": "false",

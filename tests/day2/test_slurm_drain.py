@@ -27,6 +27,13 @@ def hall(db):
     ]
 
 
+def gated(node) -> None:
+    """The node as the test profile's gates judge it, reached at the test sshd's address."""
+    Node.objects.filter(pk=node.pk).update(gpu_model="H100-SXM", gpu_count=1)
+    Rack.objects.filter(pk=node.rack_id).update(fabric="ib-400g")
+    NetworkInterface.objects.filter(node=node, boot=True).update(ip="127.0.0.1")
+
+
 def wait_until(predicate, timeout: float = 30, what: str = ""):
     deadline = time.monotonic() + timeout
     while not (value := predicate()):
@@ -106,9 +113,7 @@ def test_a_burn_in_waits_out_a_controller_that_does_not_answer(
     cluster = with_slurm
     node = hall[0]
     use_profile(profile_spec(sshd, "gpu-burn-h100-ok.txt", soak_repeat=1))
-    Node.objects.filter(pk=node.pk).update(gpu_model="H100-SXM", gpu_count=1)
-    Rack.objects.filter(pk=node.rack_id).update(fabric="ib-400g")
-    NetworkInterface.objects.filter(node=node, boot=True).update(ip="127.0.0.1")  # the sshd
+    gated(node)
     cluster.stop_controller()
     try:
         resp = api("technician").post(
@@ -148,9 +153,7 @@ def test_a_stateless_node_that_rebooted_in_service_is_cordoned_while_its_gates_r
     cluster = with_slurm
     node = hall[0]
     use_profile(profile_spec(sshd, "gpu-burn-faulty.txt", soak_repeat=1))
-    Node.objects.filter(pk=node.pk).update(gpu_model="H100-SXM", gpu_count=1)
-    Rack.objects.filter(pk=node.rack_id).update(fabric="ib-400g")
-    NetworkInterface.objects.filter(node=node, boot=True).update(ip="127.0.0.1")  # the sshd
+    gated(node)
     image = ImageFactory(
         name="ram", deploy_mode="stateless", rootfs_url="http://10.0.0.5/r", rootfs_sha256="3" * 64
     )
