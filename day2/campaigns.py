@@ -28,6 +28,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from core.text import plural
+from engine.coalesce import coalesced
 from inventory import operations
 from inventory import services as inventory
 from inventory.choices import FINISHED_OPERATION_STATUSES, NodeState, OperationStatus
@@ -186,10 +187,11 @@ def tick(campaign_id: int) -> str:
 
 def heard(op_id: int) -> None:
     """One of the campaign operation's recycles ended (engine.plans.listen): tick now,
-    rather than at the next sweep."""
+    rather than at the next sweep. Members ending together in one worker make one tick
+    after the running one, not one each behind its lock (engine.coalesce)."""
     campaign = Campaign.objects.filter(operation_id=op_id).values_list("pk", flat=True).first()
     if campaign is not None:
-        tick(campaign)
+        coalesced(("campaign.tick", campaign), lambda: tick(campaign))
 
 
 def _counts(campaign: Campaign) -> Counter[str]:

@@ -38,6 +38,9 @@ class NodeLocked(DomainConflict):
     node: str
     holder: str
     since: datetime | None
+    # The operation that held it when it refused (None: a holder that is no operation);
+    # it may have let go since, but this is who refused.
+    operation_id: int | None = None
 
     def __str__(self) -> str:
         when = f" since {self.since:%Y-%m-%d %H:%M:%S} UTC" if self.since else ""
@@ -63,12 +66,21 @@ def acquire(node: Node, holder: str, op: Operation | None = None) -> None:
         reservation=holder[:200], reserved_at=timezone.now(), lock_operation=op
     )
     if not got:
-        row = Node.objects.filter(pk=node.pk).values("reservation", "reserved_at").first()
+        row = (
+            Node.objects.filter(pk=node.pk)
+            .values("reservation", "reserved_at", "lock_operation_id")
+            .first()
+        )
         if row is None:
             raise Node.DoesNotExist(f"node {node.pk} no longer exists")
         if row["reservation"] is None:  # released between our two statements: try once more
             return acquire(node, holder, op)
-        raise NodeLocked(node=str(node), holder=row["reservation"], since=row["reserved_at"])
+        raise NodeLocked(
+            node=str(node),
+            holder=row["reservation"],
+            since=row["reserved_at"],
+            operation_id=row["lock_operation_id"],
+        )
 
 
 def release(node: Node, holder: str) -> None:

@@ -259,7 +259,7 @@ def _start_step(
     except (ActionNotAllowed, NodeLocked, ValidationError) as exc:
         if refuse:
             raise
-        if isinstance(exc, NodeLocked) and _held_by_own_ended_step(op, node):
+        if isinstance(exc, NodeLocked) and _held_by_own_ended_step(op, exc):
             # A late run of the step that just ended (a re-check sent twice) holds the
             # node for a moment: the sweep starts this step once it lets go.
             operations.report_progress(op, step.span[0], f"{step.name}: waiting for {exc}")
@@ -270,9 +270,12 @@ def _start_step(
     operations.report_progress(op, step.span[0], f"{step.name}: started")
 
 
-def _held_by_own_ended_step(op: Operation, node: Node) -> bool:
-    """Whether the node's lock is held by one of the flow's own steps that has ended."""
-    holder = Node.objects.filter(pk=node.pk).values_list("lock_operation_id", flat=True).first()
+def _held_by_own_ended_step(op: Operation, refused: NodeLocked) -> bool:
+    """Whether what refused the step is one of the flow's own steps that has ended. It is
+    the holder named in the refusal that counts, not the node's lock read again: the
+    late run may have let go in between, and then the lock reads free (a converge at
+    1,000 nodes failed so, make bench-converge)."""
+    holder = refused.operation_id
     if holder is None:
         return False
     ended = Operation.objects.filter(pk=holder, parent_id=op.pk).exclude(

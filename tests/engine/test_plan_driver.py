@@ -5,9 +5,11 @@ tests/day2/test_recycle_flow.py's."""
 
 from __future__ import annotations
 
+import threading
 from types import SimpleNamespace
 
 import pytest
+from django.db import connection, transaction
 
 from day2.recycle import PLAN
 from engine import plans
@@ -188,6 +190,48 @@ def test_a_next_step_held_off_by_its_own_ended_step_waits_and_the_sweep_starts_i
     release_for(step)  # the late run ends
     assert starting.sweep(older_than=0) == 1
     assert list(op.children.order_by("pk").values_list("kind", flat=True)) == ["drain", "deploy"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_refused_by_its_own_ended_step_waits_even_if_that_let_go_meanwhile():
+    """The late run of the drain held the node when the chain tried the next step, and
+    let go (committed, from its own connection) right after the refusal, before the
+    chain looked again at who held it: the lock then read free, and the chain failed
+    ("apply_firmware could not start: ... locked by operation (drain)", one node of
+    1,000 in make bench-converge). Who refused is what counts."""
+    node = NodeFactory(state="in_service")
+    DeploymentFactory(node=node, status="succeeded")
+    op = starting.start_action(node, "recycle", "user:alice", "XID 79")
+    step = op.children.get(kind="drain")
+    let_go = []
+
+    def late_run_ends(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        refusal = 'SELECT "inventory_node"."reservation" AS'
+        if not let_go and sql.startswith(refusal):
+            let_go.append(True)
+            other = threading.Thread(target=_release_elsewhere, args=(step,))
+            other.start()
+            other.join(30)
+        return result
+
+    # The chain moves on once this transaction commits.
+    with connection.execute_wrapper(late_run_ends), transaction.atomic():
+        drained(op)
+        acquire(node, holder_of(step), op=step)  # the late run takes the node again
+    assert let_go  # the refusal happened, and the late run let go after it
+    op.refresh_from_db()
+    assert op.status == "running", op.error
+    assert op.message.startswith(f"deploy: waiting for {node} is busy: locked by operation")
+    assert starting.sweep(older_than=0) == 1
+    assert list(op.children.order_by("pk").values_list("kind", flat=True)) == ["drain", "deploy"]
+
+
+def _release_elsewhere(step: Operation) -> None:
+    try:
+        release_for(step)
+    finally:
+        connection.close()  # this thread's own connection
 
 
 def test_a_node_held_by_other_work_still_ends_the_chain_saying_why():
