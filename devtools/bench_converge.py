@@ -15,8 +15,11 @@ baseline wants 1.52.00, from one accepted artifact.
   critical_path = waves x one, waves = ceil(rack size / allowance).
 
 ratio = total / critical_path; 1.0 means Corral added nothing to what the pacing asks.
-worker_cpu_ms_per_node is the worker's CPU time over the campaign, per node. Last line:
-    converge nodes=… total_s=… critical_path_s=… ratio=… worker_cpu_ms_per_node=… failed=…
+worker_cpu_ms_per_node is the worker's CPU time over the campaign, per node;
+box_cpu_ms_per_node the whole machine's (the worker, PostgreSQL, the test BMCs, sshd), the
+line before it the parts. Last line:
+    converge nodes=… total_s=… critical_path_s=… ratio=… worker_cpu_ms_per_node=…
+    box_cpu_ms_per_node=… failed=…
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from devtools.benchdb import ADMIN_URL, fresh_django
+from devtools.benchproc import _machine_cpu, _postgres_cpu
 
 DB = "corral_bench_converge"
 SITE = "dc1"  # a queue the test worker helpers know
@@ -128,8 +132,16 @@ def run(args: argparse.Namespace, work: Path, stack: ExitStack) -> int:
         sys.exit(f"the single node did not converge: {single['errors']}")
     say(f"one node: {single['seconds']:.2f} s; now {len(many)} nodes")
     before = sum(cpu_seconds(w.process.pid) for w in workers)
+    box_before = box_cpu()
     fleet = converge(many, args.pct)
     cpu_ms = (sum(cpu_seconds(w.process.pid) for w in workers) - before) * 1000
+    box = {k: (v - box_before[k]) * 1000 / len(many) for k, v in box_cpu().items()}
+    rest = box["machine"] - cpu_ms / len(many) - box["postgresql"] - box["bmcs"]
+    say(
+        f"CPU per node: worker {cpu_ms / len(many):.0f} ms, PostgreSQL {box['postgresql']:.0f}, "
+        f"the test BMCs {box['bmcs']:.0f}, the rest (sshd, the gates' checks) {rest:.0f}; "
+        f"the machine {box['machine']:.0f} of {os.cpu_count()} cores"
+    )
     allowance = max(1, args.racks_of * args.pct // 100)
     waves = math.ceil(args.racks_of / allowance)
     critical = waves * single["seconds"]
@@ -138,7 +150,8 @@ def run(args: argparse.Namespace, work: Path, stack: ExitStack) -> int:
     print(
         f"converge nodes={len(many)} total_s={fleet['seconds']:.1f} "
         f"critical_path_s={critical:.1f} ratio={fleet['seconds'] / critical:.2f} "
-        f"worker_cpu_ms_per_node={cpu_ms / len(many):.0f} failed={fleet['failed']}"
+        f"worker_cpu_ms_per_node={cpu_ms / len(many):.0f} "
+        f"box_cpu_ms_per_node={box['machine']:.0f} failed={fleet['failed']}"
     )
     return 0 if not fleet["failed"] else 1
 
@@ -285,6 +298,17 @@ def converge(nodes: list, pct: int) -> dict:
         "seconds": seconds,
         "failed": len(failed),
         "errors": [f"{m.node}: {m.status} {m.message}" for m in failed],
+    }
+
+
+def box_cpu() -> dict[str, float]:
+    """CPU-seconds so far of the whole machine, of PostgreSQL, and of this process (the
+    test BMCs it serves, and its own polling, which is little)."""
+    own = os.times()
+    return {
+        "machine": _machine_cpu(),
+        "postgresql": _postgres_cpu(),
+        "bmcs": own.user + own.system,
     }
 
 
