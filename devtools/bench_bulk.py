@@ -12,11 +12,11 @@ CPU and PostgreSQL's (the backend serving it). Last line:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 from devtools.benchdb import ADMIN_URL, fresh_django
+from devtools.benchproc import process_cpu
 
 
 def main() -> int:
@@ -51,9 +51,7 @@ def main() -> int:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_backend_pid()")
             pid = cursor.fetchone()[0]
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu(pid)
 
     cpu, pg, wall = time.process_time(), pg_cpu(), time.perf_counter()
     for child in running:

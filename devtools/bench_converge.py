@@ -39,7 +39,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from devtools.benchdb import ADMIN_URL, fresh_django
-from devtools.benchproc import _machine_cpu, _postgres_cpu
+from devtools.benchproc import _machine_cpu, _postgres_cpu, process_cpu
 
 DB = "corral_bench_converge"
 SITE = "dc1"  # a queue the test worker helpers know
@@ -131,10 +131,10 @@ def run(args: argparse.Namespace, work: Path, stack: ExitStack) -> int:
     if single["failed"]:
         sys.exit(f"the single node did not converge: {single['errors']}")
     say(f"one node: {single['seconds']:.2f} s; now {len(many)} nodes")
-    before = sum(cpu_seconds(w.process.pid) for w in workers)
+    before = sum(process_cpu(w.process.pid) for w in workers)
     box_before = box_cpu()
     fleet = converge(many, args.pct)
-    cpu_ms = (sum(cpu_seconds(w.process.pid) for w in workers) - before) * 1000
+    cpu_ms = (sum(process_cpu(w.process.pid) for w in workers) - before) * 1000
     box = {k: (v - box_before[k]) * 1000 / len(many) for k, v in box_cpu().items()}
     rest = box["machine"] - cpu_ms / len(many) - box["postgresql"] - box["bmcs"]
     say(
@@ -310,12 +310,6 @@ def box_cpu() -> dict[str, float]:
         "postgresql": _postgres_cpu(),
         "bmcs": own.user + own.system,
     }
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (/proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

@@ -136,6 +136,12 @@ def _proc_stat(pid: str) -> list[str] | None:
     return raw[raw.rfind(")") + 2 :].split()
 
 
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of one process so far (0 once it is gone)."""
+    fields = _proc_stat(str(pid))
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK if fields else 0.0
+
+
 def _group_cpu(pgid: int) -> float:
     total = 0
     for entry in os.listdir("/proc"):
