@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, Value, When
+from django.db.models import CharField, OuterRef, Subquery
 from django.utils import timezone
 
 from . import operations
 from .actions import Action
 from .choices import OperationStatus
-from .locking import NodeLocked, holder_of
+from .locking import NodeLocked, holder_of_rows
 from .models import Label, Node, Operation, Rack
 from .services import (
     ActionNotAllowed,
@@ -110,7 +110,11 @@ def _fan_out_oob(
     """Power and boot, batched: they change no state, so children are created in one
     statement, their nodes locked for them in a second (each child holds its node from now
     until it ends, like a single action) and sent at once, because on a 500-node rack the
-    request must not spend seconds before the first BMC is asked anything."""
+    request must not spend seconds before the first BMC is asked anything.
+
+    No statement here carries a value per row (a CASE of 1,000 WHENs cost Django's
+    compiler 5.6 s of a 1,000-node request): the lock reads each node's child in SQL, and
+    the children are marked in one UPDATE per outcome."""
     now = timezone.now()
     children: list[Operation] = []
     per_rack: dict[int | None, int] = {}  # rack id -> power-on slots taken
@@ -122,7 +126,9 @@ def _fan_out_oob(
         children.append(child)
     Operation.objects.bulk_create(children, batch_size=1000)
     wanted = [c for c in children if c.status == OperationStatus.PENDING]
-    busy = _lock_for_children(wanted)
+    busy = _lock_for_children(parent, wanted)
+    ready: list[Operation] = []
+    waiting: list[Operation] = []
     for child in wanted:
         if child.pk in busy:
             child.status, child.finished, child.error = OperationStatus.FAILED, now, busy[child.pk]
@@ -132,32 +138,46 @@ def _fan_out_oob(
         slot = per_rack.get(child_node.rack_id, 0)
         if stagger and slot >= stagger:
             child.message = "waiting for a power-on slot in the rack"
+            waiting.append(child)
         else:
             per_rack[child_node.rack_id] = slot + 1
             child.task_id = operations.QUEUED
-    Operation.objects.bulk_update(
-        wanted, ["status", "finished", "error", "message", "task_id"], batch_size=1000
-    )
-    ready = [c for c in wanted if c.task_id == operations.QUEUED]
+            ready.append(child)
+    failed = [c for c in wanted if c.pk in busy]
+    Operation.objects.bulk_update(failed, ["status", "finished", "error"], batch_size=500)
+    for start in range(0, len(ready), 1000):
+        batch = [c.pk for c in ready[start : start + 1000]]
+        Operation.objects.filter(pk__in=batch).update(task_id=operations.QUEUED)
+    for start in range(0, len(waiting), 1000):
+        batch = [c.pk for c in waiting[start : start + 1000]]
+        Operation.objects.filter(pk__in=batch).update(message=waiting[0].message)
     task = action.task_name
     transaction.on_commit(lambda: operations.enqueue_many(task, ready))
 
 
-def _lock_for_children(children: list[Operation]) -> dict[int, str]:
-    """Lock each child's node for that child, in one UPDATE; {child id: why not} for the
-    nodes another holder already has."""
+def _lock_for_children(parent: Operation, children: list[Operation]) -> dict[int, str]:
+    """Lock each child's node for that child, in one UPDATE per 1,000 nodes that reads
+    the child (and so its holder's words, `holder_of`) from the node's row; {child id: why
+    not} for the nodes another holder already has."""
     if not children:
         return {}
     # Every child is one node's (_child), so this drops none of them.
     by_node = {c.node_id: c for c in children if c.node_id is not None}
-    Node.objects.filter(pk__in=by_node, reservation__isnull=True).update(
-        reservation=Case(*[When(pk=n, then=Value(holder_of(c))) for n, c in by_node.items()]),
-        lock_operation_id=Case(*[When(pk=n, then=Value(c.pk)) for n, c in by_node.items()]),
-        reserved_at=timezone.now(),
+    first = children[0]
+    mine = Operation.objects.filter(
+        parent_id=parent.pk, node_id=OuterRef("pk"), status=OperationStatus.PENDING
     )
-    held = Node.objects.filter(pk__in=by_node).exclude(
-        lock_operation_id__in=[c.pk for c in children]
-    )
+    nodes = list(by_node)
+    for start in range(0, len(nodes), 1000):
+        Node.objects.filter(pk__in=nodes[start : start + 1000], reservation__isnull=True).update(
+            lock_operation_id=Subquery(mine.values("pk")[:1]),
+            reservation=Subquery(
+                mine.annotate(words=holder_of_rows(first.kind, first.actor)).values("words")[:1],
+                output_field=CharField(),
+            ),
+            reserved_at=timezone.now(),
+        )
+    held = Node.objects.filter(pk__in=nodes).exclude(lock_operation_id__in=[c.pk for c in children])
     # Held: another holder had the node at the UPDATE. Should it let go before this read,
     # reservation is NULL and the message says "locked by None", as it always has.
     return {

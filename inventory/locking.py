@@ -21,7 +21,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import CharField, Func, Q, Value
+from django.db.models.functions import Cast, Concat, Left
 from django.utils import timezone
 
 from core.errors import DomainConflict
@@ -55,6 +56,14 @@ def holder_of(op: Operation) -> str:
     """How a 409 names an operation that holds a node."""
     by = f" requested by {op.actor}" if op.actor else ""
     return f"operation {op.pk} ({op.kind}){by}"[:200]
+
+
+def holder_of_rows(kind: str, actor: str) -> Func:
+    """`holder_of` as SQL, over Operation rows of one kind and actor (a bulk action's
+    children), so one UPDATE can lock a thousand nodes each for its own child."""
+    by = f" requested by {actor}" if actor else ""
+    words = Concat(Value("operation "), Cast("pk", CharField()), Value(f" ({kind}){by}"))
+    return Left(words, 200)
 
 
 def acquire(node: Node, holder: str, op: Operation | None = None) -> None:

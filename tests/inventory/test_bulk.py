@@ -3,6 +3,7 @@
 
 import pytest
 
+from inventory.locking import holder_of
 from inventory.models import Node, Operation
 from tests.factories import NodeFactory
 
@@ -157,3 +158,25 @@ def test_a_large_bulk_counts_its_children_once_a_second_and_always_at_its_end(
     parent.refresh_from_db()
     assert (parent.status, parent.progress) == ("failed", 100)
     assert parent.message == "29 succeeded, 1 failed"
+
+
+def test_each_node_is_held_by_its_own_child_named_as_a_single_action_names_it(api, rack):
+    """The fan-out locks every node for its child in one statement (no value per row in
+    Python): each node names its own child, in the words of a single action's 409, and a
+    node another operation holds fails its child with that holder's name."""
+    nodes = [NodeFactory(rack=rack) for _ in range(3)]
+    Node.objects.filter(pk=nodes[2].pk).update(reservation="operation 9 (inspect)")
+    resp = api("technician").post(
+        "/api/v1/nodes/actions/boot_pxe/", {"nodes": [n.pk for n in nodes]}, format="json"
+    )
+    assert resp.status_code == 202, resp.content
+    children = {c.node_id: c for c in Operation.objects.filter(parent_id=resp.data["id"])}
+    for node in nodes[:2]:
+        child = children[node.pk]
+        held = Node.objects.get(pk=node.pk)
+        assert held.lock_operation_id == child.pk
+        assert held.reservation.startswith(f"operation {child.pk} (boot_pxe) requested by ")
+        assert held.reservation == holder_of(child) and child.status == "pending"
+    busy = children[nodes[2].pk]
+    assert busy.status == "failed" and "locked by operation 9 (inspect)" in busy.error
+    assert Node.objects.get(pk=nodes[2].pk).lock_operation_id is None
