@@ -4,8 +4,12 @@ Every conversation that changes or reads a node's power (a power action, a deplo
 on, an inspection, the periodic refresh) records the state the BMC reported, so no page
 shows "off" for a machine Corral itself just powered on: a technician trusting that could
 pull a live machine. A BMC that answered also proves its address and credentials work, so
-its health roll-up is read and recorded too; otherwise a health of "error" (say, from a
-wrong password since fixed) would outlive the fix until the next refresh.
+when Corral's record says it had not (never asked, or "error" or "unreachable", say from a
+wrong password since fixed) an action reads its health roll-up too; otherwise that record
+would outlive the fix until the next refresh. A BMC whose health is known is not asked
+again by an action: the health and its sensors (on a GPU tray, a request for each of up to
+256 sensors at 1-11 s apiece) are the periodic refresh's and the inspection's to read, not
+every power cycle's.
 """
 
 from __future__ import annotations
@@ -29,6 +33,18 @@ def read_health(driver: Driver) -> Health | None:
             return driver.health.health()
     except BMCError:
         return None
+
+
+# What bmc_health holds when the BMC has not answered a health read (refresh_power).
+NOT_ANSWERED = frozenset({"", "error", "unreachable"})
+
+
+def health_after_action(driver: Driver, node: Node) -> Health | None:
+    """The health roll-up after an action that reached the BMC, read only when Corral's
+    record says the BMC had not answered (NOT_ANSWERED); None: not asked."""
+    if node.bmc_health not in NOT_ANSWERED:
+        return None
+    return read_health(driver)
 
 
 def record(node: Node, state: str | None, health: Health | None) -> None:

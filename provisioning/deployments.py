@@ -124,7 +124,7 @@ def deploy(node: Node, op: Operation) -> dict:
             # What the node list shows from now on is what the BMC says, not the state
             # the last refresh saw before this power-on (bmc_answers).
             state = wait_for_power(driver, POWER_ON)
-        health = bmc_answers.read_health(driver)
+        health = bmc_answers.health_after_action(driver, node)
     finally:
         with bmc_io():
             driver.close()

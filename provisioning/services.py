@@ -100,7 +100,7 @@ def power(node: Node, op: Operation) -> dict:
         with bmc_io():
             driver.power.set_power(action)
             state = wait_for_power(driver, target)
-        health = bmc_answers.read_health(driver)
+        health = bmc_answers.health_after_action(driver, node)
     finally:
         with bmc_io():
             driver.close()

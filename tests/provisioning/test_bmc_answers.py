@@ -13,6 +13,7 @@ from django.utils import timezone
 from inventory.models import Node
 from provisioning import deployments, services
 from tests.factories import ImageFactory, NodeFactory, OperationFactory, put_in
+from tests.peers.redfish import run_sushy_emulator
 
 pytestmark = pytest.mark.django_db
 
@@ -77,3 +78,56 @@ def test_bmc_health_follows_a_fixed_password_at_the_next_inspection(sushy_emulat
     assert node.bmc_health not in ("error", "unreachable", "")
     assert node.bmc_health_at > failed_at
     assert node.bmc_message == ""
+
+
+@pytest.fixture(scope="module")
+def timed_emulator(tmp_path_factory):
+    """An emulator that writes down every request it answers (the launcher's --timings)."""
+    workdir = tmp_path_factory.mktemp("timed-emulator")
+    timings = workdir / "timings.txt"
+    with run_sushy_emulator(workdir, systems=2, launcher_args=("--timings", str(timings))) as emu:
+        emu.timings = timings  # type: ignore[attr-defined]
+        yield emu
+
+
+def asked(emulator) -> list[tuple[str, str]]:
+    """(method, path) of each request the emulator answered, in order."""
+    lines = emulator.timings.read_text().splitlines() if emulator.timings.exists() else []
+    return [tuple(line.split()[2:4]) for line in lines]
+
+
+def test_a_power_cycle_of_a_node_whose_health_is_known_asks_the_bmc_only_about_power(
+    timed_emulator,
+):
+    """A cycle from on without the BMC's PowerCycle: read the system once, off, read until
+    off, on, read until on. No extra read of the power state the first read gave, and no
+    chassis or sensor reads: a known health is the refresh's to read again (on a GPU tray a
+    request per sensor, 1-11 s each, after every power cycle of a site)."""
+    system = timed_emulator.systems[0]
+    timed_emulator.force_power(system.uuid, "On")
+    node = on_emulator(timed_emulator, system, state="ready")
+    read_at = timezone.now() - timedelta(minutes=5)
+    Node.objects.filter(pk=node.pk).update(bmc_health="warning", bmc_health_at=read_at)
+    node = Node.objects.select_related("bmc").get(pk=node.pk)
+    before = len(asked(timed_emulator))
+    services.power(node, OperationFactory(node=node, kind="power_cycle", status="running"))
+    path = f"/redfish/v1/Systems/{system.uuid}"
+    on_system = [(m, p) for m, p in asked(timed_emulator)[before:] if p.startswith(path)]
+    assert [m for m, _ in on_system] == ["GET", "POST", "GET", "POST", "GET"], on_system
+    assert not [p for _, p in asked(timed_emulator)[before:] if "/Chassis" in p]
+    node.refresh_from_db()
+    assert (node.power_state, node.bmc_health, node.bmc_health_at) == ("on", "warning", read_at)
+
+
+def test_a_power_action_reads_the_health_of_a_bmc_recorded_as_not_answering(timed_emulator):
+    """The fixed-password case of a power action: the record said "error", the BMC answered,
+    so its health is read (chassis and sensors included) and the error goes."""
+    system = timed_emulator.systems[1]
+    node = on_emulator(timed_emulator, system, state="ready")
+    Node.objects.filter(pk=node.pk).update(bmc_health="error", bmc_message="wrong password")
+    node = Node.objects.select_related("bmc").get(pk=node.pk)
+    before = len(asked(timed_emulator))
+    services.power(node, OperationFactory(node=node, kind="power_on", status="running"))
+    assert [p for _, p in asked(timed_emulator)[before:] if "/Chassis" in p]
+    node.refresh_from_db()
+    assert node.bmc_health not in ("error", "unreachable", "") and node.bmc_message == ""

@@ -81,7 +81,7 @@ class RedfishPower(PowerInterface):
             allowed = system.get_allowed_reset_system_values()
         reset = _RESET_TYPES[action]
         if action == ACTION_CYCLE and reset not in allowed:
-            self._emulated_cycle(system, allowed)
+            self._emulated_cycle(system)
             return
         if reset not in allowed:
             names = ", ".join(sorted(r.value for r in allowed))
@@ -106,9 +106,11 @@ class RedfishPower(PowerInterface):
                 return
             raise
 
-    def _emulated_cycle(self, system: object, allowed: set) -> None:
-        """Off, wait until the BMC reports off, then on: for BMCs without PowerCycle."""
-        if self.get_power_state() != POWER_OFF:
+    def _emulated_cycle(self, system: object) -> None:
+        """Off, wait until the BMC reports off, then on: for BMCs without PowerCycle. The
+        power state is the one `system` was just read with (a request less, 1-11 s)."""
+        state = _POWER_STATES.get(system.power_state, POWER_UNKNOWN)  # type: ignore[attr-defined]
+        if state != POWER_OFF:
             self._reset(system, sushy.ResetType.FORCE_OFF, ACTION_OFF, "powering off for a cycle")
             self._wait_for(POWER_OFF, "power cycle")
         self._reset(system, sushy.ResetType.ON, ACTION_ON, "powering on after a cycle")
