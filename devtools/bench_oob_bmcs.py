@@ -90,6 +90,7 @@ def start_emulators(
                 "0",
                 "--request-delay",
                 str(args.delay),
+                "--memory-state",
                 "--config",
                 str(write_emulator_config(workdir, k, members[k])),
                 "-i",

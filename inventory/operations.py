@@ -13,8 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
-from collections.abc import Sequence
 from typing import Any
 
 from celery import current_app, current_task
@@ -31,6 +29,7 @@ from engine import outbox as engine_outbox
 from engine import plans
 from webhooks import outbox
 
+from . import parents
 from .actions import get_action
 from .choices import (
     ACTIVE_OPERATION_STATUSES,
@@ -270,8 +269,7 @@ def refresh_parent(parent_id: int) -> None:
     query: a 500-node action refreshes its parent 500 times). A chain's parent (an action
     whose kind has a plan or a listener: engine.plans.listener_of) hears it instead and
     decides what comes next: a recycle starts its next step, a campaign its next nodes."""
-    row = Operation.objects.filter(pk=parent_id).values_list("kind", "params").first()
-    kind, params = row if row is not None else (None, None)
+    kind, params = parents.row(parent_id)
     listener = plans.listener_of(kind) if kind else None
     if listener is not None:
         try:
@@ -280,7 +278,7 @@ def refresh_parent(parent_id: int) -> None:
             log.exception("operation %s: next step after a child ended failed", parent_id)
         return
     finished = list(FINISHED_OPERATION_STATUSES)
-    if _recounted_lately(parent_id, finished):
+    if parents.recounted_lately(parent_id, finished):
         return
     unsuccessful = [OperationStatus.FAILED, OperationStatus.CANCELLED]
     agg = Operation.objects.filter(parent_id=parent_id).aggregate(
@@ -304,7 +302,7 @@ def refresh_parent(parent_id: int) -> None:
             status=OperationStatus.FAILED if failed else OperationStatus.SUCCEEDED,
             finished=timezone.now(),
             error=f"{failed} of {plural(total - skipped, 'node')} failed" if failed else "",
-            message=bulk_summary(total - failed - skipped, failed, skipped),
+            message=parents.bulk_summary(total - failed - skipped, failed, skipped),
             result={"succeeded": total - failed - skipped, "failed": failed, "skipped": skipped},
         )
         parent = Operation.objects.filter(pk=parent_id)
@@ -322,41 +320,6 @@ def refresh_parent(parent_id: int) -> None:
     Operation.objects.filter(pk=parent_id).exclude(status__in=finished).update(**fields)
 
 
-# A bulk parent's children are counted again at most this often by one process while some
-# still run. Each child's end counted all of them: a 13,500-node action read 182 million
-# rows, and at 1,000 nodes the counting was a seventh of the worker's CPU. Its end is
-# never late: the child that commits last finds none running, and counts.
-PARENT_RECOUNT_SECONDS = 1.0
-_recounted: dict[int, float] = {}
-
-
-def _recounted_lately(parent_id: int, finished: Sequence[str]) -> bool:
-    """Whether this refresh may be left out: children still run, and this process counted
-    them less than PARENT_RECOUNT_SECONDS ago (their progress shows a second late)."""
-    running = Operation.objects.filter(parent_id=parent_id).exclude(status__in=finished)
-    if not running.exists():
-        _recounted.pop(parent_id, None)
-        return False
-    now = time.monotonic()
-    if now - _recounted.get(parent_id, float("-inf")) < PARENT_RECOUNT_SECONDS:
-        return True
-    if len(_recounted) > 10_000:  # parents that ended in another process
-        _recounted.clear()
-    _recounted[parent_id] = now
-    return False
-
-
-def bulk_summary(succeeded: int, failed: int, skipped: int) -> str:
-    """An ended bulk's one line: "2 succeeded, 1 skipped" (failed and skipped only when
-    there are any), so a skipped node never reads as a failure."""
-    parts = [f"{succeeded} succeeded"]
-    if failed:
-        parts.append(f"{failed} failed")
-    if skipped:
-        parts.append(f"{skipped} skipped")
-    return ", ".join(parts)
-
-
 def release_next_child(finished: Operation) -> None:
     """A staggered child finished: start the next waiting sibling in the same rack.
 
@@ -366,6 +329,9 @@ def release_next_child(finished: Operation) -> None:
     """
     if not finished.parent_id or finished.kind not in STAGGERED:
         return
+    _kind, params = parents.row(finished.parent_id)
+    if isinstance(params, dict) and params.get("stagger") == 0:
+        return  # every child was sent at once: none waits for a slot
     action = get_action(finished.kind)
     if action is None or not action.task:
         return

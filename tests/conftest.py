@@ -150,6 +150,16 @@ def _fresh_unknown_mac_window():
 
 
 @pytest.fixture(autouse=True)
+def _no_remembered_parents():
+    """A parent operation's row is read once per process (inventory/parents.py); a test
+    database that rolls back reuses its ids (SQLite), so each test starts with none."""
+    from inventory import parents
+
+    parents._parents.clear()
+    parents._recounted.clear()
+
+
+@pytest.fixture(autouse=True)
 def _no_kept_redfish_sessions():
     """Each test's BMCs are its own: a Redfish session a test's client kept (sessions.py)
     would otherwise be taken by the next test's client of a server on the same port."""

@@ -1,7 +1,7 @@
 """Run sushy-emulator with deterministic power timing and a request journal.
 
 Usage: python sushy_emulator_launcher.py JOURNAL POWER_DELAY [--request-delay SECONDS]
-       [--timings PATH] [--bios] [sushy-emulator args...]
+       [--timings PATH] [--bios] [--memory-state] [sushy-emulator args...]
 
 The fake driver applies power changes after ``random.randint(1, 11)`` seconds; tests
 need them to land at a known time, so the fake driver's ``random`` is replaced by one
@@ -23,6 +23,13 @@ emulator's config, so the emulator's own routes run unchanged: `Systems/{id}/BIO
 `BIOS/Settings` (a PATCH applies at once), `Bios.ResetBios`, the BIOS attribute registry
 and `UpdateService.SimpleUpdate` (which raises the BIOS minor version by one).
 
+``--memory-state`` keeps the emulator's state (systems, indicator LEDs, virtual media,
+volumes) in the process's memory, as a real BMC keeps its own, instead of sushy-tools'
+SQLite file, which it opens anew for each of the dozen reads behind one answer so that
+several processes can share it. Benchmarks use it: each of their emulator processes serves
+its own systems, and the file's cost (most of an answer's CPU) is the BMC side's, not what
+they measure. State does not outlive the process.
+
 ``--timings PATH`` appends one line per request, ``<start> <end> <method> <path>`` (wall
 clock, seconds): the time the BMC itself spent, which `make bench-day2` counts as waiting
 on something outside Corral.
@@ -38,6 +45,7 @@ import types
 
 import flask
 from sushy_tools.emulator import main as emulator
+from sushy_tools.emulator import memoize
 from sushy_tools.emulator.resources.systems import fakedriver
 
 _SECRET_KEYS = {"password", "Password"}
@@ -90,6 +98,13 @@ def _record_timings(path: str) -> None:
             fh.write(line)
 
 
+class _MemoryDict(dict):
+    """sushy-tools' PersistentDict without the file (``--memory-state``)."""
+
+    def make_permanent(self, _dbpath: object, _dbfile: object) -> None:
+        pass
+
+
 def _bios_and_versions() -> None:
     from sushy_tools.emulator.resources.systems.libvirtdriver import LibvirtDriver
 
@@ -119,6 +134,9 @@ def main() -> int:
     if "--bios" in args:
         args.remove("--bios")
         _bios_and_versions()
+    if "--memory-state" in args:
+        args.remove("--memory-state")
+        memoize.PersistentDict = _MemoryDict
     request_delay, emulator_args = _pop_request_delay(args)
     timings, emulator_args = _pop_option(emulator_args, "--timings")
     fakedriver.random = types.SimpleNamespace(randint=lambda _low, _high: delay)
