@@ -44,7 +44,7 @@ test-fast: $(STAMP)
 
 # Benchmarks print figures; they are not tests. They need PostgreSQL on 127.0.0.1:5432.
 bench-oob: $(STAMP)
-	$(BIN)/python -m devtools.bench_oob --n 500 --delay 2
+	$(BIN)/python -m devtools.bench_oob --n 1000 --delay 2
 
 # A GB200 site: 25 NVL72 racks by default; BENCH_SITE="--racks 250" for the whole one.
 BENCH_SITE ?=
