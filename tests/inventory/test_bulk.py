@@ -88,11 +88,13 @@ def test_a_finished_parent_is_never_moved_back_to_running_by_a_late_refresh(rack
     assert Operation.objects.get(pk=parent.pk).status == "succeeded"
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_children_ending_together_in_their_tasks_transactions_finish_the_parent(rack):
     """A task ends its operation inside its own transaction (provisioning.runner); two
     children ending at once each refreshed the parent before either committed, each saw
-    the other unfinished, and the rack's power-on stayed running (seen in CI)."""
+    the other unfinished, and the rack's power-on stayed running (seen in CI). Two write
+    transactions open at once: SQLite holds the second until the first commits."""
     import threading
 
     from django.db import connection, transaction
