@@ -98,6 +98,9 @@ def nothing_to_do(action: Action, rack: Rack | None) -> ValidationError:
     return ValidationError({"nodes": f"{where}: '{action.label}' was not started."})
 
 
+WAITING_FOR_SLOT = "waiting for a power-on slot in the rack"
+
+
 def _fan_out_oob(
     nodes: list[Node],
     action: Action,
@@ -127,30 +130,31 @@ def _fan_out_oob(
     Operation.objects.bulk_create(children, batch_size=1000)
     wanted = [c for c in children if c.status == OperationStatus.PENDING]
     busy = _lock_for_children(parent, wanted)
+    failed: list[Operation] = []
     ready: list[Operation] = []
     waiting: list[Operation] = []
     for child in wanted:
         if child.pk in busy:
             child.status, child.finished, child.error = OperationStatus.FAILED, now, busy[child.pk]
+            failed.append(child)
             continue
         child_node = child.node
         assert child_node is not None  # _child built every child with its node
         slot = per_rack.get(child_node.rack_id, 0)
         if stagger and slot >= stagger:
-            child.message = "waiting for a power-on slot in the rack"
+            child.message = WAITING_FOR_SLOT
             waiting.append(child)
         else:
             per_rack[child_node.rack_id] = slot + 1
             child.task_id = operations.QUEUED
             ready.append(child)
-    failed = [c for c in wanted if c.pk in busy]
     Operation.objects.bulk_update(failed, ["status", "finished", "error"], batch_size=500)
     for start in range(0, len(ready), 1000):
         batch = [c.pk for c in ready[start : start + 1000]]
         Operation.objects.filter(pk__in=batch).update(task_id=operations.QUEUED)
     for start in range(0, len(waiting), 1000):
         batch = [c.pk for c in waiting[start : start + 1000]]
-        Operation.objects.filter(pk__in=batch).update(message=waiting[0].message)
+        Operation.objects.filter(pk__in=batch).update(message=WAITING_FOR_SLOT)
     task = action.task_name
     transaction.on_commit(lambda: operations.enqueue_many(task, ready))
 
@@ -164,9 +168,10 @@ def _lock_for_children(parent: Operation, children: list[Operation]) -> dict[int
     # Every child is one node's (_child), so this drops none of them.
     by_node = {c.node_id: c for c in children if c.node_id is not None}
     first = children[0]
+    # Ordered, so that both subqueries name the same child should a node be given twice.
     mine = Operation.objects.filter(
         parent_id=parent.pk, node_id=OuterRef("pk"), status=OperationStatus.PENDING
-    )
+    ).order_by("pk")
     nodes = list(by_node)
     for start in range(0, len(nodes), 1000):
         Node.objects.filter(pk__in=nodes[start : start + 1000], reservation__isnull=True).update(
