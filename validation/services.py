@@ -163,7 +163,9 @@ def _run_phase(run: GateRun, node: Node, phase: PhaseSpec, context: NodeContext)
                 elif result.exit_code not in (0, None) and not result.stdout.strip():
                     verdict = verdict_for_error(check, result.reason or "no output")
                 else:
-                    verdict = judge_output(check, result.stdout, context)
+                    verdict = judge_output(
+                        check, result.stdout, context, result.stderr, result.exit_code
+                    )
                 _store(run, phase.name, check, verdict, result)
                 verdicts.append(verdict)
     except ssh.SSHError as exc:

@@ -15,6 +15,8 @@ from tests.peers.util import wait_until
 from tests.workers import wait_operation
 from validation.models import CheckResult, GateProfile, GateRun
 
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "tools"
+
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
@@ -30,10 +32,10 @@ def healthy_smi_csv(tmp_dir: Path) -> Path:
     return path
 
 
-def profile_spec(sshd, burn_output: str, soak_repeat: int = 3) -> dict:
+def profile_spec(sshd, burn_output: str | Path, soak_repeat: int = 3, **burn) -> dict:
     smi = sshd.stand_in("smi-csv", output=healthy_smi_csv(sshd.workdir))
     xid = sshd.stand_in("kernel-log", output="")
-    burn = sshd.stand_in("gpu-burn", output=burn_output)
+    burn_tool = sshd.stand_in("gpu-burn", output=burn_output, **burn)
     return {
         "name": "e2e",
         "title": "e2e",
@@ -70,7 +72,7 @@ def profile_spec(sshd, burn_output: str, soak_repeat: int = 3) -> dict:
                     {
                         "name": "gpu-burn",
                         "tool": "gpu-burn",
-                        "command": str(burn),
+                        "command": str(burn_tool),
                         "timeout_s": 30,
                         "required": True,
                         "hardware_evidence": True,
@@ -152,6 +154,25 @@ def test_faulty_gpu_burn_sends_the_node_to_rma_with_evidence(api, sshd, failed_n
     assert case.status == "open" and "FAULTY" in case.reason
     assert case.evidence["gate_run"] == run.pk == case.gate_run_id
     assert case.evidence["findings"] == run.evidence
+
+
+def test_a_gpu_burn_that_died_fails_the_node_with_its_stderr_cause(
+    api, sshd, failed_node, celery_worker
+):
+    """A recorded H200 run whose GPU test could not allocate its memory: not a hardware
+    fault, and the reason carries gpu-burn's own cause from its stderr."""
+    died = CORPUS / "gpu-burn" / "1xH200-m150pct-out-of-memory-died-corral"
+    stderr = died.with_suffix(".stderr").read_text()
+    use_profile(profile_spec(sshd, died.with_suffix(".txt"), stderr=stderr, exit_code=123))
+    op = wait_operation(revalidate(api, failed_node), timeout=120)
+    assert op.status == "failed"
+    run = GateRun.objects.get(node=failed_node)
+    assert run.status == "failed"
+    burn = CheckResult.objects.get(run=run, check_name="gpu-burn")
+    assert burn.exit_code == 123 and not burn.hardware_fault
+    assert "died (DIED!)" in burn.reason and "out of memory" in burn.reason
+    failed_node.refresh_from_db()
+    assert failed_node.state == "failed" and not RMACase.objects.filter(node=failed_node)
 
 
 def test_a_changed_host_key_is_refused(api, sshd, failed_node, celery_worker):

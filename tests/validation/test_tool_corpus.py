@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from validation.parsers import PARSERS, ParseError, parse
-from validation.verdicts import CheckSpec, NodeContext, judge
+from validation.verdicts import CheckSpec, NodeContext, judge, judge_output
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "tools"
 MANIFEST = tomllib.loads((CORPUS / "expected.toml").read_text(encoding="utf-8"))["sample"]
@@ -65,7 +65,7 @@ def check_spec(sample: dict[str, Any]) -> CheckSpec:
 
 
 def test_manifest_covers_every_file_once():
-    listed = [s["file"] for s in MANIFEST]
+    listed = [s["file"] for s in MANIFEST] + [s["stderr"] for s in MANIFEST if "stderr" in s]
     on_disk = sorted(
         str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.parent != CORPUS
     )
@@ -85,6 +85,14 @@ def test_corpus_sample(sample):
             parse(sample["tool"], text, command=sample.get("command"))
         for part in sample.get("reason", []):
             assert part in str(refused.value)
+        if "stderr" in sample:  # what the gate says: the parse error and the tool's own cause
+            stderr = (CORPUS / sample["stderr"]).read_text(encoding="utf-8")
+            verdict = judge_output(
+                check_spec(sample), text, context(sample), stderr, sample["exit"]
+            )
+            assert verdict.status == "fail" and not verdict.hardware_fault, verdict.reason
+            for part in sample["gate_reason"]:
+                assert part in verdict.reason
         return
     result = parse(sample["tool"], text, command=sample.get("command"))
     data = result.to_dict()

@@ -96,6 +96,17 @@ class _Progress:
                 self.temps[gpu] = int(match.group(1))
 
 
+def _without_verdicts(progress: _Progress) -> str:
+    """Why there is no ``Tested N GPUs:`` block: a GPU's test process that died before the
+    end makes gpu-burn abort ("No clients are alive!", on its stderr, as is the cause: an
+    invalid device ordinal, out of memory), which is not a run cut short from outside."""
+    if progress.died:
+        gpus = ", ".join(str(g) for g in sorted(progress.died))
+        at = progress.pct or 0.0
+        return f"gpu-burn aborted: GPU {gpus}'s test process died (DIED!) at {at:.1f}%"
+    return "incomplete gpu-burn output: no final 'Tested N GPUs:' block (run cut short?)"
+
+
 def parse_gpu_burn(text: str) -> GpuBurnResult:
     """Parse gpu-burn stdout: final per-GPU verdicts plus throughput and error counts."""
     check_text(text, "gpu-burn output")
@@ -129,9 +140,7 @@ def parse_gpu_burn(text: str) -> GpuBurnResult:
                 if record.strip():
                     progress.record(record.strip(), number)
     if expected is None:
-        raise ParseError(
-            "incomplete gpu-burn output: no final 'Tested N GPUs:' block (run cut short?)"
-        )
+        raise ParseError(_without_verdicts(progress))
     if len(verdicts) != expected:
         raise ParseError(
             f"expected {expected} 'GPU i: OK|FAULTY' lines after 'Tested {expected} GPUs:', "

@@ -14,7 +14,7 @@ from validation.parsers import ParseError, Result, parse
 
 from . import judges_health, judges_nvlink, judges_perf, judges_stress, judges_trust
 from .judging import Findings, Judge
-from .model import FAIL, CheckSpec, NodeContext, Verdict
+from .model import FAIL, CheckSpec, NodeContext, Verdict, one_line
 from .thresholds import resolve_thresholds, validate_thresholds
 
 JUDGES: dict[str, Judge] = {
@@ -102,10 +102,33 @@ def verdict_for_error(spec: CheckSpec, reason: str, **metrics: Any) -> Verdict:
     )
 
 
-def judge_output(spec: CheckSpec, text: str, context: NodeContext) -> Verdict:
-    """Parse ``text`` as ``spec.tool`` output and judge it; unparseable output fails."""
+def judge_output(
+    spec: CheckSpec,
+    text: str,
+    context: NodeContext,
+    stderr: str = "",
+    exit_code: int | None = None,
+) -> Verdict:
+    """Parse ``text`` as ``spec.tool`` output and judge it; unparseable output fails.
+
+    When the tool also exited non-zero, its stderr joins the reason: that is where tools
+    say why they stopped (gpu-burn's "Couldn't init a GPU test: ... invalid device
+    ordinal"), and a technician should not have to open the stored stderr to learn it.
+    """
     try:
         result = parse(spec.tool, text, command=spec.command)
     except ParseError as exc:
-        return verdict_for_error(spec, f"could not parse {spec.tool} output: {exc}")
+        verdict = verdict_for_error(spec, f"could not parse {spec.tool} output: {exc}")
+        said = stderr_tail(stderr) if exit_code not in (0, None) else ""
+        if said:
+            verdict.reason = one_line(f"{verdict.reason} (exit {exit_code}; stderr: {said})")
+            verdict.evidence.append(f"exit {exit_code}; stderr: {said}")
+        return verdict
     return judge(spec, result, context)
+
+
+def stderr_tail(stderr: str, lines: int = 3, limit: int = 160) -> str:
+    """The last few non-blank lines of a tool's stderr on one line. The first of them is
+    kept whole where it can be: tools print the cause, then that they gave up."""
+    kept = [" ".join(line.split()) for line in stderr.splitlines() if line.strip()][-lines:]
+    return one_line(" | ".join(kept), limit)
