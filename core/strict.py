@@ -1,12 +1,13 @@
 """DRF's serializers, with JSON types taken as the schema says them.
 
 Import it in place of DRF's module (`from core import strict as serializers`): everything
-is DRF's, except that a text field refuses a number, a number field a string, a boolean
-field anything but true/false, and a decimal field (served as a string) a float. DRF takes
-all of those by default, so the OpenAPI schema (string, integer, boolean) was not the
-truth: a generated client typed from it and a sloppy one got different rules, and
-schemathesis (tests/api/test_schemathesis.py) reports such requests as accepted. Model
-serializers get the strict fields for their model fields too (serializer_field_mapping).
+is DRF's, except that a text field refuses a number, a number field a string (and a
+true or false, which DRF reads as 1 or 0), a boolean field anything but true/false, and
+a decimal field (served as a string) a float. DRF takes all of those by default, so the
+OpenAPI schema (string, integer, number, boolean) was not the truth: a generated client
+typed from it and a sloppy one got different rules, and schemathesis
+(tests/api/test_schemathesis.py) reports such requests as accepted. Model serializers
+get the strict fields for their model fields too (serializer_field_mapping).
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ class IntegerField(_drf.IntegerField):
         return super().to_internal_value(data)
 
 
+class FloatField(_drf.FloatField):
+    default_error_messages = {"invalid": "A valid number is required (a JSON number)."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class BooleanField(_drf.BooleanField):
     default_error_messages = {"invalid": "Must be true or false (a JSON boolean)."}
 
@@ -121,6 +131,7 @@ class ModelSerializer(_drf.ModelSerializer):
         models.PositiveSmallIntegerField: IntegerField,
         models.PositiveBigIntegerField: IntegerField,
         models.BooleanField: BooleanField,
+        models.FloatField: FloatField,
         models.DecimalField: DecimalField,
     }
 

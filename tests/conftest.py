@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 from inventory.permissions import ROLES
 
 # Real peers, shared by every test directory (session-scoped: one process each per run).
+from tests import fastflush
 from tests.embedded.instance import embedded  # noqa: F401
 from tests.factories import NodeFactory, RackFactory, SiteFactory, api_token, user_in
 from tests.peers.faulty_http import faulty_redfish  # noqa: F401
@@ -57,7 +58,11 @@ def xdist_worker_env(index: int) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's, then at the end close psycopg's pool before the test database is
-    dropped: PostgreSQL waits 5 s for the pool's idle sessions, then refuses the drop."""
+    dropped: PostgreSQL waits 5 s for the pool's idle sessions, then refuses the drop.
+    Transactional tests end with tests/fastflush.py's emptying, not Django's flush."""
+    with django_db_blocker.unblock():
+        fastflush.remember()
+    fastflush.install()
     yield
     from django.db import connections
 

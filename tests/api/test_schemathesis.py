@@ -15,12 +15,14 @@ or refused (409) and both answers are declared.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import zlib
 
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, Phase, settings
 
 from fleet.wsgi import application
@@ -141,25 +143,37 @@ BUSINESS_RULE_400 = {
 # extreme, odd characters), and a run found or missed a disagreement by chance. To look
 # further, run with another: CORRAL_SCHEMATHESIS_SEED=7 .venv/bin/pytest tests/api/...
 SEED = int(os.environ.get("CORRAL_SCHEMATHESIS_SEED", "20261127"))
-CONFIG = schemathesis.config.SchemathesisConfig.from_dict(
-    {
-        "seed": SEED,
-        "operations": [
-            {
-                "include-name": name,
-                "checks": {
-                    "positive_data_acceptance": {
-                        "expected-statuses": ["2xx", "3xx", 400, 401, 403, 404, 409, 412, 429]
-                    }
-                },
-            }
-            for name in BUSINESS_RULE_400
-        ],
-    }
+
+
+def config(phases: dict) -> schemathesis.config.SchemathesisConfig:
+    return schemathesis.config.SchemathesisConfig.from_dict(
+        {
+            "seed": SEED,
+            "phases": phases,
+            "operations": [
+                {
+                    "include-name": name,
+                    "checks": {
+                        "positive_data_acceptance": {
+                            "expected-statuses": ["2xx", "3xx", 400, 401, 403, 404, 409, 412, 429]
+                        }
+                    },
+                }
+                for name in BUSINESS_RULE_400
+            ],
+        }
+    )
+
+
+# Two passes over every operation. The generated one (random requests, EXAMPLES each) is
+# built when pytest collects, which every xdist process does: it must stay cheap. The
+# coverage phase's cases (each parameter's and property's edges: missing, wrong type,
+# boundary lengths and values, enum members, unexpected methods; about 60 an operation)
+# took 55 s of CPU to build at collection, in each process, so they are built when their
+# test runs, once, in shards the processes share (COVERAGE_SHARDS below).
+schema = schemathesis.openapi.from_wsgi(
+    "/api/schema/?format=json", application, config=config({"coverage": {"enabled": False}})
 )
-# Loaded once at collection (the schema needs no database); each generated test then runs
-# in its own transaction on the seeded fleet.
-schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application, config=CONFIG)
 BOUNDED = settings(
     max_examples=EXAMPLES,
     derandomize=True,
@@ -167,22 +181,55 @@ BOUNDED = settings(
     phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure is reported as found
     suppress_health_check=list(HealthCheck),
 )
+COVERAGE_SHARDS = 12
+EDGES = settings(deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def coverage_schema():
+    """The same schema with only the coverage phase on, loaded when a shard first runs
+    (perhaps inside the seeded fleet's transaction: its request must not close that)."""
+    with kept_connection():
+        return schemathesis.openapi.from_wsgi(
+            "/api/schema/?format=json",
+            application,
+            config=config({"examples": {"enabled": False}, "fuzzing": {"enabled": False}}),
+        )
+
+
+coverage = schemathesis.pytest.from_fixture("coverage_schema")
+
+
+@pytest.fixture(autouse=True)
+def item_id_for_subtests(request):
+    """Schemathesis 4.32 names each operation's subtest of a lazy test through the item's
+    ``_nodeid``, an attribute pytest 9 items no longer have: give it the item's id."""
+    if not hasattr(request.node, "_nodeid"):
+        request.node._nodeid = request.node.nodeid
 
 
 def token(seeded_fleet: dict[str, str], role: str) -> dict[str, str]:
     return {"Authorization": f"Token {seeded_fleet[role]}"}
 
 
-@pytest.fixture(autouse=True)
-def keep_the_test_connection():
+@contextlib.contextmanager
+def kept_connection():
     """The WSGI handler closes the database connection after each request; in a test that
     would drop the transaction holding the seeded fleet. Django's own test client does the
     same as this."""
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
-    yield
-    request_started.connect(close_old_connections)
-    request_finished.connect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    with kept_connection():
+        yield
 
 
 @pytest.mark.slow
@@ -191,3 +238,28 @@ def keep_the_test_connection():
 @BOUNDED
 def test_every_operation_answers_as_declared_to_an_admin(case, seeded_fleet_once):
     case.call_and_validate(headers=token(seeded_fleet_once, "admin"))
+
+
+def shard(label: str) -> int:
+    """Which coverage shard an operation's cases run in: fixed by its label."""
+    return zlib.crc32(label.encode()) % COVERAGE_SHARDS
+
+
+def edge_cases_of(number: int):
+    """The coverage test of one shard: each operation a subtest named by its label, each
+    case in a savepoint of its own (the shard's test shares one seeded fleet)."""
+
+    @EDGES
+    @coverage.include(lambda ctx: shard(ctx.operation.label) == number).parametrize()
+    def test(case, seeded_fleet_once):
+        with transaction.atomic():
+            case.call_and_validate(headers=token(seeded_fleet_once, "admin"))
+            transaction.set_rollback(True)
+
+    test.__name__ = f"test_every_operations_edge_cases_answer_as_declared_{number:02d}"
+    return pytest.mark.slow(pytest.mark.django_db(test))
+
+
+for _number in range(COVERAGE_SHARDS):
+    _test = edge_cases_of(_number)
+    globals()[_test.__name__] = _test

@@ -97,7 +97,7 @@ def test_a_technician_types_into_the_machine_and_the_session_is_kept(
     finally:
         term.ws.close()
     ended = ConsoleSession.objects.filter(node=node, ended__isnull=False)
-    wait_until(ended.exists, what="the session's end")
+    wait_until(ended.exists, timeout=30, what="the session's end")
     session = ended.get()
     assert (session.actor, session.via) == ("token:tina", "cli")
     assert session.bytes_typed == 5 and session.bytes_shown >= len(b"gpu-ws-1 login: root")
