@@ -28,6 +28,8 @@ from tests.peers.ipmi_sdr import SimSensor, emu_lines
 from tests.peers.util import LOOPBACK, free_port, stop_process, wait_until
 
 CHASSIS_PROGRAM = Path(__file__).with_name("chassis_control.sh")
+# ipmi_sim powers a cycled machine back on this long after the off (measured: 1.0 s).
+CYCLE_ON_AFTER_S = 1.5
 
 LAN_CONF = """\
 name "{name}"
@@ -139,6 +141,12 @@ class IPMISim:
             return []
         return [line.strip() for line in self.log_path.read_text().splitlines() if line.strip()]
 
+    def _no_cycle_pending(self) -> bool:
+        sets = self.sets()
+        if not sets or sets[-1] != "set power 0":
+            return True
+        return time.time() - self.log_path.stat().st_mtime >= CYCLE_ON_AFTER_S
+
     def sets(self) -> list[str]:
         """Only the state-changing calls ("set power 1", "set boot pxe", ...)."""
         return [line for line in self.chassis_log() if line.startswith("set ")]
@@ -165,7 +173,13 @@ class IPMISim:
             wait_until(lambda: _answers(self.port), timeout=10, what="ipmi_sim answering")
 
     def reset(self, power_on: bool = False) -> None:
-        """Known state for a test: power off (or on), no boot override, empty log."""
+        """Known state for a test: power off (or on), no boot override, empty log.
+
+        ipmi_sim ends a power cycle by powering the machine on by itself about a second
+        after the off (CYCLE_ON_AFTER_S); an earlier test's cycle landing after this reset
+        turned the next test's machine on. So a reset after a recent power-off waits
+        until that power-on came, or could no longer come."""
+        wait_until(self._no_cycle_pending, timeout=10, what="an earlier cycle's power-on")
         (self.state_dir / "power").write_text("1\n" if power_on else "0\n")
         (self.state_dir / "boot").write_text("none\n")
         self.log_path.write_text("")
