@@ -116,8 +116,9 @@ def test_hung_tool_is_killed_on_the_node(sshd, ignore_term):
     assert result.reason == "timed out after 1 s"
     # SIGTERM at 1 s; what ignores it gets SIGKILL at the latest 2 s later (sooner
     # once the group is gone, but this VM's init reaps orphans slowly and zombies
-    # count as members); the client stops waiting 1.5 s after that.
-    assert 1 <= elapsed < 4.5
+    # count as members); the client stops waiting 1.5 s after that. Plus 1 s for a busy
+    # machine's scheduling, as the test below allows (4.515 s was seen under make test).
+    assert 1 <= elapsed < 1 + 2 + 1.5 + 1
     # The tool was asked nicely first, unless it would not listen.
     assert Path(f"{tool}.term").exists() is not ignore_term
     for pidfile in (Path(f"{tool}.pid"), Path(f"{tool}.child.pid")):
