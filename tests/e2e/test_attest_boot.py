@@ -18,7 +18,7 @@ import time
 import pytest
 
 from attestation.models import Attestation, FirmwareReference, TPMIdentity
-from inventory.models import LifecycleEvent, Node
+from inventory.models import LifecycleEvent, Node, Operation
 from provisioning.models import Deployment
 from tests.e2e import attest_lab
 from tests.e2e.attest_lab import PLATFORM
@@ -121,6 +121,10 @@ def test_attest_node_admitted_only_against_signed_off_reference(
     assert TPMIdentity.objects.get(node=node).ek_fingerprint == first.measurements["ek_fingerprint"]
     shown = admin.get(f"/api/v1/attestations/?node={node.pk}").data["results"][0]
     assert shown["status"] == "passed" and "nonce" not in shown and "evidence" not in shown
+    # Admitted, the node stays locked until the scheduler has resumed it (an `admit`
+    # operation): a re-run asked before then is refused with a 409 naming that operation.
+    admit = Operation.objects.filter(node=node, kind="admit").latest("id")
+    assert wait_operation(admit.pk).status == "succeeded"
 
     # The event log is not signed: one altered on its way (here: in the stored evidence,
     # the kernel's measurement swapped for another kernel's) no longer replays to the
@@ -131,7 +135,10 @@ def test_attest_node_admitted_only_against_signed_off_reference(
     log = log.replace(genuine_kernel, bytes.fromhex(art.authenticode["vmlinuz_variant"]))
     tampered = {**first.evidence, "eventlog": base64.b64encode(log).decode()}
     Attestation.objects.filter(pk=first.pk).update(evidence=tampered)
-    api("technician").post(f"/api/v1/nodes/{node.pk}/actions/validate/", {}, format="json")
+    tampered_rerun = api("technician").post(
+        f"/api/v1/nodes/{node.pk}/actions/validate/", {}, format="json"
+    )
+    assert tampered_rerun.status_code == 202, tampered_rerun.content
     node = wait_state(node, "failed")
     assert "the event log does not replay to the quoted PCRs" in last_reason(node)
     assert Attestation.objects.get(pk=first.pk).status == "failed"
