@@ -216,12 +216,13 @@ def judge_xid(result: XidResult, th: dict[str, Any], ctx: NodeContext, f: Findin
     for event in events:
         line = _xid_line(event)
         detail = [f"kernel log line {event.line}"]
+        kind = f"XID {event.code}" if event.code is not None else event.mnemonic
         if event.action in hardware:
-            f.fail(line, hardware=True, evidence=detail)
+            f.fail(line, hardware=True, evidence=detail, kind=kind)
         elif event.action in failing:
-            f.fail(line + " - needs a human", evidence=detail)
+            f.fail(line + " - needs a human", evidence=detail, kind=kind)
         elif event.action in degraded:
-            f.degrade(line, evidence=detail)
+            f.degrade(line, evidence=detail, kind=kind)
         else:
             ignored.append(str(event.code if event.code is not None else event.mnemonic))
     if not result.xids:

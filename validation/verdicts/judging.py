@@ -11,6 +11,7 @@ credited when the check is marked ``hardware_evidence``; the reason is one line.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,20 +48,28 @@ class Findings:
         self.context = context
         self.failures: list[tuple[str, bool]] = []
         self.degradations: list[str] = []
+        # What kind of thing each failure / degradation is ("XID 13"), where the judge says:
+        # a headline's "+4 more" then names them, so the other codes are not hidden.
+        self._fail_kinds: list[str] = []
+        self._degrade_kinds: list[str] = []
         self.evidence: list[str] = []
         self.metrics: dict[str, Any] = {"thresholds": dict(thresholds)}
         self.facts: dict[str, Any] = {}
         self.summary = ""
 
-    def fail(self, reason: str, *, hardware: bool = False, evidence: Sequence[str] = ()) -> None:
+    def fail(
+        self, reason: str, *, hardware: bool = False, evidence: Sequence[str] = (), kind: str = ""
+    ) -> None:
         """Record a failure; ``evidence`` lines add detail beyond the reason itself."""
         self.failures.append((one_line(reason), hardware))
+        self._fail_kinds.append(kind)
         self.evidence.append(("[hardware] " if hardware else "") + one_line(reason))
         self.evidence.extend(one_line(line, 1000) for line in evidence)
 
-    def degrade(self, reason: str, *, evidence: Sequence[str] = ()) -> None:
+    def degrade(self, reason: str, *, evidence: Sequence[str] = (), kind: str = "") -> None:
         """Record something that does not fail the check but must be noted."""
         self.degradations.append(one_line(reason))
+        self._degrade_kinds.append(kind)
         self.evidence.append("[degraded] " + one_line(reason))
         self.evidence.extend(one_line(line, 1000) for line in evidence)
 
@@ -79,15 +88,14 @@ class Findings:
             )
         if self.failures:
             status = FAIL
-            headline = hardware[0] if hardware else self.failures[0][0]
+            first = next(i for i, (_, hw) in enumerate(self.failures) if hw or not hardware)
             more = len(self.failures) - 1
-            reason = headline + (
-                f" (+{more} more problem{'s' if more > 1 else ''})" if more else ""
-            )
+            words = f"more problem{'s' if more > 1 else ''}"
+            reason = self.failures[first][0] + _more(more, words, self._fail_kinds, first)
         elif self.degradations:
             status = DEGRADED
             more = len(self.degradations) - 1
-            reason = self.degradations[0] + (f" (+{more} more)" if more else "")
+            reason = self.degradations[0] + _more(more, "more", self._degrade_kinds, 0)
         else:
             status = PASS
             reason = self.summary or f"{self.spec.name}: all rules passed"
@@ -101,6 +109,18 @@ class Findings:
             check=self.spec.name,
             required=self.spec.required,
         )
+
+
+def _more(count: int, words: str, kinds: list[str], headline: int) -> str:
+    """ " (+4 more: XID 13 ×3, XID 31)": the rest, named by kind where every one has one."""
+    if not count:
+        return ""
+    rest = [kind for i, kind in enumerate(kinds) if i != headline]
+    if not all(rest):
+        return f" (+{count} {words})"
+    tally = Counter(rest)
+    named = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in tally.items())
+    return f" (+{count} {words}: {named})"
 
 
 def check_gpu_count(findings: Findings, seen: int, what: str, evidence: Sequence[str] = ()) -> None:

@@ -11,6 +11,7 @@ from validation.parsers import PARSERS
 from validation.verdicts import (
     JUDGES,
     CheckSpec,
+    Findings,
     ThresholdError,
     Verdict,
     judge,
@@ -256,3 +257,19 @@ def test_check_spec_is_plain_data():
     check = PROFILE.check("gpu-burn")
     assert dataclasses.replace(check, required=False).required is False
     assert isinstance(CheckSpec("x", "fio", "fio").thresholds, dict)
+
+
+def test_a_headlines_more_names_the_other_kinds_when_every_one_has_one():
+    """Five Xid lines, one shown: the reason still says which codes the other four were."""
+    f = Findings(spec("xid"), node(), {})
+    f.fail("XID 13 app", kind="XID 13")
+    f.fail("XID 79 gone", hardware=True, kind="XID 79")
+    f.fail("XID 13 again", kind="XID 13")
+    f.fail("XID 31 mmu", kind="XID 31")
+    verdict = f.verdict()
+    assert verdict.reason == "XID 79 gone (+3 more problems: XID 13 ×2, XID 31)"
+
+    unnamed = Findings(spec("xid"), node(), {})
+    unnamed.degrade("first", kind="XID 13")
+    unnamed.degrade("second")
+    assert unnamed.verdict().reason == "first (+1 more)"
