@@ -10,7 +10,7 @@ sleeps `--delay` seconds, and compares:
 
 * critical: the same sequence on ONE node (bulk `boot_pxe`, then bulk `power_cycle`, each
   polled through the API until its aggregate Operation finishes): the floor set by the
-  BMC latency alone;
+  BMC latency alone, the best of `--critical-runs` single nodes run one after another;
 * total: that sequence on all N nodes at once (power-on stagger disabled).
 
 ratio = total / critical; 1.0 would mean every BMC's latency is perfectly overlapped.
@@ -18,10 +18,11 @@ The last line printed is `oob_fanout n=N total_s=... critical_s=... ratio=...`.
 
 It is a benchmark, not a test: it sets up everything it needs (a fresh PostgreSQL database
 `corral_bench`, a flushed Redis db, its own env file, emulator, web server and a Celery worker,
-all on 127.0.0.1) and stops every process it started, whatever happens. Two extra emulated
+all on 127.0.0.1) and stops every process it started, whatever happens. Extra emulated
 nodes exist besides the N: one warms the worker up (imports, thread start, first
-connections) so that cold start does not flatter the critical path, and one is the
-critical-path node, so every measured node starts from the same emulator state (power off).
+connections) so that cold start does not flatter the critical path, and the critical-path
+nodes, so every measured node starts from the same emulator state (power off). Each node
+has its own BMC user, so its own Redfish session, as on a fleet of real BMCs.
 """
 
 from __future__ import annotations
@@ -137,7 +138,11 @@ def enrol(count: int, bmc_urls: dict[int, str]) -> tuple[list[int], str]:
                 bmc={
                     "protocol": "redfish",
                     "address": bmc_urls[i],
-                    "username": "admin",
+                    # A user per node: Corral keeps one Redfish session per BMC and user
+                    # (drivers/redfish/sessions.py). With one user, the emulators' four
+                    # addresses would let a thousand nodes share sessions, which no fleet
+                    # of real BMCs can; each node logs in on its own, as a real one would.
+                    "username": f"admin-{i:05d}",
                     "password": "bench-password",
                     "verify_tls": False,
                     "system_id": system_uuid(i),
@@ -204,6 +209,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="poll the operation through the API instead of its row",
     )
     parser.add_argument("--timeout", type=float, default=900, help="per bulk action, s")
+    parser.add_argument(
+        "--critical-runs",
+        type=int,
+        default=3,
+        help="single nodes the critical path is measured on, one after another (the best)",
+    )
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the work dir and its logs")
     args = parser.parse_args(argv)
@@ -247,7 +258,7 @@ def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tu
 
     call_command("migrate", verbosity=0, interactive=False)
 
-    count = args.n + 2  # + warm-up node + critical-path node
+    count = args.n + 1 + args.critical_runs  # + warm-up node + critical-path nodes
     emulators, bmc_ports, bmc_urls = start_emulators(args, count, workdir, env, logs, procs)
     web_port = free_port()
     web = procs.start(
@@ -308,13 +319,19 @@ def run(args: argparse.Namespace, workdir: Path, logs: Path, procs: Procs) -> tu
     for worker in workers:
         wait_for_log(worker, "ready.", procs)
 
-    warm_id, critical_id, fleet_ids = ids[0], ids[1], ids[2:]
+    runs = args.critical_runs
+    warm_id, critical_ids, fleet_ids = ids[0], ids[1 : 1 + runs], ids[1 + runs :]
     api = Api(f"http://{LOOPBACK}:{web_port}", token, args.poll, args.timeout, args.poll_api)
     try:
         if not args.no_warmup:
             warm = api.sequence([warm_id], procs)
             say(f"warm-up (1 node, not measured): {warm.wall_s:.2f} s")
-        critical = api.sequence([critical_id], procs)
+        # The best of a few single nodes: a node's power cycle that lands on the other
+        # worker process than its PXE call logs in again (sessions are per process), and
+        # one run alone would make the floor a coin toss (16 or 20 s at --delay 2).
+        tries = [api.sequence([one], procs) for one in critical_ids]
+        say("critical path tries: " + ", ".join(f"{t.wall_s:.2f} s" for t in tries))
+        critical = min(tries, key=lambda t: t.wall_s)
         cpu_before, machine_before = cpu_now(procs), _machine_cpu()
         fleet = api.sequence(fleet_ids, procs)
         cpu_after, machine_after = cpu_now(procs), _machine_cpu()
