@@ -5,7 +5,10 @@ from pathlib import Path
 
 from celery import Celery
 
+from fleet import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+broker.register()  # kombu's Redis transport, mended (fleet/broker.py)
 
 app = Celery("fleet")
 app.config_from_object("django.conf:settings", namespace="CELERY")

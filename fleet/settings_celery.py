@@ -17,9 +17,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_DIR = Path(env.str("CELERY_BROKER_DIR", default=str(BASE_DIR / ".broker")))
 if REDIS_URL:
-    # kombu's own Redis transport (redis:// or rediss://), unpatched: tasks are acknowledged
-    # as they start (below), so nothing is acknowledged or put back through a connection
-    # that a lost Redis has just released (docs/operating.md, When the broker goes away).
+    # kombu's own Redis transport (redis:// or rediss://): tasks are acknowledged as they
+    # start (below), so little is acknowledged or put back through a connection that a
+    # lost Redis has just released; what still is cannot make a worker exit
+    # (fleet/broker.py; docs/operating.md, When the broker goes away).
     CELERY_BROKER_URL = REDIS_URL
 else:
     CELERY_BROKER_URL = "filesystem://"

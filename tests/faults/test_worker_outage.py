@@ -71,12 +71,6 @@ def test_a_worker_rides_out_a_broker_restart_and_loses_nothing_it_held(
         "CELERY_BEAT_SCHEDULE_FILENAME": str(tmp_path / "beat-schedule"),
         "CORRAL_BMC_RETRIES": "2",
         "CORRAL_BMC_RETRY_BASE_SECONDS": str(RETRY_SECONDS),
-        # A message published into the restarted, empty Redis before the worker has bound
-        # its queues again is dropped without an error (kombu's cached declaration: its
-        # publishing connection, silently reconnected by redis-py, never saw the outage).
-        # Under load the held retry can come due in that window; the sweep sends it again
-        # after this long (120 s by default, longer than this test waits).
-        "CORRAL_RESEND_PENDING_SECONDS": "10",
     }
     worker = start_worker(env, tmp_path / "worker.log", "-B")
     try:
