@@ -45,6 +45,10 @@ class SmiGpu:
     remapped_rows_failure: bool | None
     temperature_gpu_c: int | None
     temperature_memory_c: int | None
+    # What the driver asks to be done before the GPU is used again, after an uncorrectable
+    # error ("None": nothing; NVML's GPU reset, node reboot, drain P2P, ...); None when
+    # the driver does not report it (before about driver 550).
+    recovery_action: str | None = None
 
 
 @dataclasses.dataclass
@@ -137,6 +141,7 @@ def _gpu(node: ET.Element, index: int) -> SmiGpu:
         remapped_rows_failure=_flag(remap, "remapped_row_failure"),
         temperature_gpu_c=_int(temps, "gpu_temp"),
         temperature_memory_c=_int(temps, "memory_temp"),
+        recovery_action=_text(node, "gpu_recovery_action"),
     )
 
 

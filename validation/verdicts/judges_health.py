@@ -75,6 +75,7 @@ def judge_smi_xml(
             "ecc_uncorrectable_aggregate": aggregate,
             "remapped_rows_pending": gpu.remapped_rows_pending,
             "remapped_rows_failure": gpu.remapped_rows_failure,
+            "recovery_action": gpu.recovery_action,
         }
         if volatile is not None and volatile_max is not None and volatile > volatile_max:
             f.fail(
@@ -93,6 +94,12 @@ def judge_smi_xml(
             f.fail(f"{label}: row remapping failed (no spare rows left)", hardware=True)
         if gpu.remapped_rows_pending:
             f.fail(f"{label}: row remap pending (GPU must be reset before use)", hardware=True)
+        if gpu.recovery_action not in (None, "None"):
+            f.fail(
+                f"{label}: the driver asks for recovery before the GPU is used again: "
+                f"{gpu.recovery_action} ({_recovery_advice(gpu.recovery_action)})",
+                hardware=True,
+            )
         if gpu.retired_pages_pending:
             f.fail(
                 f"{label}: page retirement pending (GPU must be reset before use)", hardware=True
@@ -102,8 +109,21 @@ def judge_smi_xml(
     f.metrics["gpus"] = per_gpu
     f.summary = (
         f"{len(gpus)} GPUs, driver {result.driver_version}, no uncorrectable ECC, "
-        "no pending or failed row remaps"
+        "no pending or failed row remaps, no recovery action asked"
     )
+
+
+def _recovery_advice(action: str) -> str:
+    """NVIDIA's remedy for a recovery action (its GPU memory error management guide, Error
+    Recovery and Response Flags): the words differ between drivers, so by keyword."""
+    words = action.lower()
+    if "reboot" in words:
+        return "reboot the node, then run the gates again"
+    if "drain" in words:
+        return "drain peer-to-peer traffic, reset the GPU, then run the gates again"
+    if "reset" in words:
+        return "stop its processes, reset it (nvidia-smi -r), then run the gates again"
+    return "see NVIDIA's GPU recovery actions"
 
 
 _HW_SLOWDOWN = ("clocks_event_reasons.hw_slowdown", "clocks_throttle_reasons.hw_slowdown")

@@ -5,7 +5,7 @@ from validation.parsers.nvidia_smi_csv import parse_nvidia_smi_csv
 from validation.parsers.nvidia_smi_topo import parse_nvidia_smi_topo
 from validation.parsers.nvidia_smi_xml import parse_nvidia_smi_xml
 
-from .helpers import cut_before, cut_half, load
+from .helpers import corpus, cut_before, cut_half, load
 
 CSV = "nvidia-smi-query-gpu-8xH100-constructed.csv"
 CSV_BARE = "nvidia-smi-query-gpu-noheader-nounits-constructed.csv"
@@ -135,3 +135,13 @@ def test_topo_truncated_or_garbled_raises():
         parse_nvidia_smi_topo(load(TOPO).replace("NV18", "NX18", 1))
     with pytest.raises(ParseError, match="header"):
         parse_nvidia_smi_topo("GPU0 X\n")
+
+
+H200_AFTER_FAULTS = "nvidia-smi-xml/v13-580-1xH200-vm-after-app-faults-xid31-13-43-corral.xml"
+
+
+def test_xml_recovery_action_as_the_driver_reports_it():
+    """Driver 580 reports `<gpu_recovery_action>None</gpu_recovery_action>` on a healthy GPU;
+    older XML has no such element."""
+    assert parse_nvidia_smi_xml(corpus(H200_AFTER_FAULTS)).gpus[0].recovery_action == "None"
+    assert parse_nvidia_smi_xml(load(XML)).gpus[0].recovery_action is None

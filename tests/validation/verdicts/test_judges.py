@@ -19,7 +19,7 @@ from validation.verdicts import (
 )
 from validation.verdicts.judges_trust import TPM_QUOTE
 
-from ..parsers.helpers import cut_half, load
+from ..parsers.helpers import corpus, cut_half, load
 from .support import PROFILE, dcgm_spec, node, parsed, spec
 
 IB = "nccl-allreduce-2node-ib-large-sizes.txt"
@@ -134,6 +134,28 @@ def test_lifetime_ecc_is_noted_unless_a_ceiling_is_set():
     assert noted.status == "degraded" and "1 lifetime uncorrectable ECC error(s)" in noted.reason
     strict = spec("nvidia-smi-xml", {"ecc_uncorrectable_aggregate_max": 0})
     assert judge_output(strict, load(V100), ctx).hardware_fault
+
+
+@pytest.mark.parametrize(
+    ("action", "advice"),
+    [("GPU Reset", "nvidia-smi -r"), ("Node Reboot", "reboot the node"), ("Drain P2P", "drain")],
+)
+def test_a_gpu_whose_driver_asks_for_recovery_is_not_admitted(action, advice):
+    """The real H200 XML (recovery action None passes), with the element changed to what the
+    driver reports after an uncorrectable error (NVIDIA's Error Recovery and Response Flags):
+    the GPU must not be admitted before that is done."""
+    real = corpus("nvidia-smi-xml/v13-580-1xH200-vm-after-app-faults-xid31-13-43-corral.xml")
+    ctx = node(gpu_model="H200-SXM", gpu_count=1, fabric="none", driver="580.159.04")
+    check = PROFILE.check("gpu-health")
+    assert judge_output(check, real, ctx).status == "pass"
+    asked = real.replace(
+        "<gpu_recovery_action>None</gpu_recovery_action>",
+        f"<gpu_recovery_action>{action}</gpu_recovery_action>",
+    )
+    verdict = judge_output(check, asked, ctx)
+    assert verdict.status == "fail" and verdict.hardware_fault, verdict.reason
+    assert f"the driver asks for recovery before the GPU is used again: {action}" in verdict.reason
+    assert advice in verdict.reason
 
 
 def test_ecc_disabled_is_a_configuration_failure():
