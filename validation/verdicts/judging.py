@@ -111,6 +111,9 @@ class Findings:
         )
 
 
+_KINDS_SHOWN = 6  # a reason stays one line: the commonest kinds, the rest in the evidence
+
+
 def _more(count: int, words: str, kinds: list[str], headline: int) -> str:
     """ " (+4 more: XID 13 ×3, XID 31)": the rest, named by kind where every one has one."""
     if not count:
@@ -119,8 +122,9 @@ def _more(count: int, words: str, kinds: list[str], headline: int) -> str:
     if not all(rest):
         return f" (+{count} {words})"
     tally = Counter(rest)
-    named = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in tally.items())
-    return f" (+{count} {words}: {named})"
+    shown = [f"{kind} ×{n}" if n > 1 else kind for kind, n in tally.most_common(_KINDS_SHOWN)]
+    others = "" if len(tally) <= _KINDS_SHOWN else ", …"
+    return f" (+{count} {words}: {', '.join(shown)}{others})"
 
 
 def check_gpu_count(findings: Findings, seen: int, what: str, evidence: Sequence[str] = ()) -> None:

@@ -291,6 +291,13 @@ def test_a_headlines_more_names_the_other_kinds_when_every_one_has_one():
     verdict = f.verdict()
     assert verdict.reason == "XID 79 gone (+3 more problems: XID 13 ×2, XID 31)"
 
+    many = Findings(spec("xid"), node(), {})
+    for code in (13, 31, 43, 45, 48, 63, 64, 79, 94):
+        many.degrade(f"XID {code} seen", kind=f"XID {code}")
+    assert many.verdict().reason == (
+        "XID 13 seen (+8 more: XID 31, XID 43, XID 45, XID 48, XID 63, XID 64, …)"
+    )
+
     unnamed = Findings(spec("xid"), node(), {})
     unnamed.degrade("first", kind="XID 13")
     unnamed.degrade("second")
