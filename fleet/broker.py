@@ -7,8 +7,8 @@ acknowledgement has not gone out. On a busy machine it is long enough. When Redi
 inside it, celery closes the lost connection and kombu tries to put the message back
 through it; its client is gone by then, and kombu 5.7.0 raises AttributeError
 ("'NoneType' object has no attribute 'hostname'"), which celery treats as unrecoverable:
-the worker exits, and every retry it held waits for a restart (seen in CI under load,
-tests/faults/test_worker_outage.py).
+the worker exits, and every retry it held waits for a restart (seen here under CPU load
+in tests/faults/test_worker_outage.py; most likely that test's failure in CI too).
 
 Nothing is lost by not putting it back then. Redis either kept the message in its
 `unacked` hash (it only dropped the connection), and kombu restores it to its queue after

@@ -94,7 +94,7 @@ def judge_smi_xml(
             f.fail(f"{label}: row remapping failed (no spare rows left)", hardware=True)
         if gpu.remapped_rows_pending:
             f.fail(f"{label}: row remap pending (GPU must be reset before use)", hardware=True)
-        if gpu.recovery_action not in (None, "None"):
+        if gpu.recovery_action is not None and gpu.recovery_action.lower() != "none":
             f.fail(
                 f"{label}: the driver asks for recovery before the GPU is used again: "
                 f"{gpu.recovery_action} ({_recovery_advice(gpu.recovery_action)})",

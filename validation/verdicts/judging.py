@@ -46,12 +46,10 @@ class Findings:
     def __init__(self, spec: CheckSpec, context: NodeContext, thresholds: dict[str, Any]):
         self.spec = spec
         self.context = context
-        self.failures: list[tuple[str, bool]] = []
-        self.degradations: list[str] = []
-        # What kind of thing each failure / degradation is ("XID 13"), where the judge says:
-        # a headline's "+4 more" then names them, so the other codes are not hidden.
-        self._fail_kinds: list[str] = []
-        self._degrade_kinds: list[str] = []
+        # (reason, hardware, kind) and (reason, kind): the kind ("XID 13"), where the judge
+        # says one, lets a headline's "+4 more" name the rest, so other codes are not hidden.
+        self.failures: list[tuple[str, bool, str]] = []
+        self.degradations: list[tuple[str, str]] = []
         self.evidence: list[str] = []
         self.metrics: dict[str, Any] = {"thresholds": dict(thresholds)}
         self.facts: dict[str, Any] = {}
@@ -61,15 +59,13 @@ class Findings:
         self, reason: str, *, hardware: bool = False, evidence: Sequence[str] = (), kind: str = ""
     ) -> None:
         """Record a failure; ``evidence`` lines add detail beyond the reason itself."""
-        self.failures.append((one_line(reason), hardware))
-        self._fail_kinds.append(kind)
+        self.failures.append((one_line(reason), hardware, kind))
         self.evidence.append(("[hardware] " if hardware else "") + one_line(reason))
         self.evidence.extend(one_line(line, 1000) for line in evidence)
 
     def degrade(self, reason: str, *, evidence: Sequence[str] = (), kind: str = "") -> None:
         """Record something that does not fail the check but must be noted."""
-        self.degradations.append(one_line(reason))
-        self._degrade_kinds.append(kind)
+        self.degradations.append((one_line(reason), kind))
         self.evidence.append("[degraded] " + one_line(reason))
         self.evidence.extend(one_line(line, 1000) for line in evidence)
 
@@ -79,7 +75,7 @@ class Findings:
             self.facts[key] = value
 
     def verdict(self) -> Verdict:
-        hardware = [r for r, hw in self.failures if hw]
+        hardware = [r for r, hw, _ in self.failures if hw]
         credited = bool(hardware) and self.spec.hardware_evidence
         if hardware and not credited:
             self.evidence.append(
@@ -88,14 +84,16 @@ class Findings:
             )
         if self.failures:
             status = FAIL
-            first = next(i for i, (_, hw) in enumerate(self.failures) if hw or not hardware)
+            first = next(i for i, (_, hw, _) in enumerate(self.failures) if hw or not hardware)
             more = len(self.failures) - 1
             words = f"more problem{'s' if more > 1 else ''}"
-            reason = self.failures[first][0] + _more(more, words, self._fail_kinds, first)
+            kinds = [kind for _, _, kind in self.failures]
+            reason = self.failures[first][0] + _more(more, words, kinds, first)
         elif self.degradations:
             status = DEGRADED
             more = len(self.degradations) - 1
-            reason = self.degradations[0] + _more(more, "more", self._degrade_kinds, 0)
+            kinds = [kind for _, kind in self.degradations]
+            reason = self.degradations[0][0] + _more(more, "more", kinds, 0)
         else:
             status = PASS
             reason = self.summary or f"{self.spec.name}: all rules passed"
